@@ -1,0 +1,45 @@
+package io.sparkps.ps;
+
+import java.util.Objects;
+
+/**
+ * A named group of variables that share a {@link Consistency} mode and a worker count.
+ *
+ * <p>Every variable belongs to one group; {@link #DEFAULT_NAME} is {@link Consistency#ASYNC} and
+ * exists on every shard.
+ */
+public record ConsistencyGroup(String name, Consistency mode, int numWorkers, int staleness) {
+  /** The group of variables created without naming one. */
+  public static final String DEFAULT_NAME = "default";
+
+  /** Validates the fields; see the factories for the usual forms. */
+  public ConsistencyGroup {
+    Objects.requireNonNull(mode, "mode");
+    if (name == null || name.isBlank()) {
+      throw new IllegalArgumentException("group name must not be blank, got '" + name + "'");
+    }
+    if (mode != Consistency.ASYNC && numWorkers < 1) {
+      throw new IllegalArgumentException(
+          "group '" + name + "': numWorkers must be >= 1 for " + mode + ", got " + numWorkers);
+    }
+    if (mode == Consistency.SSP && staleness < 0) {
+      throw new IllegalArgumentException(
+          "group '" + name + "': staleness must be >= 0, got " + staleness);
+    }
+  }
+
+  /** Apply on arrival. */
+  public static ConsistencyGroup async(String name) {
+    return new ConsistencyGroup(name, Consistency.ASYNC, 0, 0);
+  }
+
+  /** Average the gradients of {@code numWorkers} workers per step and apply once. */
+  public static ConsistencyGroup sync(String name, int numWorkers) {
+    return new ConsistencyGroup(name, Consistency.SYNC, numWorkers, 0);
+  }
+
+  /** Apply on arrival; a worker reads at most {@code staleness} clocks ahead of the slowest. */
+  public static ConsistencyGroup ssp(String name, int numWorkers, int staleness) {
+    return new ConsistencyGroup(name, Consistency.SSP, numWorkers, staleness);
+  }
+}

@@ -1,0 +1,247 @@
+package io.sparkps.ps;
+
+import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
+import io.sparkps.ps.grpc.Auth;
+import io.sparkps.ps.grpc.PsService;
+import io.sparkps.ps.server.FloatPool;
+import io.sparkps.ps.server.ShardStore;
+import io.sparkps.ps.server.Waiters;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One parameter-server shard: a gRPC server (Netty on a host and port, or in-process for tests)
+ * hosting the slices of variables that the placement gives to shard {@code shardIndex}.
+ *
+ * <p>The server owns its threads (event loops, handler pool, wait timer) and releases them all
+ * in {@link #close()}; it stops by itself when a client with the run's token calls
+ * {@code PsClient.shutdownServers()}.
+ */
+public final class ParameterServer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ParameterServer.class);
+
+  private final Builder config;
+  private final CountDownLatch terminated = new CountDownLatch(1);
+  private Server server;
+  private ExecutorService executor;
+  private ScheduledExecutorService timer;
+  private EventLoopGroup eventLoops;
+  private boolean closed;
+
+  private ParameterServer(Builder config) {
+    this.config = config;
+  }
+
+  /** A builder; {@link Builder#setShardIndex} and {@link Builder#setToken} are required. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Binds and starts serving; returns this server. */
+  public synchronized ParameterServer start() {
+    if (server != null || closed) {
+      throw new IllegalStateException("ps " + config.shardIndex + " was already started");
+    }
+    String name = "sparkps-ps-" + config.shardIndex;
+    executor = Executors.newFixedThreadPool(config.threads, new DefaultThreadFactory(name + "-handler", true));
+    timer = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory(name + "-timer", true));
+    Waiters waiters = new Waiters(timer, executor);
+    ShardStore store = new ShardStore(config.shardIndex, waiters);
+    PsService service = new PsService(store, waiters, new FloatPool(256L << 20), config.chunkBytes / 4,
+        config.inProcessName != null, config.maxWait.toMillis(), this::closeInBackground);
+    var definition = ServerInterceptors.intercept(service.definition(), Auth.server(config.token, "ps " + config.shardIndex));
+    try {
+      if (config.inProcessName != null) {
+        server = InProcessServerBuilder.forName(config.inProcessName).executor(executor)
+            .addService(definition).build().start();
+      } else {
+        eventLoops = new NioEventLoopGroup(config.threads, new DefaultThreadFactory(name + "-netty", true));
+        server = NettyServerBuilder.forAddress(new InetSocketAddress(config.host, config.port))
+            .channelType(NioServerSocketChannel.class).bossEventLoopGroup(eventLoops)
+            .workerEventLoopGroup(eventLoops).executor(executor)
+            .flowControlWindow(config.flowControlWindow)
+            .maxInboundMessageSize(256 << 20)
+            .addService(definition).build().start();
+      }
+    } catch (IOException e) {
+      releaseThreads();
+      throw new UncheckedIOException("ps " + config.shardIndex + " could not bind " + config.host + ":"
+          + config.port + " (" + e.getMessage() + "); choose another port or 0 for any free port", e);
+    }
+    LOG.info("ps {} serving at {}", config.shardIndex, address());
+    return this;
+  }
+
+  /** The bound port (the real one when 0 was asked for); -1 in process. */
+  public int port() {
+    return config.inProcessName != null ? -1 : server.getPort();
+  }
+
+  /** Where clients reach this shard: {@code host:port}, or {@code inprocess:name}. */
+  public String address() {
+    return config.inProcessName != null ? "inprocess:" + config.inProcessName : config.host + ":" + port();
+  }
+
+  /** This shard's index. */
+  public int shardIndex() {
+    return config.shardIndex;
+  }
+
+  /** Waits until the server has stopped (by {@link #close()} or a client's shutdown call). */
+  public boolean awaitTermination(Duration timeout) throws InterruptedException {
+    return terminated.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** Stops accepting calls, ends pending calls and waits, and releases every thread and port. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      if (server != null) {
+        server.shutdown();
+        if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
+          server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      releaseThreads();
+      terminated.countDown();
+      LOG.info("ps {} stopped", config.shardIndex);
+    }
+  }
+
+  private void closeInBackground() {
+    Thread t = new Thread(this::close, "sparkps-ps-" + config.shardIndex + "-shutdown");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  private void releaseThreads() {
+    if (eventLoops != null) {
+      eventLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    }
+    if (executor != null) {
+      executor.shutdownNow();
+    }
+    if (timer != null) {
+      timer.shutdownNow();
+    }
+  }
+
+  /** Configures a {@link ParameterServer}. */
+  public static final class Builder {
+    private int shardIndex = -1;
+    private PsToken token;
+    private String host = "127.0.0.1";
+    private int port;
+    private String inProcessName;
+    private int threads = Math.max(2, Runtime.getRuntime().availableProcessors());
+    private Duration maxWait = Duration.ofMinutes(10);
+    private int chunkBytes = 1 << 20;
+    private int flowControlWindow = 32 << 20;
+
+    private Builder() {}
+
+    /** This shard's index among the run's ps shards (required). */
+    public Builder setShardIndex(int shardIndex) {
+      this.shardIndex = shardIndex;
+      return this;
+    }
+
+    /** The run's secret (required). */
+    public Builder setToken(PsToken token) {
+      this.token = Objects.requireNonNull(token, "token");
+      return this;
+    }
+
+    /** The address to bind (default 127.0.0.1; on a cluster, the executor's own host). */
+    public Builder optHost(String host) {
+      this.host = Objects.requireNonNull(host, "host");
+      return this;
+    }
+
+    /** The port to bind; 0 (the default) takes any free port. */
+    public Builder optPort(int port) {
+      if (port < 0 || port > 65535) {
+        throw new IllegalArgumentException("port must be in 0..65535, got " + port);
+      }
+      this.port = port;
+      return this;
+    }
+
+    /** Serve in process under this name instead of on a socket (for tests). */
+    public Builder optInProcess(String name) {
+      this.inProcessName = Objects.requireNonNull(name, "name");
+      return this;
+    }
+
+    /** Handler and event-loop threads (default: the cores, at least 2). */
+    public Builder optThreads(int threads) {
+      if (threads < 1) {
+        throw new IllegalArgumentException("threads must be >= 1, got " + threads);
+      }
+      this.threads = threads;
+      return this;
+    }
+
+    /** The longest any server-side wait may last, whatever the client asks (default 10 min). */
+    public Builder optMaxWait(Duration maxWait) {
+      if (maxWait.isNegative() || maxWait.isZero()) {
+        throw new IllegalArgumentException("maxWait must be > 0, got " + maxWait);
+      }
+      this.maxWait = maxWait;
+      return this;
+    }
+
+    /** Largest payload of one pulled frame (default 1 MiB). */
+    public Builder optChunkBytes(int chunkBytes) {
+      if (chunkBytes < 1024 || chunkBytes > (64 << 20)) {
+        throw new IllegalArgumentException("chunkBytes must be in 1 KiB..64 MiB, got " + chunkBytes);
+      }
+      this.chunkBytes = chunkBytes;
+      return this;
+    }
+
+    /** HTTP/2 flow-control window per stream (default 32 MiB). */
+    public Builder optFlowControlWindow(int bytes) {
+      if (bytes < 65535) {
+        throw new IllegalArgumentException("flowControlWindow must be >= 65535, got " + bytes);
+      }
+      this.flowControlWindow = bytes;
+      return this;
+    }
+
+    /** Validates and creates the (not yet started) server. */
+    public ParameterServer build() {
+      if (shardIndex < 0) {
+        throw new IllegalArgumentException("shardIndex must be >= 0, got " + shardIndex);
+      }
+      if (token == null) {
+        throw new IllegalArgumentException("token is required: every call to the server must carry the run's PsToken");
+      }
+      return new ParameterServer(this);
+    }
+  }
+}

@@ -1,0 +1,467 @@
+package io.sparkps.ps;
+
+import io.sparkps.ps.grpc.Connections;
+import io.sparkps.ps.grpc.ProtoConvert;
+import io.sparkps.ps.grpc.ShardStub;
+import io.sparkps.ps.grpc.proto.CreateRequest;
+import io.sparkps.ps.grpc.proto.EchoMessage;
+import io.sparkps.ps.grpc.proto.FrameHeader;
+import io.sparkps.ps.grpc.proto.ListVariablesReply;
+import io.sparkps.ps.grpc.proto.SliceDecl;
+import io.sparkps.ps.grpc.proto.UpdateOp;
+import io.sparkps.ps.grpc.proto.UpdateReply;
+import io.sparkps.ps.grpc.proto.VariableInfoProto;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+
+/**
+ * A client of all ps shards of a run: creates, initializes, pulls and pushes variables, talking
+ * to the shards in parallel. Values travel straight between ND4J buffers and the wire.
+ *
+ * <p>Each worker uses its own client, made with its worker index: the client keeps the worker's
+ * step, which SYNC and SSP groups use (a pull reads step {@link #step()}, a push sends it and
+ * advances it). A client is thread-safe; closing it twice is a no-op.
+ */
+public final class PsClient implements AutoCloseable {
+  private final Builder config;
+  private final Connections connections;
+  private final List<ShardStub> shards;
+  private final Placement placement;
+  private final Map<String, VariableSpec> specs = new ConcurrentHashMap<>();
+  private final Transfers transfers;
+  private volatile boolean closed;
+
+  private PsClient(Builder config) {
+    this.config = config;
+    this.connections = new Connections(config.shards, config.token, config.callTimeout, config.flowControlWindow);
+    this.shards = connections.stubs();
+    this.placement = new Placement(shards.size(), config.splitBytes);
+    this.transfers = new Transfers(shards, config.chunkBytes, config.worker, config.callTimeout, config.waitTimeout);
+  }
+
+  /** A builder; {@link Builder#setShards} and {@link Builder#setToken} are required. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Creates a consistency group on every shard (idempotent for the same group). */
+  public void createGroup(ConsistencyGroup group) {
+    checkOpen();
+    CreateRequest request = CreateRequest.newBuilder().addGroups(ProtoConvert.toProto(group)).build();
+    Calls.all(shards, "create group '" + group.name() + "'", s -> s.create(request), config.callTimeout);
+  }
+
+  /**
+   * Declares variables: places them (see {@link Placement}) and creates their slices on the
+   * shards. Creating an existing variable with the same spec is a no-op; a different spec fails.
+   */
+  public void create(Collection<VariableSpec> batch) {
+    checkOpen();
+    for (VariableSpec spec : batch) {
+      VariableSpec known = specs.get(spec.name());
+      if (known != null && !known.equals(spec)) {
+        throw new IllegalArgumentException("variable '" + spec.name() + "' was declared as " + known
+            + "; now as " + spec);
+      }
+    }
+    Map<String, List<Placement.Slice>> placed = placement.place(batch);
+    Map<Integer, CreateRequest.Builder> perShard = new LinkedHashMap<>();
+    for (VariableSpec spec : batch) {
+      specs.putIfAbsent(spec.name(), spec);
+      for (Placement.Slice slice : placed.get(spec.name())) {
+        perShard.computeIfAbsent(slice.shard(), s -> CreateRequest.newBuilder())
+            .addSlices(SliceDecl.newBuilder().setSpec(ProtoConvert.toProto(spec))
+                .setRowStart(slice.rowStart()).setRowEnd(slice.rowEnd()));
+      }
+    }
+    Calls.some(shards, perShard.keySet(), "create " + names(batch),
+        s -> s.create(perShard.get(s.index()).build()), config.callTimeout);
+  }
+
+  /** {@link #create(Collection)} for one variable. */
+  public void create(VariableSpec spec) {
+    create(List.of(spec));
+  }
+
+  /**
+   * Initializes variables from their initializers, exactly once across all concurrent callers
+   * (the first wins). Returns the variables this call initialized.
+   */
+  public Set<String> initialize(Collection<String> names) {
+    checkOpen();
+    return transfers.initialize(resolveAll(names), placement);
+  }
+
+  /** Initializes every variable this client declared; see {@link #initialize(Collection)}. */
+  public Set<String> initializeAll() {
+    return initialize(specs.keySet());
+  }
+
+  /**
+   * Waits until the variables are initialized, at most {@code timeout}; the timeout's message
+   * names the variables still waited for.
+   */
+  public void awaitInitialized(Collection<String> names, Duration timeout) {
+    checkOpen();
+    Map<Integer, List<String>> perShard = perShard(resolveAll(names));
+    Calls.some(shards, perShard.keySet(), "awaitInitialized",
+        s -> s.awaitInitialized(perShard.get(s.index()), timeout), timeout.plus(config.callTimeout));
+  }
+
+  /** The variables, of all the shards hold, that are not initialized (as TF's report_uninitialized_variables). */
+  public List<String> reportUninitialized() {
+    Set<String> names = new TreeSet<>();
+    for (VariableInfo v : listVariables()) {
+      if (!v.initialized()) {
+        names.add(v.name());
+      }
+    }
+    return List.copyOf(names);
+  }
+
+  /** Every slice on every shard with shape, rows, version and state: for debugging. */
+  public List<VariableInfo> listVariables() {
+    checkOpen();
+    List<VariableInfo> all = new ArrayList<>();
+    for (ListVariablesReply reply : Calls.all(shards, "listVariables", ShardStub::list, config.callTimeout)) {
+      reply.getVariablesList().forEach(v -> all.add(ProtoConvert.fromProto(v)));
+    }
+    return all;
+  }
+
+  /** The whole variable (for SYNC and SSP groups, at this worker's step). */
+  public INDArray pull(String name) {
+    VariableSpec spec = resolve(name);
+    INDArray out = Nd4j.create(DataType.FLOAT, spec.shape(), 'c');
+    pullInto(Map.of(name, out));
+    return out;
+  }
+
+  /** Pulls several variables at once into arrays of their shape (dense float32, 'c' order). */
+  public void pullInto(Map<String, INDArray> destinations) {
+    checkOpen();
+    destinations.forEach((n, a) -> checkShape(resolve(n), a, "pull destination"));
+    transfers.pullDense(destinations, specs, placement, step(), false);
+  }
+
+  /** Rows {@code [rowStart, rowEnd)} of a variable. */
+  public INDArray pull(String name, long rowStart, long rowEnd) {
+    checkOpen();
+    VariableSpec spec = resolve(name);
+    if (rowStart < 0 || rowEnd > spec.rows() || rowStart >= rowEnd) {
+      throw new IllegalArgumentException("rows [" + rowStart + ", " + rowEnd + ") are not within the "
+          + spec.rows() + " rows of '" + name + "'");
+    }
+    return transfers.pullRange(spec, placement.slicesOf(name), rowStart, rowEnd, step());
+  }
+
+  /** The given rows of a variable, in the given order (for embeddings). */
+  public INDArray pullRows(String name, long[] rows) {
+    checkOpen();
+    VariableSpec spec = resolve(name);
+    checkRows(spec, rows);
+    return transfers.pullRows(spec, placement.slicesOf(name), rows, step());
+  }
+
+  /** The variable's value and version, without any consistency wait. */
+  public VariableValue read(String name) {
+    checkOpen();
+    VariableSpec spec = resolve(name);
+    INDArray out = Nd4j.create(DataType.FLOAT, spec.shape(), 'c');
+    long version = transfers.pullDense(Map.of(name, out), specs, placement, 0, true);
+    return new VariableValue(out, version);
+  }
+
+  /**
+   * Pushes gradients; each variable's optimizer is applied on its shards. Sends this worker's
+   * step and advances it. A NaN or infinite gradient is rejected before anything is applied.
+   */
+  public void push(Map<String, INDArray> gradients) {
+    update(UpdateOp.GRADIENT, gradients, "push");
+    transfers.advanceStep();
+  }
+
+  /** Pushes gradients of some rows (duplicates are summed), e.g. for embeddings. */
+  public void pushRows(String name, long[] rows, INDArray gradient) {
+    checkOpen();
+    VariableSpec spec = resolve(name);
+    checkRows(spec, rows);
+    transfers.pushRows(spec, placement.slicesOf(name), rows, gradient);
+    transfers.advanceStep();
+  }
+
+  /** Sets variables to values. */
+  public void assign(Map<String, INDArray> values) {
+    update(UpdateOp.ASSIGN, values, "assign");
+  }
+
+  /** Sets a variable to a value. */
+  public void assign(String name, INDArray value) {
+    assign(Map.of(name, value));
+  }
+
+  /** Adds to variables. */
+  public void assignAdd(Map<String, INDArray> deltas) {
+    update(UpdateOp.ASSIGN_ADD, deltas, "assignAdd");
+  }
+
+  /** Adds {@code delta} to every element of a variable. */
+  public void assignAdd(String name, double delta) {
+    VariableSpec spec = resolve(name);
+    assignAdd(Map.of(name, Nd4j.valueArrayOf(spec.shape(), (float) delta)));
+  }
+
+  private void update(UpdateOp op, Map<String, INDArray> values, String what) {
+    checkOpen();
+    Map<String, INDArray> dense = new LinkedHashMap<>();
+    values.forEach((n, a) -> {
+      VariableSpec spec = resolve(n);
+      checkShape(spec, a, what);
+      dense.put(n, TensorCodec.dense(a));
+    });
+    transfers.updateDense(op, dense, specs, placement, what);
+  }
+
+  /** Saves every shard's state below {@code dir} (a Hadoop file system path) atomically. */
+  public void save(String dir) {
+    checkOpen();
+    Calls.all(shards, "save to " + dir, s -> s.snapshot(dir), config.callTimeout);
+  }
+
+  /** Restores every shard's state from {@code dir}. */
+  public void restore(String dir) {
+    checkOpen();
+    Calls.all(shards, "restore from " + dir, s -> s.restore(dir), config.callTimeout);
+  }
+
+  /** Asks every shard to stop. */
+  public void shutdownServers() {
+    checkOpen();
+    Calls.all(shards, "shutdown", ShardStub::shutdown, config.callTimeout);
+  }
+
+  /** A plain protobuf round trip to a shard, for measuring the transport. */
+  public byte[] echo(int shard, byte[] payload) {
+    checkOpen();
+    EchoMessage reply = Calls.one(shards.get(shard), "echo",
+        shards.get(shard).echo(EchoMessage.newBuilder().setPayload(com.google.protobuf.ByteString.copyFrom(payload)).build()),
+        config.callTimeout);
+    return reply.getPayload().toByteArray();
+  }
+
+  /** This worker's step (SYNC: the step the next pull reads and the next push sends). */
+  public long step() {
+    return transfers.step();
+  }
+
+  /** Sets this worker's step, e.g. to the server's version when resuming after a restart. */
+  public void setStep(long step) {
+    transfers.setStep(step);
+  }
+
+  /** The number of shards. */
+  public int numShards() {
+    return shards.size();
+  }
+
+  /** Where each declared variable lives. */
+  public Placement placement() {
+    return placement;
+  }
+
+  /** Closes channels and threads; idempotent. */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    connections.close();
+  }
+
+  private void checkOpen() {
+    if (closed) {
+      throw new IllegalStateException("this PsClient is closed");
+    }
+  }
+
+  private VariableSpec resolve(String name) {
+    checkOpen();
+    VariableSpec spec = specs.get(name);
+    if (spec == null) {
+      adoptFromServers();
+      spec = specs.get(name);
+    }
+    if (spec == null) {
+      throw new IllegalArgumentException("unknown variable '" + name + "': no ps shard holds it; create it first"
+          + " (known: " + new TreeSet<>(specs.keySet()) + ")");
+    }
+    return spec;
+  }
+
+  private List<VariableSpec> resolveAll(Collection<String> names) {
+    List<VariableSpec> all = new ArrayList<>(names.size());
+    names.forEach(n -> all.add(resolve(n)));
+    return all;
+  }
+
+  /** Learns variables this client did not declare from the shards (one listing). */
+  private synchronized void adoptFromServers() {
+    Map<String, List<Placement.Slice>> found = new LinkedHashMap<>();
+    Map<String, VariableInfoProto> protos = new LinkedHashMap<>();
+    for (ListVariablesReply reply : Calls.all(shards, "listVariables", ShardStub::list, config.callTimeout)) {
+      for (VariableInfoProto v : reply.getVariablesList()) {
+        String n = v.getSpec().getName();
+        VariableSpec shapeOnly = VariableSpec.builder().setName(n)
+            .setShape(v.getSpec().getShapeList().stream().mapToLong(Long::longValue).toArray()).build();
+        found.computeIfAbsent(n, k -> new ArrayList<>()).add(new Placement.Slice(n, v.getShard(),
+            v.getRowStart(), v.getRowEnd(), shapeOnly.rowLength()));
+        protos.putIfAbsent(n, v);
+      }
+    }
+    found.forEach((n, slices) -> {
+      if (!specs.containsKey(n)) {
+        slices.sort((a, b) -> Long.compare(a.rowStart(), b.rowStart()));
+        placement.adopt(n, slices);
+        VariableInfoProto p = protos.get(n);
+        specs.put(n, VariableSpec.builder().setName(n)
+            .setShape(p.getSpec().getShapeList().stream().mapToLong(Long::longValue).toArray())
+            .optGroup(p.getSpec().getGroup()).optAllowNonFinite(p.getSpec().getAllowNonFinite())
+            .optOptimizer(ProtoConvert.fromProto(p.getSpec().getOptimizer())).build());
+      }
+    });
+  }
+
+  private Map<Integer, List<String>> perShard(List<VariableSpec> vars) {
+    Map<Integer, List<String>> perShard = new LinkedHashMap<>();
+    for (VariableSpec v : vars) {
+      for (Placement.Slice s : placement.slicesOf(v.name())) {
+        perShard.computeIfAbsent(s.shard(), k -> new ArrayList<>()).add(v.name());
+      }
+    }
+    return perShard;
+  }
+
+  private static void checkShape(VariableSpec spec, INDArray a, String what) {
+    Objects.requireNonNull(a, what + " for '" + spec.name() + "'");
+    if (!java.util.Arrays.equals(a.shape(), spec.shape())) {
+      throw new IllegalArgumentException(what + " for variable '" + spec.name() + "' has shape "
+          + TensorCodec.shape(a.shape()) + " but the variable's shape is " + TensorCodec.shape(spec.shape()));
+    }
+  }
+
+  private static void checkRows(VariableSpec spec, long[] rows) {
+    for (long r : rows) {
+      if (r < 0 || r >= spec.rows()) {
+        throw new IllegalArgumentException("row " + r + " is outside the " + spec.rows() + " rows of '" + spec.name() + "'");
+      }
+    }
+  }
+
+  private static String names(Collection<VariableSpec> specs) {
+    return specs.stream().map(VariableSpec::name).toList().toString();
+  }
+
+  /** Configures a {@link PsClient}. */
+  public static final class Builder {
+    private List<String> shards;
+    private PsToken token;
+    private int worker;
+    private Duration callTimeout = Duration.ofSeconds(60);
+    private Duration waitTimeout = Duration.ofMinutes(5);
+    private long splitBytes = Placement.DEFAULT_SPLIT_BYTES;
+    private int chunkBytes = 1 << 20;
+    private int flowControlWindow = 32 << 20;
+
+    private Builder() {}
+
+    /** The shards' addresses, index i for shard i: {@code host:port} or {@code inprocess:name} (required). */
+    public Builder setShards(List<String> addresses) {
+      this.shards = List.copyOf(addresses);
+      return this;
+    }
+
+    /** The run's secret (required). */
+    public Builder setToken(PsToken token) {
+      this.token = Objects.requireNonNull(token, "token");
+      return this;
+    }
+
+    /** This client's worker index, for SYNC and SSP groups (default 0). */
+    public Builder optWorker(int worker) {
+      if (worker < 0) {
+        throw new IllegalArgumentException("worker must be >= 0, got " + worker);
+      }
+      this.worker = worker;
+      return this;
+    }
+
+    /** Deadline of each call that does not wait (default 60 s); waits add their own bound. */
+    public Builder optCallTimeout(Duration timeout) {
+      if (timeout.isNegative() || timeout.isZero()) {
+        throw new IllegalArgumentException("callTimeout must be > 0, got " + timeout);
+      }
+      this.callTimeout = timeout;
+      return this;
+    }
+
+    /** Longest a SYNC or SSP pull waits for slower workers (default 5 min). */
+    public Builder optWaitTimeout(Duration timeout) {
+      if (timeout.isNegative() || timeout.isZero()) {
+        throw new IllegalArgumentException("waitTimeout must be > 0, got " + timeout);
+      }
+      this.waitTimeout = timeout;
+      return this;
+    }
+
+    /** Variables of at least this many bytes are split across all shards (default 1 MiB). */
+    public Builder optSplitBytes(long bytes) {
+      if (bytes < 1) {
+        throw new IllegalArgumentException("splitBytes must be >= 1, got " + bytes);
+      }
+      this.splitBytes = bytes;
+      return this;
+    }
+
+    /** Largest payload of one frame (default 1 MiB). */
+    public Builder optChunkBytes(int bytes) {
+      if (bytes < 1024 || bytes > (64 << 20)) {
+        throw new IllegalArgumentException("chunkBytes must be in 1 KiB..64 MiB, got " + bytes);
+      }
+      this.chunkBytes = bytes;
+      return this;
+    }
+
+    /** HTTP/2 flow-control window per stream (default 32 MiB). */
+    public Builder optFlowControlWindow(int bytes) {
+      if (bytes < 65535) {
+        throw new IllegalArgumentException("flowControlWindow must be >= 65535, got " + bytes);
+      }
+      this.flowControlWindow = bytes;
+      return this;
+    }
+
+    /** Validates and connects (channels connect lazily, on the first call). */
+    public PsClient build() {
+      if (shards == null || shards.isEmpty()) {
+        throw new IllegalArgumentException("shards must list at least one ps address");
+      }
+      if (token == null) {
+        throw new IllegalArgumentException("token is required: the servers reject calls without the run's PsToken");
+      }
+      return new PsClient(this);
+    }
+  }
+}

@@ -1,0 +1,239 @@
+package io.sparkps.ps;
+
+import io.sparkps.ps.grpc.Frame;
+import io.sparkps.ps.grpc.FrameMarshaller;
+import io.sparkps.ps.grpc.ShardStub;
+import io.sparkps.ps.grpc.proto.FrameHeader;
+import io.sparkps.ps.grpc.proto.PullItem;
+import io.sparkps.ps.grpc.proto.PullRequest;
+import io.sparkps.ps.grpc.proto.Segment;
+import io.sparkps.ps.grpc.proto.UpdateOp;
+import io.sparkps.ps.grpc.proto.UpdateReply;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+
+/** The data-moving half of {@link PsClient}: builds frames per shard and reads frames into arrays. */
+final class Transfers {
+  private final List<ShardStub> shards;
+  private final int chunkBytes;
+  private final int worker;
+  private final Duration callTimeout;
+  private final Duration waitTimeout;
+  private final AtomicLong step = new AtomicLong();
+
+  Transfers(List<ShardStub> shards, int chunkBytes, int worker, Duration callTimeout, Duration waitTimeout) {
+    this.shards = shards;
+    this.chunkBytes = chunkBytes;
+    this.worker = worker;
+    this.callTimeout = callTimeout;
+    this.waitTimeout = waitTimeout;
+  }
+
+  long step() {
+    return step.get();
+  }
+
+  void setStep(long s) {
+    step.set(s);
+  }
+
+  void advanceStep() {
+    step.incrementAndGet();
+  }
+
+  Set<String> initialize(List<VariableSpec> vars, Placement placement) {
+    Map<Integer, List<TensorCodec.Piece>> pieces = new LinkedHashMap<>();
+    ByteBuffer none = ByteBuffer.allocate(0);
+    for (VariableSpec v : vars) {
+      INDArray values = v.initializer().values();
+      ByteBuffer bytes = values == null ? null : TensorCodec.bytes(values);
+      for (Placement.Slice s : placement.slicesOf(v.name())) {
+        pieces.computeIfAbsent(s.shard(), k -> new ArrayList<>()).add(new TensorCodec.Piece(v.name(), s.offset(),
+            List.of(), bytes == null ? none : TensorCodec.range(bytes, s.offset(), s.length())));
+      }
+    }
+    Set<String> initialized = new LinkedHashSet<>();
+    for (UpdateReply r : send(UpdateOp.INITIALIZE, pieces, "initialize")) {
+      initialized.addAll(r.getInitializedList());
+    }
+    return initialized;
+  }
+
+  void updateDense(UpdateOp op, Map<String, INDArray> values, Map<String, VariableSpec> specs, Placement placement,
+      String what) {
+    Map<Integer, List<TensorCodec.Piece>> pieces = new LinkedHashMap<>();
+    values.forEach((name, array) -> {
+      ByteBuffer bytes = TensorCodec.bytes(array);
+      if (!specs.get(name).allowNonFinite()) {
+        long bad = TensorCodec.firstNonFinite(bytes);
+        if (bad >= 0) {
+          throw new IllegalArgumentException(what + " of variable '" + name + "' has "
+              + bytes.getFloat((int) bad * 4) + " at element " + bad + "; nothing was sent (fix the "
+              + "computation, or create the variable with allowNonFinite to accept such values)");
+        }
+      }
+      for (Placement.Slice s : placement.slicesOf(name)) {
+        pieces.computeIfAbsent(s.shard(), k -> new ArrayList<>()).add(
+            new TensorCodec.Piece(name, s.offset(), List.of(), TensorCodec.range(bytes, s.offset(), s.length())));
+      }
+    });
+    send(op, pieces, what);
+  }
+
+  void pushRows(VariableSpec spec, List<Placement.Slice> slices, long[] rows, INDArray gradient) {
+    int rowLen = (int) spec.rowLength();
+    INDArray g = TensorCodec.dense(gradient);
+    if (g.length() != (long) rows.length * rowLen) {
+      throw new IllegalArgumentException("gradient for " + rows.length + " rows of '" + spec.name() + "' needs "
+          + (long) rows.length * rowLen + " values (rows x " + rowLen + "), got shape " + TensorCodec.shape(g.shape()));
+    }
+    ByteBuffer src = TensorCodec.bytes(g);
+    long bad = spec.allowNonFinite() ? -1 : TensorCodec.firstNonFinite(src);
+    if (bad >= 0) {
+      throw new IllegalArgumentException("row gradient of variable '" + spec.name() + "' has a NaN or infinite value at "
+          + "element " + bad + "; nothing was sent");
+    }
+    Map<Long, float[]> summed = new LinkedHashMap<>();
+    for (int k = 0; k < rows.length; k++) {
+      float[] row = summed.computeIfAbsent(rows[k], r -> new float[rowLen]);
+      for (int i = 0; i < rowLen; i++) {
+        row[i] += src.getFloat((k * rowLen + i) * 4);
+      }
+    }
+    int perFrame = Math.max(1, chunkBytes / 4 / rowLen);
+    Map<Integer, List<TensorCodec.Piece>> pieces = new LinkedHashMap<>();
+    for (Placement.Slice s : slices) {
+      List<Long> mine = summed.keySet().stream().filter(r -> r >= s.rowStart() && r < s.rowEnd()).toList();
+      for (int from = 0; from < mine.size(); from += perFrame) {
+        List<Long> part = mine.subList(from, Math.min(mine.size(), from + perFrame));
+        ByteBuffer bytes = ByteBuffer.allocate(part.size() * rowLen * 4).order(ByteOrder.LITTLE_ENDIAN);
+        for (Long r : part) {
+          for (float f : summed.get(r)) {
+            bytes.putFloat(f);
+          }
+        }
+        bytes.flip();
+        pieces.computeIfAbsent(s.shard(), k -> new ArrayList<>()).add(new TensorCodec.Piece(spec.name(), 0, part, bytes));
+      }
+    }
+    send(UpdateOp.GRADIENT, pieces, "pushRows");
+  }
+
+  private List<UpdateReply> send(UpdateOp op, Map<Integer, List<TensorCodec.Piece>> pieces, String what) {
+    FrameHeader template = FrameHeader.newBuilder().setOp(op).setWorker(worker).setStep(step.get()).build();
+    Map<ShardStub, CompletableFuture<UpdateReply>> futures = new LinkedHashMap<>();
+    pieces.forEach((shard, list) -> {
+      List<Frame> frames = TensorCodec.frames(template, list, chunkBytes);
+      futures.put(shards.get(shard), shards.get(shard).update(frames));
+    });
+    return Calls.await(futures, what, callTimeout);
+  }
+
+  /** Pulls whole variables into {@code destinations}; returns the lowest slice version read. */
+  long pullDense(Map<String, INDArray> destinations, Map<String, VariableSpec> specs, Placement placement,
+      long clock, boolean noWait) {
+    Map<Integer, PullRequest.Builder> requests = new LinkedHashMap<>();
+    Map<String, ByteBuffer> targets = new LinkedHashMap<>();
+    destinations.forEach((name, array) -> {
+      if (!TensorCodec.isDenseFloat(array)) {
+        throw new IllegalArgumentException("pull destination for '" + name + "' must be float32 in 'c' order "
+            + "without gaps; got " + array.dataType() + " order " + array.ordering());
+      }
+      targets.put(name, TensorCodec.bytes(array));
+      for (Placement.Slice s : placement.slicesOf(name)) {
+        request(requests, s.shard(), clock).addItems(PullItem.newBuilder().setName(name));
+      }
+    });
+    AtomicLong minVersion = new AtomicLong(Long.MAX_VALUE);
+    pull(requests, noWait, shard -> (header, payload, bytes) -> {
+      for (Segment seg : header.getSegmentsList()) {
+        payload.readBytes(TensorCodec.range(targets.get(seg.getName()), seg.getOffset(), seg.getCount()));
+        minVersion.accumulateAndGet(seg.getVersion(), Math::min);
+      }
+      return Frame.received(header, null, 0);
+    });
+    return minVersion.get() == Long.MAX_VALUE ? 0 : minVersion.get();
+  }
+
+  INDArray pullRange(VariableSpec spec, List<Placement.Slice> slices, long rowStart, long rowEnd, long clock) {
+    long[] shape = spec.shape();
+    shape[0] = rowEnd - rowStart;
+    INDArray out = Nd4j.create(DataType.FLOAT, shape, 'c');
+    ByteBuffer target = TensorCodec.bytes(out);
+    long base = rowStart * spec.rowLength();
+    Map<Integer, PullRequest.Builder> requests = new LinkedHashMap<>();
+    for (Placement.Slice s : slices) {
+      long from = Math.max(rowStart, s.rowStart());
+      long to = Math.min(rowEnd, s.rowEnd());
+      if (from < to) {
+        request(requests, s.shard(), clock).addItems(PullItem.newBuilder().setName(spec.name())
+            .setRowStart(from).setRowEnd(to));
+      }
+    }
+    pull(requests, false, shard -> (header, payload, bytes) -> {
+      for (Segment seg : header.getSegmentsList()) {
+        payload.readBytes(TensorCodec.range(target, seg.getOffset() - base, seg.getCount()));
+      }
+      return Frame.received(header, null, 0);
+    });
+    return out;
+  }
+
+  INDArray pullRows(VariableSpec spec, List<Placement.Slice> slices, long[] rows, long clock) {
+    long[] shape = spec.shape();
+    shape[0] = rows.length;
+    INDArray out = Nd4j.create(DataType.FLOAT, shape, 'c');
+    ByteBuffer target = TensorCodec.bytes(out);
+    int rowLen = (int) spec.rowLength();
+    Map<Integer, PullRequest.Builder> requests = new LinkedHashMap<>();
+    Map<Integer, List<Integer>> positions = new LinkedHashMap<>();
+    for (int k = 0; k < rows.length; k++) {
+      for (Placement.Slice s : slices) {
+        if (rows[k] >= s.rowStart() && rows[k] < s.rowEnd()) {
+          positions.computeIfAbsent(s.shard(), x -> new ArrayList<>()).add(k);
+        }
+      }
+    }
+    positions.forEach((shard, ks) -> request(requests, shard, clock).addItems(PullItem.newBuilder()
+        .setName(spec.name()).addAllRows(ks.stream().map(k -> rows[k]).toList())));
+    pull(requests, false, shard -> {
+      int[] cursor = {0};
+      return (header, payload, bytes) -> {
+        for (Segment seg : header.getSegmentsList()) {
+          for (int i = 0; i < seg.getRowsCount(); i++) {
+            int k = positions.get(shard).get(cursor[0]++);
+            payload.readBytes(TensorCodec.range(target, (long) k * rowLen, rowLen));
+          }
+        }
+        return Frame.received(header, null, 0);
+      };
+    });
+    return out;
+  }
+
+  private PullRequest.Builder request(Map<Integer, PullRequest.Builder> requests, int shard, long clock) {
+    return requests.computeIfAbsent(shard, s -> PullRequest.newBuilder().setWorker(worker).setClock(clock)
+        .setTimeoutMs(waitTimeout.toMillis()));
+  }
+
+  private void pull(Map<Integer, PullRequest.Builder> requests, boolean noWait,
+      java.util.function.IntFunction<FrameMarshaller.Sink> sinkPerShard) {
+    Duration wait = noWait ? Duration.ZERO : waitTimeout;
+    Map<ShardStub, CompletableFuture<Frame>> futures = new LinkedHashMap<>();
+    requests.forEach((shard, request) ->
+        futures.put(shards.get(shard), shards.get(shard).pull(request.build(), sinkPerShard.apply(shard), wait)));
+    Calls.await(futures, "pull", wait.plus(callTimeout));
+  }
+}

@@ -1,0 +1,77 @@
+package io.sparkps.ps.grpc;
+
+import io.sparkps.ps.grpc.proto.FrameHeader;
+import io.sparkps.ps.server.FloatRange;
+import java.nio.ByteBuffer;
+import java.util.List;
+
+/**
+ * One message of a tensor-moving call: a {@link FrameHeader} and a float32 payload.
+ *
+ * <p>An outgoing frame refers to its payload (ranges of float arrays, or little-endian byte
+ * buffers such as ND4J's {@code data().asNio()} views) and is serialized straight from them. A
+ * received frame holds its payload in {@link #data()} (a pooled array), unless a per-call sink
+ * already wrote it to its destination.
+ */
+public final class Frame {
+  private final FrameHeader header;
+  private final List<FloatRange> floatParts;
+  private final List<ByteBuffer> byteParts;
+  private final int payloadBytes;
+  private final float[] data;
+  private final int count;
+
+  private Frame(FrameHeader header, List<FloatRange> floatParts, List<ByteBuffer> byteParts,
+      int payloadBytes, float[] data, int count) {
+    this.header = header;
+    this.floatParts = floatParts;
+    this.byteParts = byteParts;
+    this.payloadBytes = payloadBytes;
+    this.data = data;
+    this.count = count;
+  }
+
+  /** An outgoing frame whose payload is read from float array ranges. */
+  public static Frame ofFloats(FrameHeader header, List<FloatRange> parts) {
+    int floats = parts.stream().mapToInt(FloatRange::length).sum();
+    return new Frame(header, List.copyOf(parts), List.of(), floats * 4, null, 0);
+  }
+
+  /** An outgoing frame whose payload is read from little-endian byte buffers (their remaining bytes). */
+  public static Frame ofBytes(FrameHeader header, List<ByteBuffer> parts) {
+    int bytes = parts.stream().mapToInt(ByteBuffer::remaining).sum();
+    return new Frame(header, List.of(), List.copyOf(parts), bytes, null, 0);
+  }
+
+  /** A received frame with {@code count} floats in {@code data}. */
+  public static Frame received(FrameHeader header, float[] data, int count) {
+    return new Frame(header, List.of(), List.of(), count * 4, data, count);
+  }
+
+  /** The header. */
+  public FrameHeader header() {
+    return header;
+  }
+
+  /** Received payload (may be longer than {@link #count()}), or null. */
+  public float[] data() {
+    return data;
+  }
+
+  /** Floats in a received payload. */
+  public int count() {
+    return count;
+  }
+
+  int payloadBytes() {
+    return payloadBytes;
+  }
+
+  List<FloatRange> floatParts() {
+    return floatParts;
+  }
+
+  List<ByteBuffer> byteParts() {
+    return byteParts;
+  }
+}

@@ -1,0 +1,218 @@
+package io.sparkps.ps.grpc;
+
+import io.grpc.Context;
+import io.grpc.Deadline;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.ServerCalls;
+import io.grpc.stub.StreamObserver;
+import io.sparkps.ps.grpc.proto.AwaitInitializedReply;
+import io.sparkps.ps.grpc.proto.AwaitInitializedRequest;
+import io.sparkps.ps.grpc.proto.CreateReply;
+import io.sparkps.ps.grpc.proto.CreateRequest;
+import io.sparkps.ps.grpc.proto.PullRequest;
+import io.sparkps.ps.grpc.proto.ShutdownReply;
+import io.sparkps.ps.grpc.proto.SnapshotReply;
+import io.sparkps.ps.grpc.proto.SnapshotRequest;
+import io.sparkps.ps.grpc.proto.UpdateReply;
+import io.sparkps.ps.server.FloatPool;
+import io.sparkps.ps.server.FloatRange;
+import io.sparkps.ps.server.Payload;
+import io.sparkps.ps.server.Reads;
+import io.sparkps.ps.server.ShardStore;
+import io.sparkps.ps.server.Snapshots;
+import io.sparkps.ps.server.Updates;
+import io.sparkps.ps.server.Waiters;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+
+/**
+ * The gRPC service of one shard: decodes calls, runs them against the {@link ShardStore}, and
+ * turns waits into registered conditions so no thread blocks while a SYNC read, an SSP read or
+ * an initialization wait is pending. Every wait ends by its timeout or with its call.
+ */
+public final class PsService {
+  private final ShardStore store;
+  private final Updates updates;
+  private final Reads reads;
+  private final Snapshots snapshots;
+  private final Waiters waiters;
+  private final FloatPool pool;
+  private final boolean copyPayloads;
+  private final long maxWaitMs;
+  private final Runnable onShutdown;
+  private final String name;
+
+  /**
+   * A service over {@code store}. {@code copyPayloads} must be set for in-process transports,
+   * which hand frames over without serializing them.
+   */
+  public PsService(ShardStore store, Waiters waiters, FloatPool pool, int maxFrameFloats,
+      boolean copyPayloads, long maxWaitMs, Runnable onShutdown) {
+    this.store = store;
+    this.updates = new Updates(store);
+    this.reads = new Reads(store, maxFrameFloats);
+    this.snapshots = new Snapshots(store);
+    this.waiters = waiters;
+    this.pool = pool;
+    this.copyPayloads = copyPayloads;
+    this.maxWaitMs = maxWaitMs;
+    this.onShutdown = onShutdown;
+    this.name = "ps " + store.shardIndex();
+  }
+
+  /** The service definition to add to a server. */
+  public ServerServiceDefinition definition() {
+    FrameMarshaller frames = FrameMarshaller.pooled(pool);
+    return ServerServiceDefinition.builder(PsMethods.SERVICE)
+        .addMethod(PsMethods.CREATE, ServerCalls.asyncUnaryCall((CreateRequest r, StreamObserver<CreateReply> o) ->
+            reply(o, () -> CreateReply.newBuilder().setCreated(store.create(r)).build())))
+        .addMethod(PsMethods.AWAIT_INITIALIZED, ServerCalls.asyncUnaryCall(this::awaitInitialized))
+        .addMethod(PsMethods.LIST_VARIABLES, ServerCalls.asyncUnaryCall((r, o) -> reply(o, store::list)))
+        .addMethod(PsMethods.update(frames, false), ServerCalls.asyncUnaryCall((Frame f, StreamObserver<UpdateReply> o) ->
+            applyAndReply(List.of(f), o)))
+        .addMethod(PsMethods.update(frames, true), ServerCalls.asyncClientStreamingCall(this::updateStream))
+        .addMethod(PsMethods.pull(frames), ServerCalls.asyncServerStreamingCall(this::pull))
+        .addMethod(PsMethods.SNAPSHOT, ServerCalls.asyncUnaryCall((SnapshotRequest r, StreamObserver<SnapshotReply> o) ->
+            reply(o, () -> io(() -> snapshots.save(r.getPath())))))
+        .addMethod(PsMethods.RESTORE, ServerCalls.asyncUnaryCall((SnapshotRequest r, StreamObserver<SnapshotReply> o) ->
+            reply(o, () -> io(() -> snapshots.restore(r.getPath())))))
+        .addMethod(PsMethods.ECHO, ServerCalls.asyncUnaryCall((r, o) -> reply(o, () -> r)))
+        .addMethod(PsMethods.SHUTDOWN, ServerCalls.asyncUnaryCall((r, o) -> {
+          reply(o, ShutdownReply::getDefaultInstance);
+          onShutdown.run();
+        }))
+        .build();
+  }
+
+  private interface IoCall<T> {
+    T call() throws IOException;
+  }
+
+  private <T> T io(IoCall<T> call) {
+    try {
+      return call.call();
+    } catch (IOException e) {
+      throw Status.INTERNAL.withDescription(name + ": " + e).withCause(e).asRuntimeException();
+    }
+  }
+
+  private static <T> void reply(StreamObserver<T> observer, Supplier<T> body) {
+    T result;
+    try {
+      result = body.get();
+    } catch (RuntimeException e) {
+      observer.onError(StatusMapping.toStatus(e).asRuntimeException());
+      return;
+    }
+    observer.onNext(result);
+    observer.onCompleted();
+  }
+
+  private void applyAndReply(List<Frame> frames, StreamObserver<UpdateReply> observer) {
+    try {
+      List<Payload> payloads = new ArrayList<>(frames.size());
+      frames.forEach(f -> payloads.add(new Payload(f.header(), f.data(), f.count())));
+      reply(observer, () -> updates.apply(payloads));
+    } finally {
+      frames.forEach(f -> pool.give(f.data()));
+    }
+  }
+
+  private StreamObserver<Frame> updateStream(StreamObserver<UpdateReply> observer) {
+    List<Frame> frames = new ArrayList<>();
+    return new StreamObserver<>() {
+      @Override
+      public void onNext(Frame frame) {
+        frames.add(frame);
+      }
+
+      @Override
+      public void onError(Throwable t) {
+        frames.forEach(f -> pool.give(f.data()));
+      }
+
+      @Override
+      public void onCompleted() {
+        if (frames.isEmpty()) {
+          reply(observer, UpdateReply::getDefaultInstance);
+        } else {
+          applyAndReply(frames, observer);
+        }
+      }
+    };
+  }
+
+  private void awaitInitialized(AwaitInitializedRequest request, StreamObserver<AwaitInitializedReply> observer) {
+    List<String> names = List.copyOf(request.getNamesList());
+    long timeout = boundedWait(request.getTimeoutMs());
+    bounded(observer, () -> store.uninitialized(names), timeout,
+        () -> reply(observer, AwaitInitializedReply::getDefaultInstance),
+        missing -> "waited " + timeout + " ms: " + missing
+            + "; the chief initializes them: is it running, and did it create the same variables?");
+  }
+
+  private void pull(PullRequest request, StreamObserver<Frame> observer) {
+    try {
+      reads.validate(request);
+    } catch (RuntimeException e) {
+      observer.onError(StatusMapping.toStatus(e).asRuntimeException());
+      return;
+    }
+    long timeout = boundedWait(request.getTimeoutMs());
+    bounded(observer, () -> reads.blocker(request), timeout, () -> sendPull(request, observer),
+        missing -> "waited " + timeout + " ms: " + missing);
+  }
+
+  private void sendPull(PullRequest request, StreamObserver<Frame> observer) {
+    try {
+      reads.read(request, (header, parts) -> observer.onNext(Frame.ofFloats(header, copyPayloads ? copy(parts) : parts)));
+    } catch (RuntimeException e) {
+      observer.onError(StatusMapping.toStatus(e).asRuntimeException());
+      return;
+    }
+    observer.onCompleted();
+  }
+
+  private static List<FloatRange> copy(List<FloatRange> parts) {
+    List<FloatRange> copies = new ArrayList<>(parts.size());
+    for (FloatRange r : parts) {
+      copies.add(new FloatRange(Arrays.copyOfRange(r.array(), r.offset(), r.offset() + r.length()), 0, r.length()));
+    }
+    return copies;
+  }
+
+  /** Runs {@code onReady} once {@code blocker} clears, or fails the call after {@code timeoutMs}. */
+  private void bounded(StreamObserver<?> observer, Supplier<String> blocker, long timeoutMs,
+      Runnable onReady, java.util.function.Function<String, String> timeoutMessage) {
+    AtomicReference<Waiters.Wait> wait = new AtomicReference<>();
+    ((ServerCallStreamObserver<?>) observer).setOnCancelHandler(() -> {
+      Waiters.Wait w = wait.get();
+      if (w != null) {
+        w.cancel();
+      }
+    });
+    try {
+      wait.set(waiters.await(blocker, timeoutMs, onReady, missing -> observer.onError(
+          Status.DEADLINE_EXCEEDED.withDescription(name + ": " + timeoutMessage.apply(missing)).asRuntimeException())));
+    } catch (RuntimeException e) {
+      observer.onError(StatusMapping.toStatus(e).asRuntimeException());
+    }
+  }
+
+  /** A wait's bound: the request's, capped by the call's deadline and the server's maximum. */
+  private long boundedWait(long requestedMs) {
+    long bound = requestedMs > 0 ? Math.min(requestedMs, maxWaitMs) : maxWaitMs;
+    Deadline deadline = Context.current().getDeadline();
+    if (deadline != null) {
+      bound = Math.min(bound, Math.max(1, deadline.timeRemaining(TimeUnit.MILLISECONDS)));
+    }
+    return bound;
+  }
+}

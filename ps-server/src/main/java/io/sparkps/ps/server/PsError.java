@@ -1,0 +1,42 @@
+package io.sparkps.ps.server;
+
+/** A request a shard refuses, with the kind of refusal and a message for the user. */
+public final class PsError extends RuntimeException {
+  private static final long serialVersionUID = 1L;
+
+  /** Why the request was refused; the transport maps each kind to a status code. */
+  public enum Kind { NOT_FOUND, INVALID, CONFLICT, PRECONDITION, TIMEOUT, INTERNAL }
+
+  private final Kind kind;
+
+  PsError(Kind kind, String message) {
+    super(message);
+    this.kind = kind;
+  }
+
+  PsError(Kind kind, String message, Throwable cause) {
+    super(message, cause);
+    this.kind = kind;
+  }
+
+  /** Why the request was refused. */
+  public Kind kind() {
+    return kind;
+  }
+
+  static PsError notFound(String message) {
+    return new PsError(Kind.NOT_FOUND, message);
+  }
+
+  static PsError invalid(String message) {
+    return new PsError(Kind.INVALID, message);
+  }
+
+  static PsError conflict(String message) {
+    return new PsError(Kind.CONFLICT, message);
+  }
+
+  static PsError precondition(String message) {
+    return new PsError(Kind.PRECONDITION, message);
+  }
+}

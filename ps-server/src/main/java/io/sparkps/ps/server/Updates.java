@@ -1,0 +1,243 @@
+package io.sparkps.ps.server;
+
+import io.sparkps.ps.grpc.proto.ConsistencyMode;
+import io.sparkps.ps.grpc.proto.FrameHeader;
+import io.sparkps.ps.grpc.proto.InitializerKind;
+import io.sparkps.ps.grpc.proto.Segment;
+import io.sparkps.ps.grpc.proto.UpdateOp;
+import io.sparkps.ps.grpc.proto.UpdateReply;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Applies one update request (all frames of one call) to a shard: every piece is validated
+ * under the locks of all touched slices before anything is written, so a refused request leaves
+ * the shard unchanged.
+ */
+public final class Updates {
+  private final ShardStore store;
+
+  /** Updates of {@code store}. */
+  public Updates(ShardStore store) {
+    this.store = store;
+  }
+
+  /** One segment of the request with its payload. */
+  private record Piece(VariableSlice slice, Segment segment, float[] data, int dataOffset) {}
+
+  /** Validates and applies; the frames all carry the same op, worker and step. */
+  public UpdateReply apply(List<Payload> frames) {
+    FrameHeader first = frames.get(0).header();
+    List<Piece> pieces = new ArrayList<>();
+    Set<String> names = new LinkedHashSet<>();
+    for (Payload frame : frames) {
+      FrameHeader h = frame.header();
+      if (h.getOp() != first.getOp() || h.getWorker() != first.getWorker() || h.getStep() != first.getStep()) {
+        throw PsError.invalid("frames of one update call disagree on op, worker or step");
+      }
+      int pos = 0;
+      for (Segment seg : h.getSegmentsList()) {
+        pieces.add(new Piece(store.slice(seg.getName()), seg, frame.data(), pos));
+        names.add(seg.getName());
+        pos += (int) seg.getCount();
+      }
+      if (pos != frame.count()) {
+        throw PsError.invalid("frame carries " + frame.count() + " floats but its segments describe " + pos);
+      }
+    }
+    List<VariableSlice> locked = store.lockAll(names);
+    UpdateReply reply;
+    try {
+      for (Piece p : pieces) {
+        validate(p, first);
+      }
+      if (first.getOp() == UpdateOp.INITIALIZE) {
+        checkCoverage(pieces);
+      }
+      reply = applyValidated(first, pieces);
+    } finally {
+      ShardStore.unlockAll(locked);
+    }
+    store.waiters.signal();
+    return reply;
+  }
+
+  private void validate(Piece p, FrameHeader h) {
+    VariableSlice s = p.slice();
+    Segment seg = p.segment();
+    String where = "variable '" + s.name + "' on ps " + store.shardIndex;
+    if (h.getOp() == UpdateOp.INITIALIZE) {
+      boolean fromValues = s.spec.getInitializer().getKind() == InitializerKind.FROM_VALUES;
+      if (fromValues != (seg.getCount() > 0)) {
+        throw PsError.invalid(where + ": initializer " + s.spec.getInitializer().getKind()
+            + (fromValues ? " needs its values in the request" : " takes no values"));
+      }
+    } else if (!s.initialized) {
+      throw PsError.precondition(where + " is not initialized: the chief initializes it "
+          + "(initialize()) and other tasks wait with awaitInitialized()");
+    }
+    if (seg.getRowsCount() > 0) {
+      for (long r : seg.getRowsList()) {
+        if (r < s.rowStart || r >= s.rowEnd) {
+          throw PsError.invalid(where + ": row " + r + " is outside rows [" + s.rowStart + ", "
+              + s.rowEnd + ") held here");
+        }
+      }
+      if (seg.getCount() != (long) seg.getRowsCount() * s.rowLength) {
+        throw PsError.invalid(where + ": " + seg.getRowsCount() + " rows of " + s.rowLength
+            + " need " + seg.getRowsCount() * (long) s.rowLength + " values, got " + seg.getCount());
+      }
+    } else if (seg.getCount() > 0
+        && (seg.getOffset() < s.offset || seg.getOffset() + seg.getCount() > s.offset + s.size)) {
+      throw PsError.invalid(where + ": elements [" + seg.getOffset() + ", " + (seg.getOffset() + seg.getCount())
+          + ") are outside the slice [" + s.offset + ", " + (s.offset + s.size) + ") of shape "
+          + ShardStore.shape(s));
+    }
+    if (!s.spec.getAllowNonFinite()) {
+      checkFinite(p, where, h.getOp());
+    }
+    if (h.getOp() == UpdateOp.GRADIENT) {
+      validateConsistency(s, h, where);
+    }
+  }
+
+  private void checkCoverage(List<Piece> pieces) {
+    Map<VariableSlice, Long> covered = new LinkedHashMap<>();
+    pieces.forEach(p -> covered.merge(p.slice(), p.segment().getCount(), Long::sum));
+    covered.forEach((s, n) -> {
+      if (n > 0 && n != s.size) {
+        throw PsError.invalid("initial values for variable '" + s.name + "' on ps " + store.shardIndex
+            + " cover " + n + " of its " + s.size + " elements");
+      }
+    });
+  }
+
+  private static void checkFinite(Piece p, String where, UpdateOp op) {
+    float[] d = p.data();
+    int end = p.dataOffset() + (int) p.segment().getCount();
+    for (int i = p.dataOffset(); i < end; i++) {
+      if (!Float.isFinite(d[i])) {
+        long element = p.segment().getOffset() + (i - p.dataOffset());
+        throw PsError.invalid((op == UpdateOp.GRADIENT ? "gradient" : op.name().toLowerCase() + " value")
+            + " for " + where + " has " + d[i] + " at element " + element
+            + "; the update was rejected and nothing was applied (fix the computation, or create the "
+            + "variable with allowNonFinite to accept such values)");
+      }
+    }
+  }
+
+  private void validateConsistency(VariableSlice s, FrameHeader h, String where) {
+    GroupState g = store.group(s);
+    if (g.mode() == ConsistencyMode.ASYNC) {
+      return;
+    }
+    if (h.getWorker() < 0 || h.getWorker() >= g.spec.getNumWorkers()) {
+      throw PsError.invalid(where + ": worker " + h.getWorker() + " is outside group '"
+          + g.spec.getName() + "' of " + g.spec.getNumWorkers() + " workers");
+    }
+    if (g.mode() == ConsistencyMode.SYNC && h.getStep() != s.version) {
+      throw PsError.precondition(where + ": worker " + h.getWorker() + " pushed a gradient for SYNC step "
+          + h.getStep() + " but the variable is at step " + s.version
+          + " (pull before each push; after a restart, continue from the server's version)");
+    }
+  }
+
+  private UpdateReply applyValidated(FrameHeader h, List<Piece> pieces) {
+    UpdateReply.Builder reply = UpdateReply.newBuilder();
+    Map<VariableSlice, Boolean> touched = new LinkedHashMap<>();
+    for (Piece p : pieces) {
+      Boolean skipped = touched.get(p.slice());
+      if (skipped == null) {
+        skipped = isRepeat(h, p.slice());
+        touched.put(p.slice(), skipped);
+      }
+      if (!skipped) {
+        applyPiece(h, p);
+      }
+    }
+    for (Map.Entry<VariableSlice, Boolean> e : touched.entrySet()) {
+      VariableSlice s = e.getKey();
+      if (!e.getValue()) {
+        finish(h, s, reply);
+      }
+      reply.setVersion(Math.max(reply.getVersion(), s.version));
+    }
+    return reply.build();
+  }
+
+  /** An initialization of an initialized slice, or a SYNC gradient this worker already sent. */
+  private boolean isRepeat(FrameHeader h, VariableSlice s) {
+    return switch (h.getOp()) {
+      case INITIALIZE -> s.initialized;
+      case GRADIENT -> store.group(s).mode() == ConsistencyMode.SYNC && s.hasSyncGradientFrom(h.getWorker());
+      default -> false;
+    };
+  }
+
+  private void applyPiece(FrameHeader h, Piece p) {
+    VariableSlice s = p.slice();
+    Segment seg = p.segment();
+    boolean sync = store.group(s).mode() == ConsistencyMode.SYNC;
+    if (h.getOp() == UpdateOp.INITIALIZE && seg.getCount() == 0) {
+      InitFill.fill(s.spec.getInitializer(), s.values, s.offset);
+      return;
+    }
+    if (seg.getRowsCount() > 0) {
+      for (int k = 0; k < seg.getRowsCount(); k++) {
+        int local = (int) (seg.getRows(k) - s.rowStart);
+        int gOff = p.dataOffset() + k * s.rowLength;
+        if (h.getOp() == UpdateOp.GRADIENT && sync) {
+          s.accumulateRow(p.data(), gOff, local);
+        } else {
+          write(h.getOp(), s, local * s.rowLength, p.data(), gOff, s.rowLength);
+        }
+      }
+      return;
+    }
+    int at = (int) (seg.getOffset() - s.offset);
+    if (h.getOp() == UpdateOp.GRADIENT && sync) {
+      s.accumulate(p.data(), p.dataOffset(), at, (int) seg.getCount());
+    } else {
+      write(h.getOp(), s, at, p.data(), p.dataOffset(), (int) seg.getCount());
+    }
+  }
+
+  private static void write(UpdateOp op, VariableSlice s, int at, float[] g, int gOff, int n) {
+    switch (op) {
+      case GRADIENT -> s.rule.apply(s.values, at, g, gOff, n, s.iteration);
+      case ASSIGN, INITIALIZE -> System.arraycopy(g, gOff, s.values, at, n);
+      case ASSIGN_ADD -> {
+        for (int i = 0; i < n; i++) {
+          s.values[at + i] += g[gOff + i];
+        }
+      }
+      default -> throw PsError.invalid("unknown update op " + op);
+    }
+  }
+
+  private void finish(FrameHeader h, VariableSlice s, UpdateReply.Builder reply) {
+    switch (h.getOp()) {
+      case INITIALIZE -> {
+        s.initialized = true;
+        reply.addInitialized(s.name);
+      }
+      case GRADIENT -> {
+        GroupState g = store.group(s);
+        if (g.mode() == ConsistencyMode.SYNC) {
+          s.completeSyncContribution(h.getWorker(), g.spec.getNumWorkers());
+          return;
+        }
+        if (g.mode() == ConsistencyMode.SSP) {
+          g.advance(h.getWorker(), h.getStep());
+        }
+        s.iteration++;
+        s.version++;
+      }
+      default -> s.version++;
+    }
+  }
+}

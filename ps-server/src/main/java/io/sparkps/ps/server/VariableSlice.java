@@ -1,0 +1,121 @@
+package io.sparkps.ps.server;
+
+import io.sparkps.ps.OptimizerConfig;
+import io.sparkps.ps.grpc.proto.VariableSpecProto;
+import java.util.BitSet;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The rows {@code [rowStart, rowEnd)} of one variable held by this shard, with optimizer state,
+ * version and SYNC accumulator. Every field below the lock is guarded by {@link #lock}.
+ */
+final class VariableSlice {
+  final VariableSpecProto spec;
+  final String name;
+  final long rowStart;
+  final long rowEnd;
+  final int rowLength;
+  final long offset;
+  final int size;
+  final ReentrantLock lock = new ReentrantLock();
+
+  final float[] values;
+  final UpdateRule rule;
+  long version;
+  long iteration;
+  boolean initialized;
+
+  /** SYNC: sum of this step's gradients, the workers that sent them, and the rows touched. */
+  private float[] syncSum;
+  private final BitSet syncWorkers = new BitSet();
+  private BitSet syncRows;
+  private boolean syncDense;
+
+  VariableSlice(VariableSpecProto spec, OptimizerConfig optimizer, long rowStart, long rowEnd) {
+    this.spec = spec;
+    this.name = spec.getName();
+    this.rowStart = rowStart;
+    this.rowEnd = rowEnd;
+    long rows = spec.getShapeCount() == 0 ? 1 : spec.getShape(0);
+    long length = 1;
+    for (long d : spec.getShapeList()) {
+      length *= d;
+    }
+    this.rowLength = (int) (length / Math.max(1, rows));
+    this.offset = rowStart * rowLength;
+    this.size = (int) ((rowEnd - rowStart) * rowLength);
+    this.values = new float[size];
+    this.rule = new UpdateRule(optimizer, size);
+  }
+
+  /** Whether {@code worker} already sent its gradient for the current SYNC step. */
+  boolean hasSyncGradientFrom(int worker) {
+    return syncWorkers.get(worker);
+  }
+
+  /** Adds a dense gradient for the current SYNC step. */
+  void accumulate(float[] g, int gOff, int at, int n) {
+    addInto(g, gOff, at, n);
+    syncDense = true;
+  }
+
+  /** Adds one row of a sparse gradient for the current SYNC step. */
+  void accumulateRow(float[] g, int gOff, int localRow) {
+    addInto(g, gOff, localRow * rowLength, rowLength);
+    if (syncRows == null) {
+      syncRows = new BitSet();
+    }
+    syncRows.set(localRow);
+  }
+
+  /**
+   * Marks {@code worker}'s gradient for this step as complete; when all {@code numWorkers} have
+   * arrived, applies their average once and advances the version. Returns whether it applied.
+   */
+  boolean completeSyncContribution(int worker, int numWorkers) {
+    syncWorkers.set(worker);
+    if (syncWorkers.cardinality() < numWorkers) {
+      return false;
+    }
+    float[] sum = syncSum();
+    for (int i = 0; i < size; i++) {
+      sum[i] = sum[i] / numWorkers;
+    }
+    if (syncRows == null || syncDense) {
+      rule.apply(values, 0, sum, 0, size, iteration);
+    } else {
+      for (int r = syncRows.nextSetBit(0); r >= 0; r = syncRows.nextSetBit(r + 1)) {
+        rule.apply(values, r * rowLength, sum, r * rowLength, rowLength, iteration);
+      }
+    }
+    iteration++;
+    version++;
+    java.util.Arrays.fill(sum, 0f);
+    syncWorkers.clear();
+    syncRows = null;
+    syncDense = false;
+    return true;
+  }
+
+  /** Workers whose SYNC gradient for the current step is still missing. */
+  String missingSyncWorkers(int numWorkers) {
+    BitSet missing = new BitSet(numWorkers);
+    missing.set(0, numWorkers);
+    missing.andNot(syncWorkers);
+    return missing.toString().replace('{', '[').replace('}', ']');
+  }
+
+  private void addInto(float[] g, int gOff, int at, int n) {
+    float[] sum = syncSum();
+    for (int i = 0; i < n; i++) {
+      sum[at + i] += g[gOff + i];
+    }
+  }
+
+  private float[] syncSum() {
+    if (syncSum == null) {
+      syncSum = new float[size];
+    }
+    return syncSum;
+  }
+}

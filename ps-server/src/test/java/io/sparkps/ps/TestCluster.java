@@ -1,0 +1,52 @@
+package io.sparkps.ps;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/** P parameter servers (in process or on loopback sockets) and clients of them, for tests. */
+final class TestCluster implements AutoCloseable {
+  final PsToken token = PsToken.generate();
+  final List<ParameterServer> servers = new ArrayList<>();
+  private final List<PsClient> clients = new ArrayList<>();
+
+  static TestCluster inProcess(int shards) {
+    TestCluster c = new TestCluster();
+    String run = UUID.randomUUID().toString();
+    for (int i = 0; i < shards; i++) {
+      c.servers.add(ParameterServer.builder().setShardIndex(i).setToken(c.token)
+          .optInProcess("ps-" + run + "-" + i).build().start());
+    }
+    return c;
+  }
+
+  static TestCluster netty(int shards) {
+    TestCluster c = new TestCluster();
+    for (int i = 0; i < shards; i++) {
+      c.servers.add(ParameterServer.builder().setShardIndex(i).setToken(c.token).optThreads(2).build().start());
+    }
+    return c;
+  }
+
+  List<String> addresses() {
+    return servers.stream().map(ParameterServer::address).toList();
+  }
+
+  PsClient client(int worker) {
+    return client(PsClient.builder().setShards(addresses()).setToken(token).optWorker(worker));
+  }
+
+  PsClient client(PsClient.Builder builder) {
+    PsClient c = builder.build();
+    synchronized (clients) {
+      clients.add(c);
+    }
+    return c;
+  }
+
+  @Override
+  public void close() {
+    clients.forEach(PsClient::close);
+    servers.forEach(ParameterServer::close);
+  }
+}
