@@ -18,8 +18,8 @@ import java.util.Map;
  * index), the largest first and equal sizes by name.
  */
 public final class Placement {
-  /** Variables this large or larger are split across all shards by default (1 MiB). */
-  public static final long DEFAULT_SPLIT_BYTES = 1L << 20;
+  /** Variables this large or larger are split across all shards by default (256 KiB, as TF's min slice). */
+  public static final long DEFAULT_SPLIT_BYTES = 256L << 10;
 
   /**
    * One contiguous row range of one variable on one shard.

@@ -426,7 +426,7 @@ public final class PsClient implements AutoCloseable {
       return this;
     }
 
-    /** Variables of at least this many bytes are split across all shards (default 1 MiB). */
+    /** Variables of at least this many bytes are split across all shards (default 256 KiB). */
     public Builder optSplitBytes(long bytes) {
       if (bytes < 1) {
         throw new IllegalArgumentException("splitBytes must be >= 1, got " + bytes);

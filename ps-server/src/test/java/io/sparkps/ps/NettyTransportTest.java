@@ -1,0 +1,90 @@
+package io.sparkps.ps;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+
+/** The real transport: Netty on loopback, tensors far above gRPC's 4 MiB message limit. */
+class NettyTransportTest {
+  @Test
+  void assignAndPull_24MiBVariableOverTwoShards_roundTripsExactly() {
+    try (TestCluster cluster = TestCluster.netty(2); PsClient c = cluster.client(0)) {
+      c.create(VariableSpec.of("big", 3000, 2048));
+      c.initializeAll();
+      INDArray values = Nd4j.rand(DataType.FLOAT, 3000, 2048);
+      c.assign("big", values);
+      assertEquals(values, c.pull("big"));
+      assertEquals(values.get(org.nd4j.linalg.indexing.NDArrayIndex.interval(1400, 1600),
+          org.nd4j.linalg.indexing.NDArrayIndex.all()), c.pull("big", 1400, 1600), "a row range across both shards");
+      c.push(Map.of("big", Nd4j.ones(DataType.FLOAT, 3000, 2048)));
+      assertEquals(values.sub(0.01), c.pull("big"));
+      assertEquals(2, c.listVariables().size());
+    }
+  }
+
+  @Test
+  void sparseRows_overTheNetwork() {
+    try (TestCluster cluster = TestCluster.netty(2); PsClient c = cluster.client(0)) {
+      c.create(VariableSpec.builder().setName("emb").setShape(1 << 16, 64).optInitializer(Initializer.uniform(-1, 1, 9))
+          .optOptimizer(OptimizerConfig.adaGrad(0.1)).build());
+      c.initializeAll();
+      long[] rows = {5, 40000, 65535, 5};
+      INDArray before = c.pullRows("emb", rows);
+      c.pushRows("emb", new long[] {40000}, Nd4j.ones(DataType.FLOAT, 1, 64));
+      INDArray after = c.pullRows("emb", rows);
+      assertEquals(before.getRow(0), after.getRow(0));
+      assertEquals(before.getRow(0), after.getRow(3));
+      assertTrue(after.getRow(1).sub(before.getRow(1)).maxNumber().doubleValue() < -0.05, "row 40000 moved");
+      assertEquals(before.getRow(2), after.getRow(2));
+    }
+  }
+
+  @Test
+  void unreachableServer_failsFastNamingTheAddress() throws Exception {
+    int port;
+    try (ServerSocket s = new ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    try (PsClient c = PsClient.builder().setShards(List.of("127.0.0.1:" + port)).setToken(PsToken.generate())
+        .optCallTimeout(Duration.ofSeconds(5)).build()) {
+      PsUnavailableException e = assertThrows(PsUnavailableException.class, c::listVariables);
+      assertTrue(e.getMessage().contains("127.0.0.1:" + port) && e.getMessage().contains("unreachable"), e.getMessage());
+    }
+  }
+
+  @Test
+  void close_leavesNoThreadsBehind() throws Exception {
+    try (TestCluster cluster = TestCluster.netty(2); PsClient c = cluster.client(0)) {
+      c.create(VariableSpec.of("x", 10));
+      c.initializeAll();
+      c.pull("x");
+    }
+    long deadline = System.nanoTime() + 5_000_000_000L;
+    List<String> left;
+    do {
+      Thread.sleep(50);
+      left = Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive)
+          .map(Thread::getName).filter(n -> n.startsWith("sparkps")).toList();
+    } while (!left.isEmpty() && System.nanoTime() < deadline);
+    assertEquals(List.of(), left);
+  }
+
+  @Test
+  void bindBusyPort_failsNamingThePort() throws Exception {
+    try (ServerSocket busy = new ServerSocket(0)) {
+      ParameterServer ps = ParameterServer.builder().setShardIndex(0).setToken(PsToken.generate())
+          .optPort(busy.getLocalPort()).build();
+      Exception e = assertThrows(java.io.UncheckedIOException.class, ps::start);
+      assertTrue(e.getMessage().contains(":" + busy.getLocalPort()), e.getMessage());
+    }
+  }
+}
