@@ -41,7 +41,7 @@ public final class PsService {
   private final ShardStore store;
   private final Updates updates;
   private final Reads reads;
-  private final Snapshots snapshots;
+  private Snapshots snapshots;
   private final Waiters waiters;
   private final FloatPool pool;
   private final boolean copyPayloads;
@@ -58,7 +58,6 @@ public final class PsService {
     this.store = store;
     this.updates = new Updates(store);
     this.reads = new Reads(store, maxFrameFloats);
-    this.snapshots = new Snapshots(store);
     this.waiters = waiters;
     this.pool = pool;
     this.copyPayloads = copyPayloads;
@@ -80,15 +79,28 @@ public final class PsService {
         .addMethod(PsMethods.update(frames, true), ServerCalls.asyncClientStreamingCall(this::updateStream))
         .addMethod(PsMethods.pull(frames), ServerCalls.asyncServerStreamingCall(this::pull))
         .addMethod(PsMethods.SNAPSHOT, ServerCalls.asyncUnaryCall((SnapshotRequest r, StreamObserver<SnapshotReply> o) ->
-            reply(o, () -> io(() -> snapshots.save(r.getPath())))))
+            reply(o, () -> io(() -> snapshots().save(r.getPath())))))
         .addMethod(PsMethods.RESTORE, ServerCalls.asyncUnaryCall((SnapshotRequest r, StreamObserver<SnapshotReply> o) ->
-            reply(o, () -> io(() -> snapshots.restore(r.getPath())))))
+            reply(o, () -> io(() -> snapshots().restore(r.getPath())))))
         .addMethod(PsMethods.ECHO, ServerCalls.asyncUnaryCall((r, o) -> reply(o, () -> r)))
         .addMethod(PsMethods.SHUTDOWN, ServerCalls.asyncUnaryCall((r, o) -> {
           reply(o, ShutdownReply::getDefaultInstance);
           onShutdown.run();
         }))
         .build();
+  }
+
+  /** Created on first use, so a server runs without Hadoop on the class path until it snapshots. */
+  private synchronized Snapshots snapshots() {
+    if (snapshots == null) {
+      try {
+        snapshots = new Snapshots(store);
+      } catch (NoClassDefFoundError e) {
+        throw Status.FAILED_PRECONDITION.withDescription(name + ": snapshots need Hadoop's client libraries "
+            + "(hadoop-client-api and hadoop-client-runtime) on the class path; Spark provides them").asRuntimeException();
+      }
+    }
+    return snapshots;
   }
 
   private interface IoCall<T> {
