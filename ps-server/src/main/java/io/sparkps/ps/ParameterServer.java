@@ -8,10 +8,13 @@ import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
+import io.sparkps.ps.bulk.BulkServer;
 import io.sparkps.ps.grpc.Auth;
 import io.sparkps.ps.grpc.PsService;
 import io.sparkps.ps.server.FloatPool;
+import io.sparkps.ps.server.Reads;
 import io.sparkps.ps.server.ShardStore;
+import io.sparkps.ps.server.Updates;
 import io.sparkps.ps.server.Waiters;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -43,6 +46,7 @@ public final class ParameterServer implements AutoCloseable {
   private ExecutorService executor;
   private ScheduledExecutorService timer;
   private EventLoopGroup eventLoops;
+  private BulkServer bulk;
   private boolean closed;
 
   private ParameterServer(Builder config) {
@@ -64,8 +68,21 @@ public final class ParameterServer implements AutoCloseable {
     timer = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory(name + "-timer", true));
     Waiters waiters = new Waiters(timer, executor);
     ShardStore store = new ShardStore(config.shardIndex, waiters);
-    PsService service = new PsService(store, waiters, new FloatPool(256L << 20), config.chunkBytes / 4,
-        config.inProcessName != null, config.maxWait.toMillis(), this::closeInBackground);
+    FloatPool pool = new FloatPool(256L << 20);
+    int bulkPort = 0;
+    if (config.inProcessName == null) {
+      try {
+        bulk = new BulkServer(config.host, config.token, new Updates(store), new Reads(store, config.chunkBytes / 4),
+            pool, new DefaultThreadFactory(name + "-bulk", true));
+        bulkPort = bulk.port();
+      } catch (IOException e) {
+        releaseThreads();
+        throw new UncheckedIOException("ps " + config.shardIndex + " could not open its bulk port on "
+            + config.host + " (" + e.getMessage() + ")", e);
+      }
+    }
+    PsService service = new PsService(store, waiters, pool, config.chunkBytes / 4,
+        config.inProcessName != null, config.maxWait.toMillis(), bulkPort, this::closeInBackground);
     var definition = ServerInterceptors.intercept(service.definition(), Auth.server(config.token, "ps " + config.shardIndex));
     try {
       if (config.inProcessName != null) {
@@ -139,6 +156,9 @@ public final class ParameterServer implements AutoCloseable {
   }
 
   private void releaseThreads() {
+    if (bulk != null) {
+      bulk.close();
+    }
     if (eventLoops != null) {
       eventLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
     }

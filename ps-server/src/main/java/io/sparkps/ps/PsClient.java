@@ -40,6 +40,8 @@ public final class PsClient implements AutoCloseable {
   private final List<ShardStub> shards;
   private final Placement placement;
   private final Map<String, VariableSpec> specs = new ConcurrentHashMap<>();
+  private final Map<String, Consistency> groupModes = new ConcurrentHashMap<>(
+      Map.of(ConsistencyGroup.DEFAULT_NAME, Consistency.ASYNC));
   private final Transfers transfers;
   private volatile boolean closed;
 
@@ -48,7 +50,8 @@ public final class PsClient implements AutoCloseable {
     this.connections = new Connections(config.shards, config.token, config.callTimeout, config.flowControlWindow);
     this.shards = connections.stubs();
     this.placement = new Placement(shards.size(), config.splitBytes);
-    this.transfers = new Transfers(shards, config.chunkBytes, config.worker, config.callTimeout, config.waitTimeout);
+    this.transfers = new Transfers(connections, this::mayWait, config.chunkBytes, config.worker,
+        config.callTimeout, config.waitTimeout);
   }
 
   /** A builder; {@link Builder#setShards} and {@link Builder#setToken} are required. */
@@ -61,6 +64,13 @@ public final class PsClient implements AutoCloseable {
     checkOpen();
     CreateRequest request = CreateRequest.newBuilder().addGroups(ProtoConvert.toProto(group)).build();
     Calls.all(shards, "create group '" + group.name() + "'", s -> s.create(request), config.callTimeout);
+    groupModes.put(group.name(), group.mode());
+  }
+
+  /** Whether reads of a variable may wait for other workers (its group is SYNC, SSP, or unknown here). */
+  private boolean mayWait(String name) {
+    VariableSpec spec = specs.get(name);
+    return spec == null || groupModes.getOrDefault(spec.group(), Consistency.SYNC) != Consistency.ASYNC;
   }
 
   /**
@@ -322,6 +332,7 @@ public final class PsClient implements AutoCloseable {
     Map<String, List<Placement.Slice>> found = new LinkedHashMap<>();
     Map<String, VariableInfoProto> protos = new LinkedHashMap<>();
     for (ListVariablesReply reply : Calls.all(shards, "listVariables", ShardStub::list, config.callTimeout)) {
+      reply.getGroupsList().forEach(g -> groupModes.putIfAbsent(g.getName(), ProtoConvert.fromProto(g).mode()));
       for (VariableInfoProto v : reply.getVariablesList()) {
         String n = v.getSpec().getName();
         VariableSpec shapeOnly = VariableSpec.builder().setName(n)

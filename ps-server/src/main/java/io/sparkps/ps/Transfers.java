@@ -1,5 +1,7 @@
 package io.sparkps.ps;
 
+import io.sparkps.ps.bulk.BulkClient;
+import io.sparkps.ps.grpc.Connections;
 import io.sparkps.ps.grpc.Frame;
 import io.sparkps.ps.grpc.FrameMarshaller;
 import io.sparkps.ps.grpc.ShardStub;
@@ -20,21 +22,30 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.function.Predicate;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 
 /** The data-moving half of {@link PsClient}: builds frames per shard and reads frames into arrays. */
 final class Transfers {
+  /** Transfers to one shard of at least this many bytes go over its bulk port when it has one. */
+  static final long BULK_MIN_BYTES = 1L << 20;
   private final List<ShardStub> shards;
+  private final Connections connections;
+  private final Predicate<String> mayWait;
   private final int chunkBytes;
   private final int worker;
   private final Duration callTimeout;
   private final Duration waitTimeout;
   private final AtomicLong step = new AtomicLong();
 
-  Transfers(List<ShardStub> shards, int chunkBytes, int worker, Duration callTimeout, Duration waitTimeout) {
-    this.shards = shards;
+  Transfers(Connections connections, Predicate<String> mayWait, int chunkBytes, int worker, Duration callTimeout,
+      Duration waitTimeout) {
+    this.connections = connections;
+    this.shards = connections.stubs();
+    this.mayWait = mayWait;
     this.chunkBytes = chunkBytes;
     this.worker = worker;
     this.callTimeout = callTimeout;
@@ -74,9 +85,13 @@ final class Transfers {
   void updateDense(UpdateOp op, Map<String, INDArray> values, Map<String, VariableSpec> specs, Placement placement,
       String what) {
     Map<Integer, List<TensorCodec.Piece>> pieces = new LinkedHashMap<>();
+    long shardsTouched = values.keySet().stream().flatMap(n -> placement.slicesOf(n).stream())
+        .mapToInt(Placement.Slice::shard).distinct().count();
     values.forEach((name, array) -> {
       ByteBuffer bytes = TensorCodec.bytes(array);
-      if (!specs.get(name).allowNonFinite()) {
+      if (!specs.get(name).allowNonFinite() && shardsTouched > 1) {
+        // Spanning several shards: check here so that a bad value reaches none of them. (A push to
+        // one shard is checked there, while the payload is in cache, before anything is applied.)
         long bad = TensorCodec.firstNonFinite(bytes);
         if (bad >= 0) {
           throw new IllegalArgumentException(what + " of variable '" + name + "' has "
@@ -135,8 +150,26 @@ final class Transfers {
     FrameHeader template = FrameHeader.newBuilder().setOp(op).setWorker(worker).setStep(step.get()).build();
     Map<ShardStub, CompletableFuture<UpdateReply>> futures = new LinkedHashMap<>();
     pieces.forEach((shard, list) -> {
-      List<Frame> frames = TensorCodec.frames(template, list, chunkBytes);
-      futures.put(shards.get(shard), shards.get(shard).update(frames));
+      ShardStub stub = shards.get(shard);
+      long bytes = list.stream().mapToLong(p -> p.bytes().remaining()).sum();
+      boolean dense = list.stream().allMatch(p -> p.rows().isEmpty());
+      if (bytes < BULK_MIN_BYTES || !dense) {
+        futures.put(stub, stub.update(TensorCodec.frames(template, list, chunkBytes)));
+        return;
+      }
+      futures.put(stub, CompletableFuture.supplyAsync(() -> {
+        BulkClient bulk = connections.bulk(shard);
+        if (bulk == null) {
+          return stub.update(TensorCodec.frames(template, list, chunkBytes)).join();
+        }
+        FrameHeader.Builder header = template.toBuilder();
+        List<ByteBuffer> parts = new ArrayList<>(list.size());
+        for (TensorCodec.Piece p : list) {
+          header.addSegments(Segment.newBuilder().setName(p.name()).setOffset(p.offset()).setCount(p.floats()));
+          parts.add(p.bytes());
+        }
+        return bulk.update(header.build(), parts);
+      }, connections.executor()));
     });
     return Calls.await(futures, what, callTimeout);
   }
@@ -146,6 +179,7 @@ final class Transfers {
       long clock, boolean noWait) {
     Map<Integer, PullRequest.Builder> requests = new LinkedHashMap<>();
     Map<String, ByteBuffer> targets = new LinkedHashMap<>();
+    Map<Integer, Long> bytes = new LinkedHashMap<>();
     destinations.forEach((name, array) -> {
       if (!TensorCodec.isDenseFloat(array)) {
         throw new IllegalArgumentException("pull destination for '" + name + "' must be float32 in 'c' order "
@@ -154,17 +188,11 @@ final class Transfers {
       targets.put(name, TensorCodec.bytes(array));
       for (Placement.Slice s : placement.slicesOf(name)) {
         request(requests, s.shard(), clock).addItems(PullItem.newBuilder().setName(name));
+        bytes.merge(s.shard(), 4 * s.length(), Long::sum);
       }
     });
-    AtomicLong minVersion = new AtomicLong(Long.MAX_VALUE);
-    pull(requests, noWait, shard -> (header, payload, bytes) -> {
-      for (Segment seg : header.getSegmentsList()) {
-        payload.readBytes(TensorCodec.range(targets.get(seg.getName()), seg.getOffset(), seg.getCount()));
-        minVersion.accumulateAndGet(seg.getVersion(), Math::min);
-      }
-      return Frame.received(header, null, 0);
-    });
-    return minVersion.get() == Long.MAX_VALUE ? 0 : minVersion.get();
+    return readInto(requests, bytes, seg -> TensorCodec.range(targets.get(seg.getName()), seg.getOffset(), seg.getCount()),
+        noWait);
   }
 
   INDArray pullRange(VariableSpec spec, List<Placement.Slice> slices, long rowStart, long rowEnd, long clock) {
@@ -174,20 +202,17 @@ final class Transfers {
     ByteBuffer target = TensorCodec.bytes(out);
     long base = rowStart * spec.rowLength();
     Map<Integer, PullRequest.Builder> requests = new LinkedHashMap<>();
+    Map<Integer, Long> bytes = new LinkedHashMap<>();
     for (Placement.Slice s : slices) {
       long from = Math.max(rowStart, s.rowStart());
       long to = Math.min(rowEnd, s.rowEnd());
       if (from < to) {
         request(requests, s.shard(), clock).addItems(PullItem.newBuilder().setName(spec.name())
             .setRowStart(from).setRowEnd(to));
+        bytes.merge(s.shard(), 4 * (to - from) * spec.rowLength(), Long::sum);
       }
     }
-    pull(requests, false, shard -> (header, payload, bytes) -> {
-      for (Segment seg : header.getSegmentsList()) {
-        payload.readBytes(TensorCodec.range(target, seg.getOffset() - base, seg.getCount()));
-      }
-      return Frame.received(header, null, 0);
-    });
+    readInto(requests, bytes, seg -> TensorCodec.range(target, seg.getOffset() - base, seg.getCount()), false);
     return out;
   }
 
@@ -221,6 +246,49 @@ final class Transfers {
       };
     });
     return out;
+  }
+
+  /**
+   * Reads dense items into the buffers {@code target} gives for each segment, over the bulk port
+   * when a shard's part is large (first awaiting readability over gRPC where the group may make
+   * reads wait), else over gRPC. Returns the lowest slice version read.
+   */
+  private long readInto(Map<Integer, PullRequest.Builder> requests, Map<Integer, Long> bytesPerShard,
+      Function<Segment, ByteBuffer> target, boolean noWait) {
+    Duration wait = noWait ? Duration.ZERO : waitTimeout;
+    AtomicLong minVersion = new AtomicLong(Long.MAX_VALUE);
+    Function<Segment, ByteBuffer> tracked = seg -> {
+      minVersion.accumulateAndGet(seg.getVersion(), Math::min);
+      return target.apply(seg);
+    };
+    FrameMarshaller.Sink sink = (header, payload, bytes) -> {
+      for (Segment seg : header.getSegmentsList()) {
+        payload.readBytes(tracked.apply(seg));
+      }
+      return Frame.received(header, null, 0);
+    };
+    Map<ShardStub, CompletableFuture<Object>> futures = new LinkedHashMap<>();
+    requests.forEach((shard, builder) -> {
+      PullRequest request = builder.build();
+      ShardStub stub = shards.get(shard);
+      if (bytesPerShard.getOrDefault(shard, 0L) < BULK_MIN_BYTES) {
+        futures.put(stub, stub.pull(request, sink, wait).thenApply(f -> f));
+        return;
+      }
+      boolean awaitFirst = !noWait && request.getItemsList().stream().anyMatch(i -> mayWait.test(i.getName()));
+      futures.put(stub, CompletableFuture.supplyAsync(() -> {
+        BulkClient bulk = connections.bulk(shard);
+        if (bulk == null) {
+          return stub.pull(request, sink, wait).join();
+        }
+        if (awaitFirst) {
+          stub.awaitReadable(request, wait).join();
+        }
+        return bulk.read(request, tracked);
+      }, connections.executor()));
+    });
+    Calls.await(futures, "pull", wait.plus(callTimeout));
+    return minVersion.get() == Long.MAX_VALUE ? 0 : minVersion.get();
   }
 
   private PullRequest.Builder request(Map<Integer, PullRequest.Builder> requests, int shard, long clock) {

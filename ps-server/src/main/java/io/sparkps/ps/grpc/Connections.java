@@ -7,10 +7,20 @@ import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
+import io.grpc.Status;
 import io.sparkps.ps.PsToken;
+import io.sparkps.ps.bulk.BulkClient;
+import io.sparkps.ps.grpc.proto.HelloReply;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -22,6 +32,11 @@ import java.util.concurrent.TimeUnit;
 public final class Connections implements AutoCloseable {
   private static final String IN_PROCESS = "inprocess:";
   private final List<ManagedChannel> channels = new ArrayList<>();
+  private final List<String> addresses;
+  private final PsToken token;
+  private final Duration callTimeout;
+  private final ScheduledExecutorService timer;
+  private final Map<Integer, Optional<BulkClient>> bulk = new ConcurrentHashMap<>();
   private final List<ShardStub> stubs = new ArrayList<>();
   private final ExecutorService executor;
   private final EventLoopGroup eventLoops;
@@ -31,7 +46,11 @@ public final class Connections implements AutoCloseable {
    * shard i, each call carrying {@code token}.
    */
   public Connections(List<String> addresses, PsToken token, Duration callTimeout, int flowControlWindow) {
+    this.addresses = List.copyOf(addresses);
+    this.token = token;
+    this.callTimeout = callTimeout;
     executor = Executors.newCachedThreadPool(new DefaultThreadFactory("sparkps-client", true));
+    timer = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("sparkps-client-timer", true));
     boolean anyNetty = addresses.stream().anyMatch(a -> !a.startsWith(IN_PROCESS));
     eventLoops = anyNetty ? new NioEventLoopGroup(1, new DefaultThreadFactory("sparkps-client-netty", true)) : null;
     for (int i = 0; i < addresses.size(); i++) {
@@ -62,6 +81,47 @@ public final class Connections implements AutoCloseable {
         .intercept(Auth.client(token)).build();
   }
 
+  /** Runs the client's background work (bulk transfers run here, in parallel across shards). */
+  public Executor executor() {
+    return executor;
+  }
+
+  /**
+   * The bulk client of a shard, or null when it has none (in process). Asks the shard once, and
+   * checks that it is the shard the address list says it is.
+   */
+  public BulkClient bulk(int shard) {
+    return bulk.computeIfAbsent(shard, this::openBulk).orElse(null);
+  }
+
+  private Optional<BulkClient> openBulk(int shard) {
+    String address = addresses.get(shard);
+    if (address.startsWith(IN_PROCESS)) {
+      return Optional.empty();
+    }
+    HelloReply hello;
+    try {
+      hello = stubs.get(shard).hello().get(callTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+    } catch (TimeoutException e) {
+      throw Status.DEADLINE_EXCEEDED.withDescription("no answer to hello within " + callTimeout.toMillis() + " ms")
+          .asRuntimeException();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw Status.CANCELLED.withDescription("interrupted").asRuntimeException();
+    }
+    if (hello.getShard() != shard) {
+      throw new IllegalStateException(address + " serves ps " + hello.getShard() + " but is listed as ps " + shard
+          + ": list the ps addresses in shard order");
+    }
+    if (hello.getBulkPort() == 0) {
+      return Optional.empty();
+    }
+    String host = address.substring(0, address.lastIndexOf(':'));
+    return Optional.of(new BulkClient(host, hello.getBulkPort(), token, callTimeout, timer));
+  }
+
   /** One stub per shard, index i for shard i. */
   public List<ShardStub> stubs() {
     return stubs;
@@ -80,7 +140,9 @@ public final class Connections implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    bulk.values().forEach(b -> b.ifPresent(BulkClient::close));
     executor.shutdownNow();
+    timer.shutdownNow();
     if (eventLoops != null) {
       eventLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
     }

@@ -20,9 +20,11 @@ public final class Frame {
   private final int payloadBytes;
   private final float[] data;
   private final int count;
+  private final int firstNonFinite;
 
   private Frame(FrameHeader header, List<FloatRange> floatParts, List<ByteBuffer> byteParts,
-      int payloadBytes, float[] data, int count) {
+      int payloadBytes, float[] data, int count, int firstNonFinite) {
+    this.firstNonFinite = firstNonFinite;
     this.header = header;
     this.floatParts = floatParts;
     this.byteParts = byteParts;
@@ -34,18 +36,28 @@ public final class Frame {
   /** An outgoing frame whose payload is read from float array ranges. */
   public static Frame ofFloats(FrameHeader header, List<FloatRange> parts) {
     int floats = parts.stream().mapToInt(FloatRange::length).sum();
-    return new Frame(header, List.copyOf(parts), List.of(), floats * 4, null, 0);
+    return new Frame(header, List.copyOf(parts), List.of(), floats * 4, null, 0, -2);
   }
 
   /** An outgoing frame whose payload is read from little-endian byte buffers (their remaining bytes). */
   public static Frame ofBytes(FrameHeader header, List<ByteBuffer> parts) {
     int bytes = parts.stream().mapToInt(ByteBuffer::remaining).sum();
-    return new Frame(header, List.of(), List.copyOf(parts), bytes, null, 0);
+    return new Frame(header, List.of(), List.copyOf(parts), bytes, null, 0, -2);
   }
 
-  /** A received frame with {@code count} floats in {@code data}. */
+  /** A received frame with {@code count} floats in {@code data}, not checked for NaN. */
   public static Frame received(FrameHeader header, float[] data, int count) {
-    return new Frame(header, List.of(), List.of(), count * 4, data, count);
+    return new Frame(header, List.of(), List.of(), count * 4, data, count, -2);
+  }
+
+  /** A received frame whose first NaN or infinite value is at {@code firstNonFinite} (-1: none). */
+  static Frame checked(FrameHeader header, float[] data, int count, int firstNonFinite) {
+    return new Frame(header, List.of(), List.of(), count * 4, data, count, firstNonFinite);
+  }
+
+  /** Where the receiver found the first NaN or infinite value: -1 none, -2 not checked. */
+  public int firstNonFinite() {
+    return firstNonFinite;
   }
 
   /** The header. */

@@ -5,6 +5,7 @@ import io.grpc.KnownLength;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.sparkps.ps.grpc.proto.FrameHeader;
+import io.sparkps.ps.server.FiniteCheck;
 import io.sparkps.ps.server.FloatPool;
 import io.sparkps.ps.server.FloatRange;
 import java.io.ByteArrayOutputStream;
@@ -41,7 +42,7 @@ public final class FrameMarshaller implements MethodDescriptor.Marshaller<Frame>
       int n = bytes / 4;
       float[] data = pool.take(n);
       payload.readFloats(data, 0, n);
-      return Frame.received(header, data, n);
+      return Frame.checked(header, data, n, FiniteCheck.firstNonFinite(data, 0, n));
     });
   }
 

@@ -9,6 +9,8 @@ import io.sparkps.ps.grpc.proto.AwaitInitializedRequest;
 import io.sparkps.ps.grpc.proto.CreateReply;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.EchoMessage;
+import io.sparkps.ps.grpc.proto.HelloReply;
+import io.sparkps.ps.grpc.proto.HelloRequest;
 import io.sparkps.ps.grpc.proto.ListVariablesReply;
 import io.sparkps.ps.grpc.proto.ListVariablesRequest;
 import io.sparkps.ps.grpc.proto.PullRequest;
@@ -41,6 +43,10 @@ final class PsMethods {
       unary("Snapshot", SnapshotRequest.getDefaultInstance(), SnapshotReply.getDefaultInstance());
   static final MethodDescriptor<SnapshotRequest, SnapshotReply> RESTORE =
       unary("Restore", SnapshotRequest.getDefaultInstance(), SnapshotReply.getDefaultInstance());
+  static final MethodDescriptor<PullRequest, AwaitInitializedReply> AWAIT_READABLE =
+      unary("AwaitReadable", PullRequest.getDefaultInstance(), AwaitInitializedReply.getDefaultInstance());
+  static final MethodDescriptor<HelloRequest, HelloReply> HELLO =
+      unary("Hello", HelloRequest.getDefaultInstance(), HelloReply.getDefaultInstance());
   static final MethodDescriptor<EchoMessage, EchoMessage> ECHO =
       unary("Echo", EchoMessage.getDefaultInstance(), EchoMessage.getDefaultInstance());
   static final MethodDescriptor<ShutdownRequest, ShutdownReply> SHUTDOWN =

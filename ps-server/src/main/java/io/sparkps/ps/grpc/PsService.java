@@ -11,6 +11,8 @@ import io.sparkps.ps.grpc.proto.AwaitInitializedReply;
 import io.sparkps.ps.grpc.proto.AwaitInitializedRequest;
 import io.sparkps.ps.grpc.proto.CreateReply;
 import io.sparkps.ps.grpc.proto.CreateRequest;
+import io.sparkps.ps.grpc.proto.HelloReply;
+import io.sparkps.ps.grpc.proto.HelloRequest;
 import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.ShutdownReply;
 import io.sparkps.ps.grpc.proto.SnapshotReply;
@@ -48,13 +50,15 @@ public final class PsService {
   private final long maxWaitMs;
   private final Runnable onShutdown;
   private final String name;
+  private final int bulkPort;
 
   /**
    * A service over {@code store}. {@code copyPayloads} must be set for in-process transports,
    * which hand frames over without serializing them.
    */
   public PsService(ShardStore store, Waiters waiters, FloatPool pool, int maxFrameFloats,
-      boolean copyPayloads, long maxWaitMs, Runnable onShutdown) {
+      boolean copyPayloads, long maxWaitMs, int bulkPort, Runnable onShutdown) {
+    this.bulkPort = bulkPort;
     this.store = store;
     this.updates = new Updates(store);
     this.reads = new Reads(store, maxFrameFloats);
@@ -82,6 +86,10 @@ public final class PsService {
             reply(o, () -> io(() -> snapshots().save(r.getPath())))))
         .addMethod(PsMethods.RESTORE, ServerCalls.asyncUnaryCall((SnapshotRequest r, StreamObserver<SnapshotReply> o) ->
             reply(o, () -> io(() -> snapshots().restore(r.getPath())))))
+        .addMethod(PsMethods.AWAIT_READABLE, ServerCalls.asyncUnaryCall(this::awaitReadable))
+        .addMethod(PsMethods.HELLO, ServerCalls.asyncUnaryCall((HelloRequest r, StreamObserver<HelloReply> o) ->
+            reply(o, () -> HelloReply.newBuilder().setShard(store.shardIndex()).setBulkPort(bulkPort)
+                .setBulkVersion(1).build())))
         .addMethod(PsMethods.ECHO, ServerCalls.asyncUnaryCall((r, o) -> reply(o, () -> r)))
         .addMethod(PsMethods.SHUTDOWN, ServerCalls.asyncUnaryCall((r, o) -> {
           reply(o, ShutdownReply::getDefaultInstance);
@@ -130,7 +138,7 @@ public final class PsService {
   private void applyAndReply(List<Frame> frames, StreamObserver<UpdateReply> observer) {
     try {
       List<Payload> payloads = new ArrayList<>(frames.size());
-      frames.forEach(f -> payloads.add(new Payload(f.header(), f.data(), f.count())));
+      frames.forEach(f -> payloads.add(new Payload(f.header(), f.data(), f.count(), f.firstNonFinite())));
       reply(observer, () -> updates.apply(payloads));
     } finally {
       frames.forEach(f -> pool.give(f.data()));
@@ -180,6 +188,18 @@ public final class PsService {
     long timeout = boundedWait(request.getTimeoutMs());
     bounded(observer, () -> reads.blocker(request), timeout, () -> sendPull(request, observer),
         missing -> "waited " + timeout + " ms: " + missing);
+  }
+
+  private void awaitReadable(PullRequest request, StreamObserver<AwaitInitializedReply> observer) {
+    try {
+      reads.validate(request);
+    } catch (RuntimeException e) {
+      observer.onError(StatusMapping.toStatus(e).asRuntimeException());
+      return;
+    }
+    long timeout = boundedWait(request.getTimeoutMs());
+    bounded(observer, () -> reads.blocker(request), timeout,
+        () -> reply(observer, AwaitInitializedReply::getDefaultInstance), missing -> "waited " + timeout + " ms: " + missing);
   }
 
   private void sendPull(PullRequest request, StreamObserver<Frame> observer) {

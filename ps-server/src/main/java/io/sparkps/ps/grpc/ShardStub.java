@@ -10,6 +10,8 @@ import io.sparkps.ps.grpc.proto.AwaitInitializedRequest;
 import io.sparkps.ps.grpc.proto.CreateReply;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.EchoMessage;
+import io.sparkps.ps.grpc.proto.HelloReply;
+import io.sparkps.ps.grpc.proto.HelloRequest;
 import io.sparkps.ps.grpc.proto.ListVariablesReply;
 import io.sparkps.ps.grpc.proto.ListVariablesRequest;
 import io.sparkps.ps.grpc.proto.PullRequest;
@@ -81,6 +83,16 @@ public final class ShardStub {
   /** Restores a snapshot. */
   public CompletableFuture<SnapshotReply> restore(String path) {
     return unary(PsMethods.RESTORE, SnapshotRequest.newBuilder().setPath(path).build(), callTimeout);
+  }
+
+  /** The shard's identity and bulk port. */
+  public CompletableFuture<HelloReply> hello() {
+    return unary(PsMethods.HELLO, HelloRequest.getDefaultInstance(), callTimeout);
+  }
+
+  /** Waits on the server until {@code request} may be read (SYNC/SSP), at most {@code wait}. */
+  public CompletableFuture<?> awaitReadable(PullRequest request, Duration wait) {
+    return unary(PsMethods.AWAIT_READABLE, request, wait.plus(callTimeout));
   }
 
   /** A plain protobuf round trip (diagnostics and benchmarks). */

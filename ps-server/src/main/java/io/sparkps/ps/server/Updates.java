@@ -27,7 +27,7 @@ public final class Updates {
   }
 
   /** One segment of the request with its payload. */
-  private record Piece(VariableSlice slice, Segment segment, float[] data, int dataOffset) {}
+  private record Piece(VariableSlice slice, Segment segment, float[] data, int dataOffset, int firstNonFinite) {}
 
   /** Validates and applies; the frames all carry the same op, worker and step. */
   public UpdateReply apply(List<Payload> frames) {
@@ -41,7 +41,7 @@ public final class Updates {
       }
       int pos = 0;
       for (Segment seg : h.getSegmentsList()) {
-        pieces.add(new Piece(store.slice(seg.getName()), seg, frame.data(), pos));
+        pieces.add(new Piece(store.slice(seg.getName()), seg, frame.data(), pos, frame.firstNonFinite()));
         names.add(seg.getName());
         pos += (int) seg.getCount();
       }
@@ -117,16 +117,23 @@ public final class Updates {
   }
 
   private static void checkFinite(Piece p, String where, UpdateOp op) {
-    float[] d = p.data();
-    int end = p.dataOffset() + (int) p.segment().getCount();
-    for (int i = p.dataOffset(); i < end; i++) {
-      if (!Float.isFinite(d[i])) {
-        long element = p.segment().getOffset() + (i - p.dataOffset());
-        throw PsError.invalid((op == UpdateOp.GRADIENT ? "gradient" : op.name().toLowerCase() + " value")
-            + " for " + where + " has " + d[i] + " at element " + element
-            + "; the update was rejected and nothing was applied (fix the computation, or create the "
-            + "variable with allowNonFinite to accept such values)");
-      }
+    int n = (int) p.segment().getCount();
+    int known = p.firstNonFinite();
+    int bad;
+    if (known == -1 || known >= p.dataOffset() + n) {
+      bad = -1;
+    } else if (known >= p.dataOffset()) {
+      bad = known - p.dataOffset();
+    } else {
+      bad = FiniteCheck.firstNonFinite(p.data(), p.dataOffset(), n);
+    }
+    if (bad >= 0) {
+      float value = p.data()[p.dataOffset() + bad];
+      long element = p.segment().getOffset() + bad;
+      throw PsError.invalid((op == UpdateOp.GRADIENT ? "gradient" : op.name().toLowerCase() + " value")
+          + " for " + where + " has " + value + " at element " + element
+          + "; the update was rejected and nothing was applied (fix the computation, or create the "
+          + "variable with allowNonFinite to accept such values)");
     }
   }
 

@@ -1,0 +1,231 @@
+package io.sparkps.ps.bulk;
+
+import io.grpc.Status;
+import io.sparkps.ps.PsToken;
+import io.sparkps.ps.grpc.StatusMapping;
+import io.sparkps.ps.grpc.proto.FrameHeader;
+import io.sparkps.ps.grpc.proto.PullRequest;
+import io.sparkps.ps.server.FiniteCheck;
+import io.sparkps.ps.server.FloatPool;
+import io.sparkps.ps.server.FloatRange;
+import io.sparkps.ps.server.Payload;
+import io.sparkps.ps.server.Reads;
+import io.sparkps.ps.server.Updates;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.security.MessageDigest;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadFactory;
+
+/**
+ * The bulk port of one shard: one thread per connection, each serving one request at a time.
+ * Reads never wait here (the client awaits readability over gRPC first, where the wait ends with
+ * its call). {@link #close()} closes the port and every connection, which ends their threads.
+ */
+public final class BulkServer implements AutoCloseable {
+  private static final int CHUNK = 1 << 20;
+  private final ServerSocketChannel server;
+  private final byte[] token;
+  private final Updates updates;
+  private final Reads reads;
+  private final FloatPool pool;
+  private final ThreadFactory threads;
+  private final Set<SocketChannel> open = ConcurrentHashMap.newKeySet();
+  private volatile boolean closed;
+
+  /** Binds {@code host} on any free port and starts accepting. */
+  public BulkServer(String host, PsToken token, Updates updates, Reads reads, FloatPool pool,
+      ThreadFactory threads) throws IOException {
+    this.server = ServerSocketChannel.open().bind(new InetSocketAddress(host, 0));
+    this.token = token.secret().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    this.updates = updates;
+    this.reads = reads;
+    this.pool = pool;
+    this.threads = threads;
+    threads.newThread(this::acceptLoop).start();
+  }
+
+  /** The bound port. */
+  public int port() {
+    return ((InetSocketAddress) server.socket().getLocalSocketAddress()).getPort();
+  }
+
+  private void acceptLoop() {
+    while (!closed) {
+      try {
+        SocketChannel ch = server.accept();
+        ch.socket().setTcpNoDelay(true);
+        open.add(ch);
+        threads.newThread(() -> serve(ch)).start();
+      } catch (IOException e) {
+        return;
+      }
+    }
+  }
+
+  private void serve(SocketChannel ch) {
+    Connection c = new Connection(ch);
+    try (ch) {
+      if (!c.handshake()) {
+        return;
+      }
+      while (!closed) {
+        c.serveOne();
+      }
+    } catch (IOException e) {
+      // the client closed the connection, or the server is stopping
+    } finally {
+      open.remove(ch);
+    }
+  }
+
+  /** One connection's state: its reusable transfer buffer. */
+  private final class Connection {
+    private final SocketChannel ch;
+    private ByteBuffer buffer = ByteBuffer.allocateDirect(CHUNK).order(ByteOrder.LITTLE_ENDIAN);
+
+    Connection(SocketChannel ch) {
+      this.ch = ch;
+    }
+
+    boolean handshake() throws IOException {
+      ByteBuffer hello = BulkWire.read(ch, 12);
+      int magic = hello.getInt();
+      int version = hello.getInt();
+      int length = hello.getInt();
+      byte[] given = length >= 0 && length <= 4096 ? BulkWire.read(ch, length).array() : new byte[0];
+      if (magic != BulkWire.MAGIC || version != BulkWire.VERSION) {
+        BulkWire.writeFully(ch, BulkWire.head(Status.Code.UNIMPLEMENTED.value(),
+            BulkWire.utf8("not a SparkPS bulk client of protocol version " + BulkWire.VERSION), 0));
+        return false;
+      }
+      if (!MessageDigest.isEqual(token, given)) {
+        BulkWire.writeFully(ch, BulkWire.head(Status.Code.UNAUTHENTICATED.value(),
+            BulkWire.utf8("wrong SparkPS token on the bulk port: it accepts only tasks of its own run"), 0));
+        return false;
+      }
+      BulkWire.writeFully(ch, ByteBuffer.wrap(new byte[] {0}));
+      return true;
+    }
+
+    void serveOne() throws IOException {
+      byte kind = BulkWire.read(ch, 1).get();
+      byte[] header = BulkWire.readBlock(ch);
+      long payloadBytes = BulkWire.read(ch, 8).getLong();
+      if (kind == BulkWire.UPDATE) {
+        update(FrameHeader.parseFrom(header), payloadBytes);
+      } else if (kind == BulkWire.READ) {
+        read(PullRequest.parseFrom(header));
+      } else {
+        throw new IOException("unknown bulk request kind " + kind);
+      }
+    }
+
+    private void update(FrameHeader header, long payloadBytes) throws IOException {
+      if (payloadBytes % 4 != 0 || payloadBytes > Integer.MAX_VALUE) {
+        throw new IOException("bulk payload of " + payloadBytes + " bytes is not a float32 array");
+      }
+      int n = (int) (payloadBytes / 4);
+      float[] data = pool.take(n);
+      try {
+        int firstBad = -1;
+        for (int done = 0; done < n; ) {
+          int k = Math.min(n - done, buffer.capacity() / 4);
+          buffer.clear().limit(k * 4);
+          BulkWire.readFully(ch, buffer);
+          buffer.flip();
+          buffer.asFloatBuffer().get(data, done, k);
+          if (firstBad < 0) {
+            int bad = FiniteCheck.firstNonFinite(data, done, k);
+            firstBad = bad < 0 ? -1 : done + bad;
+          }
+          done += k;
+        }
+        int checked = firstBad;
+        respond(() -> updates.apply(List.of(new Payload(header, data, n, checked))).toByteArray());
+      } finally {
+        pool.give(data);
+      }
+    }
+
+    private void read(PullRequest request) throws IOException {
+      FrameHeader.Builder all = FrameHeader.newBuilder();
+      long[] bytes = {0};
+      byte[] failure = null;
+      int code = 0;
+      try {
+        reads.validate(request);
+        buffer.clear();
+        reads.read(request, (frame, parts) -> {
+          all.addAllSegments(frame.getSegmentsList());
+          for (FloatRange r : parts) {
+            ensure(bytes[0] + 4L * r.length());
+            buffer.asFloatBuffer().put((int) (bytes[0] / 4), r.array(), r.offset(), r.length());
+            bytes[0] += 4L * r.length();
+          }
+        });
+      } catch (RuntimeException e) {
+        Status s = StatusMapping.toStatus(e);
+        code = s.getCode().value();
+        failure = BulkWire.utf8(String.valueOf(s.getDescription()));
+      }
+      if (failure != null) {
+        BulkWire.writeFully(ch, BulkWire.head(code, failure, 0));
+        return;
+      }
+      buffer.position(0).limit((int) bytes[0]);
+      BulkWire.writeFully(ch, BulkWire.head(0, all.build().toByteArray(), bytes[0]), buffer);
+    }
+
+    /** Grows the transfer buffer, keeping its contents. */
+    private void ensure(long capacity) {
+      if (capacity > buffer.capacity()) {
+        ByteBuffer bigger = ByteBuffer.allocateDirect((int) Math.max(capacity, 2L * buffer.capacity()))
+            .order(ByteOrder.LITTLE_ENDIAN);
+        buffer.position(0).limit(buffer.capacity());
+        bigger.put(buffer).clear();
+        buffer = bigger;
+      }
+    }
+
+    private void respond(ReplySupplier body) throws IOException {
+      byte[] reply;
+      try {
+        reply = body.get();
+      } catch (RuntimeException e) {
+        Status s = StatusMapping.toStatus(e);
+        BulkWire.writeFully(ch, BulkWire.head(s.getCode().value(), BulkWire.utf8(String.valueOf(s.getDescription())), 0));
+        return;
+      }
+      BulkWire.writeFully(ch, BulkWire.head(0, reply, 0));
+    }
+  }
+
+  private interface ReplySupplier {
+    byte[] get();
+  }
+
+  /** Stops accepting and closes every connection. */
+  @Override
+  public void close() {
+    closed = true;
+    try {
+      server.close();
+    } catch (IOException e) {
+      // closing: nothing more to do with it
+    }
+    for (SocketChannel ch : open) {
+      try {
+        ch.close();
+      } catch (IOException e) {
+        // closing: the serving thread ends on its next read
+      }
+    }
+  }
+}

@@ -1,0 +1,232 @@
+package io.sparkps.ps.bench;
+
+import io.sparkps.ps.ParameterServer;
+import io.sparkps.ps.PsClient;
+import io.sparkps.ps.PsToken;
+import io.sparkps.ps.VariableSpec;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+
+/**
+ * Parameter-server transport against raw loopback TCP, measured side by side in one JVM.
+ *
+ * <p>Each round measures, in turn: raw NIO TCP (direct buffers) moving the same bytes, PS push
+ * (SGD applied on the server) and PS pull (into a preallocated ND4J array), with 1 and 2 shards,
+ * for 16 and 64 MiB; ratios are taken within the round and their medians printed. Then p50/p99
+ * latency of a 1 KiB assignAdd against a bare protobuf unary echo on the same channel.
+ *
+ * <p>Run: {@code mvn -q -pl ps-server exec:exec@benchmark} (after {@code mvn install -DskipTests}).
+ * Arguments: rounds (default 7), latency ops (default 3000).
+ */
+public final class TransportBenchmark {
+  private static final int[] SIZES_MIB = {16, 64};
+  private static final int[] SHARDS = {1, 2};
+
+  private TransportBenchmark() {}
+
+  public static void main(String[] args) throws Exception {
+    int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 7;
+    int latencyOps = args.length > 1 ? Integer.parseInt(args[1]) : 3000;
+    System.out.printf("SparkPS transport benchmark: %d rounds, %d cores, Java %s%n", rounds,
+        Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
+    try (RawTcp tcp = new RawTcp(); Ps ps1 = new Ps(1); Ps ps2 = new Ps(2)) {
+      Map<String, List<Double>> ratios = new LinkedHashMap<>();
+      Map<String, List<Double>> rates = new LinkedHashMap<>();
+      for (int round = -2; round < rounds; round++) {
+        for (int mib : SIZES_MIB) {
+          double tcpRate = tcp.throughput(mib << 20);
+          record(rates, round, "tcp " + mib + " MiB", tcpRate);
+          for (Ps ps : List.of(ps1, ps2)) {
+            double push = ps.push(mib);
+            double pull = ps.pull(mib);
+            String key = mib + " MiB, " + ps.shards + " shard" + (ps.shards > 1 ? "s" : "");
+            record(rates, round, "push " + key, push);
+            record(rates, round, "pull " + key, pull);
+            record(ratios, round, "push/tcp " + key, push / tcpRate);
+            record(ratios, round, "pull/tcp " + key, pull / tcpRate);
+          }
+        }
+      }
+      System.out.println();
+      System.out.println("throughput, MiB/s (median of rounds):");
+      rates.forEach((k, v) -> System.out.printf("  %-28s %8.0f%n", k, median(v)));
+      System.out.println("ratios (median of per-round ratios; target >= 0.5):");
+      ratios.forEach((k, v) -> System.out.printf("  %-28s %6.2f   (min %.2f, max %.2f)%n", k, median(v),
+          v.stream().mapToDouble(Double::doubleValue).min().orElse(0),
+          v.stream().mapToDouble(Double::doubleValue).max().orElse(0)));
+      ps1.latency(latencyOps);
+    }
+    System.exit(0);
+  }
+
+  private static void record(Map<String, List<Double>> into, int round, String key, double value) {
+    if (round >= 0) {
+      into.computeIfAbsent(key, k -> new ArrayList<>()).add(value);
+    }
+  }
+
+  static double median(List<Double> values) {
+    double[] v = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+    return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+  }
+
+  private static double mibPerSecond(long bytes, long nanos) {
+    return bytes / (1024.0 * 1024.0) / (nanos / 1e9);
+  }
+
+  /** A loopback TCP sink: reads N bytes into a direct buffer, answers one byte. */
+  private static final class RawTcp implements AutoCloseable {
+    private final ServerSocketChannel server;
+    private final SocketChannel client;
+    private final Thread sink;
+    private final ByteBuffer send = ByteBuffer.allocateDirect(64 << 20);
+    private final ByteBuffer header = ByteBuffer.allocateDirect(4);
+    private final ByteBuffer ack = ByteBuffer.allocateDirect(1);
+
+    RawTcp() throws IOException {
+      server = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+      client = SocketChannel.open(server.getLocalAddress());
+      SocketChannel accepted = server.accept();
+      sink = new Thread(() -> serve(accepted), "raw-tcp-sink");
+      sink.setDaemon(true);
+      sink.start();
+    }
+
+    private static void serve(SocketChannel ch) {
+      ByteBuffer len = ByteBuffer.allocateDirect(4);
+      ByteBuffer data = ByteBuffer.allocateDirect(64 << 20);
+      ByteBuffer reply = ByteBuffer.allocateDirect(1);
+      try {
+        while (true) {
+          len.clear();
+          readFully(ch, len);
+          data.clear().limit(len.flip().getInt());
+          readFully(ch, data);
+          reply.clear();
+          ch.write(reply.put((byte) 1).flip());
+        }
+      } catch (IOException e) {
+        // closed: the benchmark is over
+      }
+    }
+
+    private static void readFully(SocketChannel ch, ByteBuffer b) throws IOException {
+      while (b.hasRemaining()) {
+        if (ch.read(b) < 0) {
+          throw new IOException("closed");
+        }
+      }
+    }
+
+    double throughput(int bytes) throws IOException {
+      long t0 = System.nanoTime();
+      header.clear().putInt(bytes).flip();
+      while (header.hasRemaining()) {
+        client.write(header);
+      }
+      send.clear().limit(bytes);
+      while (send.hasRemaining()) {
+        client.write(send);
+      }
+      ack.clear();
+      readFully(client, ack);
+      return mibPerSecond(bytes, System.nanoTime() - t0);
+    }
+
+    @Override
+    public void close() throws IOException {
+      client.close();
+      server.close();
+    }
+  }
+
+  /** P shards on loopback and one client, with variables of each benchmark size. */
+  private static final class Ps implements AutoCloseable {
+    final int shards;
+    private final List<ParameterServer> servers = new ArrayList<>();
+    private final PsClient client;
+    private final Map<Integer, INDArray> gradients = new LinkedHashMap<>();
+    private final Map<Integer, INDArray> destinations = new LinkedHashMap<>();
+
+    Ps(int shards) {
+      this.shards = shards;
+      PsToken token = PsToken.generate();
+      for (int i = 0; i < shards; i++) {
+        servers.add(ParameterServer.builder().setShardIndex(i).setToken(token).build().start());
+      }
+      client = PsClient.builder().setShards(servers.stream().map(ParameterServer::address).toList())
+          .setToken(token).build();
+      for (int mib : SIZES_MIB) {
+        long rows = (mib << 20) / 4 / 1024;
+        client.create(VariableSpec.of(name(mib), rows, 1024));
+        gradients.put(mib, Nd4j.rand(DataType.FLOAT, rows, 1024).muli(1e-3));
+        destinations.put(mib, Nd4j.create(DataType.FLOAT, rows, 1024));
+      }
+      client.create(VariableSpec.of("small", 256));
+      client.initializeAll();
+    }
+
+    private static String name(int mib) {
+      return "v" + mib;
+    }
+
+    double push(int mib) {
+      long t0 = System.nanoTime();
+      client.push(Map.of(name(mib), gradients.get(mib)));
+      return mibPerSecond((long) mib << 20, System.nanoTime() - t0);
+    }
+
+    double pull(int mib) {
+      long t0 = System.nanoTime();
+      client.pullInto(Map.of(name(mib), destinations.get(mib)));
+      return mibPerSecond((long) mib << 20, System.nanoTime() - t0);
+    }
+
+    void latency(int ops) {
+      INDArray delta = Nd4j.ones(DataType.FLOAT, 256);
+      byte[] payload = new byte[1024];
+      Map<String, INDArray> update = Map.of("small", delta);
+      for (int i = 0; i < ops / 2; i++) {
+        client.assignAdd(update);
+        client.echo(0, payload);
+      }
+      long[] op = new long[ops];
+      long[] echo = new long[ops];
+      for (int i = 0; i < ops; i++) {
+        long t0 = System.nanoTime();
+        client.assignAdd(update);
+        long t1 = System.nanoTime();
+        client.echo(0, payload);
+        long t2 = System.nanoTime();
+        op[i] = t1 - t0;
+        echo[i] = t2 - t1;
+      }
+      Arrays.sort(op);
+      Arrays.sort(echo);
+      double opP50 = op[ops / 2] / 1e3;
+      double echoP50 = echo[ops / 2] / 1e3;
+      System.out.printf("latency, 1 KiB, %d ops each, interleaved:%n", ops);
+      System.out.printf("  assignAdd   p50 %7.1f us   p99 %7.1f us%n", opP50, op[ops * 99 / 100] / 1e3);
+      System.out.printf("  bare echo   p50 %7.1f us   p99 %7.1f us%n", echoP50, echo[ops * 99 / 100] / 1e3);
+      System.out.printf("  op/echo p50 %6.2f   (target <= 1.5)   p99 ratio %6.2f%n", opP50 / echoP50,
+          (double) op[ops * 99 / 100] / echo[ops * 99 / 100]);
+    }
+
+    @Override
+    public void close() {
+      client.close();
+      servers.forEach(ParameterServer::close);
+    }
+  }
+}
