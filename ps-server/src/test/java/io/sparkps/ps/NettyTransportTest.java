@@ -32,6 +32,48 @@ class NettyTransportTest {
   }
 
   @Test
+  void bulkPush_withNaN_isRejectedByTheShardAndNothingChanges() {
+    try (TestCluster cluster = TestCluster.netty(1); PsClient c = cluster.client(0)) {
+      c.create(VariableSpec.builder().setName("w").setShape(1024, 1024).optInitializer(Initializer.constant(1)).build());
+      c.initializeAll();
+      INDArray g = Nd4j.ones(DataType.FLOAT, 1024, 1024);
+      g.putScalar(1023, 1000, Float.POSITIVE_INFINITY);
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> c.push(Map.of("w", g)));
+      assertTrue(e.getMessage().contains("'w' on ps 0") && e.getMessage().contains("Infinity")
+          && e.getMessage().contains("element " + (1023 * 1024 + 1000)), e.getMessage());
+      assertEquals(1024.0 * 1024, c.pull("w").sumNumber().doubleValue(), 0);
+      assertEquals(0, c.read("w").version());
+      g.putScalar(1023, 1000, 1f);
+      c.push(Map.of("w", g));
+      assertEquals(1, c.read("w").version(), "the connection is still usable after a refused update");
+    }
+  }
+
+  @Test
+  void syncOverBulk_pullsWaitForTheOtherWorker() throws Exception {
+    try (TestCluster cluster = TestCluster.netty(2); PsClient w0 = cluster.client(0); PsClient w1 = cluster.client(1)) {
+      VariableSpec spec = VariableSpec.builder().setName("big").setShape(2048, 1024).optGroup("sync")
+          .optOptimizer(OptimizerConfig.sgd(1)).build();
+      for (PsClient c : List.of(w0, w1)) {
+        c.createGroup(ConsistencyGroup.sync("sync", 2));
+        c.create(spec);
+      }
+      w0.initializeAll();
+      INDArray ones = Nd4j.ones(DataType.FLOAT, 2048, 1024);
+      w0.pull("big");
+      w0.push(Map.of("big", ones));
+      java.util.concurrent.CompletableFuture<INDArray> next = java.util.concurrent.CompletableFuture.supplyAsync(() -> w0.pull("big"));
+      Thread.sleep(300);
+      assertTrue(!next.isDone(), "worker 0's read of step 1 waits for worker 1's gradient");
+      w1.pull("big");
+      w1.push(Map.of("big", ones.mul(3)));
+      INDArray step1 = next.get(30, java.util.concurrent.TimeUnit.SECONDS);
+      assertEquals(-2.0, step1.getDouble(2047, 1023), 0, "one SGD step with the average of 1 and 3");
+      assertEquals(-2.0 * 2048 * 1024, step1.sumNumber().doubleValue(), 1);
+    }
+  }
+
+  @Test
   void sparseRows_overTheNetwork() {
     try (TestCluster cluster = TestCluster.netty(2); PsClient c = cluster.client(0)) {
       c.create(VariableSpec.builder().setName("emb").setShape(1 << 16, 64).optInitializer(Initializer.uniform(-1, 1, 9))
