@@ -29,7 +29,7 @@ import java.util.concurrent.ThreadFactory;
  * its call). {@link #close()} closes the port and every connection, which ends their threads.
  */
 public final class BulkServer implements AutoCloseable {
-  private static final int CHUNK = 1 << 20;
+  private static final int CHUNK = 256 << 10;
   private final ServerSocketChannel server;
   private final byte[] token;
   private final Updates updates;

@@ -27,7 +27,7 @@ import org.nd4j.linalg.factory.Nd4j;
  * latency of a 1 KiB assignAdd against a bare protobuf unary echo on the same channel.
  *
  * <p>Run: {@code mvn -q -pl ps-server exec:exec@benchmark} (after {@code mvn install -DskipTests}).
- * Arguments: rounds (default 7), latency ops (default 3000).
+ * Arguments: rounds (default 9), latency ops (default 3000).
  */
 public final class TransportBenchmark {
   private static final int[] SIZES_MIB = {16, 64};
@@ -36,7 +36,7 @@ public final class TransportBenchmark {
   private TransportBenchmark() {}
 
   public static void main(String[] args) throws Exception {
-    int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 7;
+    int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 9;
     int latencyOps = args.length > 1 ? Integer.parseInt(args[1]) : 3000;
     System.out.printf("SparkPS transport benchmark: %d rounds, %d cores, Java %s%n", rounds,
         Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
