@@ -5,12 +5,9 @@ import io.sparkps.ps.grpc.ProtoConvert;
 import io.sparkps.ps.grpc.ShardStub;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.EchoMessage;
-import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.ListVariablesReply;
 import io.sparkps.ps.grpc.proto.SliceDecl;
 import io.sparkps.ps.grpc.proto.UpdateOp;
-import io.sparkps.ps.grpc.proto.UpdateReply;
-import io.sparkps.ps.grpc.proto.VariableInfoProto;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -20,8 +17,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
@@ -38,10 +33,7 @@ public final class PsClient implements AutoCloseable {
   private final Builder config;
   private final Connections connections;
   private final List<ShardStub> shards;
-  private final Placement placement;
-  private final Map<String, VariableSpec> specs = new ConcurrentHashMap<>();
-  private final Map<String, Consistency> groupModes = new ConcurrentHashMap<>(
-      Map.of(ConsistencyGroup.DEFAULT_NAME, Consistency.ASYNC));
+  private final VariableCatalog catalog;
   private final Transfers transfers;
   private volatile boolean closed;
 
@@ -49,8 +41,9 @@ public final class PsClient implements AutoCloseable {
     this.config = config;
     this.connections = new Connections(config.shards, config.token, config.callTimeout, config.flowControlWindow);
     this.shards = connections.stubs();
-    this.placement = new Placement(shards.size(), config.splitBytes);
-    this.transfers = new Transfers(connections, this::mayWait, config.chunkBytes, config.worker,
+    this.catalog = new VariableCatalog(new Placement(shards.size(), config.splitBytes),
+        () -> Calls.all(shards, "listVariables", ShardStub::list, config.callTimeout));
+    this.transfers = new Transfers(connections, catalog::mayWait, config.chunkBytes, config.worker,
         config.callTimeout, config.waitTimeout);
   }
 
@@ -64,13 +57,7 @@ public final class PsClient implements AutoCloseable {
     checkOpen();
     CreateRequest request = CreateRequest.newBuilder().addGroups(ProtoConvert.toProto(group)).build();
     Calls.all(shards, "create group '" + group.name() + "'", s -> s.create(request), config.callTimeout);
-    groupModes.put(group.name(), group.mode());
-  }
-
-  /** Whether reads of a variable may wait for other workers (its group is SYNC, SSP, or unknown here). */
-  private boolean mayWait(String name) {
-    VariableSpec spec = specs.get(name);
-    return spec == null || groupModes.getOrDefault(spec.group(), Consistency.SYNC) != Consistency.ASYNC;
+    catalog.recordGroup(group);
   }
 
   /**
@@ -79,17 +66,9 @@ public final class PsClient implements AutoCloseable {
    */
   public void create(Collection<VariableSpec> batch) {
     checkOpen();
-    for (VariableSpec spec : batch) {
-      VariableSpec known = specs.get(spec.name());
-      if (known != null && !known.equals(spec)) {
-        throw new IllegalArgumentException("variable '" + spec.name() + "' was declared as " + known
-            + "; now as " + spec);
-      }
-    }
-    Map<String, List<Placement.Slice>> placed = placement.place(batch);
+    Map<String, List<Placement.Slice>> placed = catalog.declare(batch);
     Map<Integer, CreateRequest.Builder> perShard = new LinkedHashMap<>();
     for (VariableSpec spec : batch) {
-      specs.putIfAbsent(spec.name(), spec);
       for (Placement.Slice slice : placed.get(spec.name())) {
         perShard.computeIfAbsent(slice.shard(), s -> CreateRequest.newBuilder())
             .addSlices(SliceDecl.newBuilder().setSpec(ProtoConvert.toProto(spec))
@@ -111,12 +90,12 @@ public final class PsClient implements AutoCloseable {
    */
   public Set<String> initialize(Collection<String> names) {
     checkOpen();
-    return transfers.initialize(resolveAll(names), placement);
+    return transfers.initialize(catalog.resolveAll(names), catalog.placement());
   }
 
   /** Initializes every variable this client declared; see {@link #initialize(Collection)}. */
   public Set<String> initializeAll() {
-    return initialize(specs.keySet());
+    return initialize(catalog.names());
   }
 
   /**
@@ -125,7 +104,7 @@ public final class PsClient implements AutoCloseable {
    */
   public void awaitInitialized(Collection<String> names, Duration timeout) {
     checkOpen();
-    Map<Integer, List<String>> perShard = perShard(resolveAll(names));
+    Map<Integer, List<String>> perShard = catalog.perShard(catalog.resolveAll(names));
     Calls.some(shards, perShard.keySet(), "awaitInitialized",
         s -> s.awaitInitialized(perShard.get(s.index()), timeout), timeout.plus(config.callTimeout));
   }
@@ -162,8 +141,8 @@ public final class PsClient implements AutoCloseable {
   /** Pulls several variables at once into arrays of their shape (dense float32, 'c' order). */
   public void pullInto(Map<String, INDArray> destinations) {
     checkOpen();
-    destinations.forEach((n, a) -> checkShape(resolve(n), a, "pull destination"));
-    transfers.pullDense(destinations, specs, placement, step(), false);
+    destinations.forEach((n, a) -> VariableCatalog.checkShape(resolve(n), a, "pull destination"));
+    transfers.pullDense(destinations, catalog.placement(), step(), false);
   }
 
   /** Rows {@code [rowStart, rowEnd)} of a variable. */
@@ -174,15 +153,15 @@ public final class PsClient implements AutoCloseable {
       throw new IllegalArgumentException("rows [" + rowStart + ", " + rowEnd + ") are not within the "
           + spec.rows() + " rows of '" + name + "'");
     }
-    return transfers.pullRange(spec, placement.slicesOf(name), rowStart, rowEnd, step());
+    return transfers.pullRange(spec, catalog.placement().slicesOf(name), rowStart, rowEnd, step());
   }
 
   /** The given rows of a variable, in the given order (for embeddings). */
   public INDArray pullRows(String name, long[] rows) {
     checkOpen();
     VariableSpec spec = resolve(name);
-    checkRows(spec, rows);
-    return transfers.pullRows(spec, placement.slicesOf(name), rows, step());
+    VariableCatalog.checkRows(spec, rows);
+    return transfers.pullRows(spec, catalog.placement().slicesOf(name), rows, step());
   }
 
   /** The variable's value and version, without any consistency wait. */
@@ -190,7 +169,7 @@ public final class PsClient implements AutoCloseable {
     checkOpen();
     VariableSpec spec = resolve(name);
     INDArray out = Nd4j.create(DataType.FLOAT, spec.shape(), 'c');
-    long version = transfers.pullDense(Map.of(name, out), specs, placement, 0, true);
+    long version = transfers.pullDense(Map.of(name, out), catalog.placement(), 0, true);
     return new VariableValue(out, version);
   }
 
@@ -207,8 +186,8 @@ public final class PsClient implements AutoCloseable {
   public void pushRows(String name, long[] rows, INDArray gradient) {
     checkOpen();
     VariableSpec spec = resolve(name);
-    checkRows(spec, rows);
-    transfers.pushRows(spec, placement.slicesOf(name), rows, gradient);
+    VariableCatalog.checkRows(spec, rows);
+    transfers.pushRows(spec, catalog.placement().slicesOf(name), rows, gradient);
     transfers.advanceStep();
   }
 
@@ -238,10 +217,10 @@ public final class PsClient implements AutoCloseable {
     Map<String, INDArray> dense = new LinkedHashMap<>();
     values.forEach((n, a) -> {
       VariableSpec spec = resolve(n);
-      checkShape(spec, a, what);
+      VariableCatalog.checkShape(spec, a, what);
       dense.put(n, TensorCodec.dense(a));
     });
-    transfers.updateDense(op, dense, specs, placement, what);
+    transfers.updateDense(op, dense, catalog.specs(), catalog.placement(), what);
   }
 
   /** Saves every shard's state below {@code dir} (a Hadoop file system path) atomically. */
@@ -288,7 +267,7 @@ public final class PsClient implements AutoCloseable {
 
   /** Where each declared variable lives. */
   public Placement placement() {
-    return placement;
+    return catalog.placement();
   }
 
   /** Closes channels and threads; idempotent. */
@@ -309,76 +288,7 @@ public final class PsClient implements AutoCloseable {
 
   private VariableSpec resolve(String name) {
     checkOpen();
-    VariableSpec spec = specs.get(name);
-    if (spec == null) {
-      adoptFromServers();
-      spec = specs.get(name);
-    }
-    if (spec == null) {
-      throw new IllegalArgumentException("unknown variable '" + name + "': no ps shard holds it; create it first"
-          + " (known: " + new TreeSet<>(specs.keySet()) + ")");
-    }
-    return spec;
-  }
-
-  private List<VariableSpec> resolveAll(Collection<String> names) {
-    List<VariableSpec> all = new ArrayList<>(names.size());
-    names.forEach(n -> all.add(resolve(n)));
-    return all;
-  }
-
-  /** Learns variables this client did not declare from the shards (one listing). */
-  private synchronized void adoptFromServers() {
-    Map<String, List<Placement.Slice>> found = new LinkedHashMap<>();
-    Map<String, VariableInfoProto> protos = new LinkedHashMap<>();
-    for (ListVariablesReply reply : Calls.all(shards, "listVariables", ShardStub::list, config.callTimeout)) {
-      reply.getGroupsList().forEach(g -> groupModes.putIfAbsent(g.getName(), ProtoConvert.fromProto(g).mode()));
-      for (VariableInfoProto v : reply.getVariablesList()) {
-        String n = v.getSpec().getName();
-        VariableSpec shapeOnly = VariableSpec.builder().setName(n)
-            .setShape(v.getSpec().getShapeList().stream().mapToLong(Long::longValue).toArray()).build();
-        found.computeIfAbsent(n, k -> new ArrayList<>()).add(new Placement.Slice(n, v.getShard(),
-            v.getRowStart(), v.getRowEnd(), shapeOnly.rowLength()));
-        protos.putIfAbsent(n, v);
-      }
-    }
-    found.forEach((n, slices) -> {
-      if (!specs.containsKey(n)) {
-        slices.sort((a, b) -> Long.compare(a.rowStart(), b.rowStart()));
-        placement.adopt(n, slices);
-        VariableInfoProto p = protos.get(n);
-        specs.put(n, VariableSpec.builder().setName(n)
-            .setShape(p.getSpec().getShapeList().stream().mapToLong(Long::longValue).toArray())
-            .optGroup(p.getSpec().getGroup()).optAllowNonFinite(p.getSpec().getAllowNonFinite())
-            .optOptimizer(ProtoConvert.fromProto(p.getSpec().getOptimizer())).build());
-      }
-    });
-  }
-
-  private Map<Integer, List<String>> perShard(List<VariableSpec> vars) {
-    Map<Integer, List<String>> perShard = new LinkedHashMap<>();
-    for (VariableSpec v : vars) {
-      for (Placement.Slice s : placement.slicesOf(v.name())) {
-        perShard.computeIfAbsent(s.shard(), k -> new ArrayList<>()).add(v.name());
-      }
-    }
-    return perShard;
-  }
-
-  private static void checkShape(VariableSpec spec, INDArray a, String what) {
-    Objects.requireNonNull(a, what + " for '" + spec.name() + "'");
-    if (!java.util.Arrays.equals(a.shape(), spec.shape())) {
-      throw new IllegalArgumentException(what + " for variable '" + spec.name() + "' has shape "
-          + TensorCodec.shape(a.shape()) + " but the variable's shape is " + TensorCodec.shape(spec.shape()));
-    }
-  }
-
-  private static void checkRows(VariableSpec spec, long[] rows) {
-    for (long r : rows) {
-      if (r < 0 || r >= spec.rows()) {
-        throw new IllegalArgumentException("row " + r + " is outside the " + spec.rows() + " rows of '" + spec.name() + "'");
-      }
-    }
+    return catalog.resolve(name);
   }
 
   private static String names(Collection<VariableSpec> specs) {

@@ -175,8 +175,7 @@ final class Transfers {
   }
 
   /** Pulls whole variables into {@code destinations}; returns the lowest slice version read. */
-  long pullDense(Map<String, INDArray> destinations, Map<String, VariableSpec> specs, Placement placement,
-      long clock, boolean noWait) {
+  long pullDense(Map<String, INDArray> destinations, Placement placement, long clock, boolean noWait) {
     Map<Integer, PullRequest.Builder> requests = new LinkedHashMap<>();
     Map<String, ByteBuffer> targets = new LinkedHashMap<>();
     Map<Integer, Long> bytes = new LinkedHashMap<>();

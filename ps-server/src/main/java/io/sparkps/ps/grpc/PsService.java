@@ -179,18 +179,15 @@ public final class PsService {
   }
 
   private void pull(PullRequest request, StreamObserver<Frame> observer) {
-    try {
-      reads.validate(request);
-    } catch (RuntimeException e) {
-      observer.onError(StatusMapping.toStatus(e).asRuntimeException());
-      return;
-    }
-    long timeout = boundedWait(request.getTimeoutMs());
-    bounded(observer, () -> reads.blocker(request), timeout, () -> sendPull(request, observer),
-        missing -> "waited " + timeout + " ms: " + missing);
+    whenReadable(request, observer, () -> sendPull(request, observer));
   }
 
   private void awaitReadable(PullRequest request, StreamObserver<AwaitInitializedReply> observer) {
+    whenReadable(request, observer, () -> reply(observer, AwaitInitializedReply::getDefaultInstance));
+  }
+
+  /** Runs {@code onReady} once the pull may be served (SYNC/SSP reads wait), or fails the call. */
+  private void whenReadable(PullRequest request, StreamObserver<?> observer, Runnable onReady) {
     try {
       reads.validate(request);
     } catch (RuntimeException e) {
@@ -198,8 +195,7 @@ public final class PsService {
       return;
     }
     long timeout = boundedWait(request.getTimeoutMs());
-    bounded(observer, () -> reads.blocker(request), timeout,
-        () -> reply(observer, AwaitInitializedReply::getDefaultInstance), missing -> "waited " + timeout + " ms: " + missing);
+    bounded(observer, () -> reads.blocker(request), timeout, onReady, missing -> "waited " + timeout + " ms: " + missing);
   }
 
   private void sendPull(PullRequest request, StreamObserver<Frame> observer) {
