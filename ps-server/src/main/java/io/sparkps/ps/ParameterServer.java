@@ -47,6 +47,7 @@ public final class ParameterServer implements AutoCloseable {
   private ScheduledExecutorService timer;
   private EventLoopGroup eventLoops;
   private BulkServer bulk;
+  private Waiters waiters;
   private boolean closed;
 
   private ParameterServer(Builder config) {
@@ -66,7 +67,7 @@ public final class ParameterServer implements AutoCloseable {
     String name = "sparkps-ps-" + config.shardIndex;
     executor = Executors.newFixedThreadPool(config.threads, new DefaultThreadFactory(name + "-handler", true));
     timer = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory(name + "-timer", true));
-    Waiters waiters = new Waiters(timer, executor);
+    waiters = new Waiters(timer, executor);
     ShardStore store = new ShardStore(config.shardIndex, waiters);
     FloatPool pool = new FloatPool(256L << 20);
     int bulkPort = 0;
@@ -114,6 +115,11 @@ public final class ParameterServer implements AutoCloseable {
   /** Where clients reach this shard: {@code host:port}, or {@code inprocess:name}. */
   public String address() {
     return config.inProcessName != null ? "inprocess:" + config.inProcessName : config.host + ":" + port();
+  }
+
+  /** Calls waiting on this shard right now (SYNC/SSP reads, initialization waits): for inspection. */
+  public int pendingWaits() {
+    return waiters == null ? 0 : waiters.size();
   }
 
   /** This shard's index. */
