@@ -23,7 +23,8 @@ import java.util.concurrent.TimeUnit;
  * SPARKPS_TOKEN=secret java -cp CP io.sparkps.ps.example.SeedExample ps --port 2222
  * SPARKPS_TOKEN=secret java -cp CP io.sparkps.ps.example.SeedExample worker --index 0 --ps localhost:2222
  * SPARKPS_TOKEN=secret java -cp CP io.sparkps.ps.example.SeedExample worker --index 1 --ps localhost:2222
- * java -cp CP io.sparkps.ps.example.SeedExample local     (all of the above, then stop the ps)
+ * SPARKPS_TOKEN=secret java -cp CP io.sparkps.ps.example.SeedExample stop --ps localhost:2222
+ * java -cp CP io.sparkps.ps.example.SeedExample local     (all of the above)
  * </pre>
  *
  * The token travels in the environment ({@value #TOKEN_ENV}), never on a command line.
@@ -46,7 +47,7 @@ public final class SeedExample {
       code = run(args);
     } catch (IllegalArgumentException e) {
       System.err.println("seed example: " + e.getMessage());
-      System.err.println("usage: SeedExample ps [--port N] | worker --index I --ps HOST:PORT | local");
+      System.err.println("usage: SeedExample ps [--port N] | worker --index I --ps HOST:PORT | stop --ps HOST:PORT | local");
       code = 2;
     } catch (Exception e) {
       System.err.println("seed example failed: " + e);
@@ -64,6 +65,7 @@ public final class SeedExample {
       case "ps" -> runPs(Integer.parseInt(option(args, "--port", "0")));
       case "worker" -> runWorker(Integer.parseInt(option(args, "--index", null)), option(args, "--ps", null));
       case "local" -> runLocal();
+      case "stop" -> runStop(option(args, "--ps", null));
       default -> throw new IllegalArgumentException("unknown role '" + args[0] + "'");
     };
   }
@@ -109,6 +111,13 @@ public final class SeedExample {
         client.assignAdd(VARIABLE, 1.0);
       }
       System.out.println("worker " + index + " done; " + VARIABLE + " = " + client.pull(VARIABLE).getFloat(0));
+    }
+    return 0;
+  }
+
+  private static int runStop(String ps) {
+    try (PsClient client = PsClient.builder().setShards(List.of(ps)).setToken(token()).build()) {
+      client.shutdownServers();
     }
     return 0;
   }
