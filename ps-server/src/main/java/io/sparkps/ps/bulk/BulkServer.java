@@ -186,7 +186,12 @@ public final class BulkServer implements AutoCloseable {
     /** Grows the transfer buffer, keeping its contents. */
     private void ensure(long capacity) {
       if (capacity > buffer.capacity()) {
-        ByteBuffer bigger = ByteBuffer.allocateDirect((int) Math.max(capacity, 2L * buffer.capacity()))
+        if (capacity > Integer.MAX_VALUE - 8) {
+          throw new IllegalArgumentException("a bulk read of " + capacity + " bytes from one shard is too large: "
+              + "pull fewer or smaller variables at once");
+        }
+        int size = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(capacity, 2L * buffer.capacity()));
+        ByteBuffer bigger = ByteBuffer.allocateDirect(size)
             .order(ByteOrder.LITTLE_ENDIAN);
         buffer.position(0).limit(buffer.capacity());
         bigger.put(buffer).clear();

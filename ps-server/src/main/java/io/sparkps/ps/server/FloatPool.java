@@ -22,6 +22,9 @@ public final class FloatPool {
 
   /** An array of at least {@code n} floats; its contents are undefined. */
   public float[] take(int n) {
+    if (n > (1 << 30)) {
+      return new float[n];
+    }
     int capacity = n <= 1024 ? 1024 : Integer.highestOneBit(n - 1) << 1;
     Queue<float[]> queue = free.get(capacity);
     float[] array = queue == null ? null : queue.poll();

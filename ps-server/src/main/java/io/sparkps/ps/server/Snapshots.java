@@ -20,8 +20,9 @@ import org.apache.hadoop.fs.Path;
 /**
  * Saves and restores one shard (values, optimizer state, versions, SSP clocks) to a Hadoop file
  * system path. A save writes a temporary file and renames it over the final one, so a reader sees
- * either the previous snapshot or the new one, never a partial file. In-flight SYNC sums are not
- * saved: their workers push them again.
+ * either the previous snapshot or the new one, never a partial file. Each slice is saved under
+ * its lock, so it is consistent in itself. In-flight SYNC sums are not saved: their workers push
+ * them again. Restoring replaces the shard's slices; do it before training resumes, not during.
  */
 public final class Snapshots {
   private static final String MAGIC = "SPARKPS-SHARD-SNAPSHOT-1";
