@@ -1,0 +1,204 @@
+package io.sparkps.spark;
+
+import java.io.Serializable;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The shape of a training cluster: how many ps tasks and workers (worker 0 is the chief),
+ * whether an evaluator runs, the bounds of every wait, and the run's checkpoint directory.
+ * Immutable; {@link Builder#build()} validates each field and names the one at fault.
+ */
+public final class ClusterSpec implements Serializable {
+  private static final long serialVersionUID = 1L;
+
+  private final int numPs;
+  private final int numWorkers;
+  private final boolean evaluator;
+  private final Duration psStartTimeout;
+  private final Duration rendezvousTimeout;
+  private final Duration callTimeout;
+  private final Duration syncWaitTimeout;
+  private final Duration heartbeatInterval;
+  private final String checkpointDir;
+  private final String name;
+
+  private ClusterSpec(Builder b) {
+    this.numPs = b.numPs;
+    this.numWorkers = b.numWorkers;
+    this.evaluator = b.evaluator;
+    this.psStartTimeout = b.psStartTimeout;
+    this.rendezvousTimeout = b.rendezvousTimeout;
+    this.callTimeout = b.callTimeout;
+    this.syncWaitTimeout = b.syncWaitTimeout;
+    this.heartbeatInterval = b.heartbeatInterval;
+    this.checkpointDir = b.checkpointDir;
+    this.name = b.name;
+  }
+
+  /** A builder; {@link Builder#setNumPs} and {@link Builder#setNumWorkers} are required. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Parameter-server tasks. */
+  public int numPs() {
+    return numPs;
+  }
+
+  /** Workers, the chief included. */
+  public int numWorkers() {
+    return numWorkers;
+  }
+
+  /** Whether an evaluator task runs alongside training. */
+  public boolean hasEvaluator() {
+    return evaluator;
+  }
+
+  /** Task slots the run holds at once: ps + workers + evaluator. */
+  public int slotsNeeded() {
+    return numPs + numWorkers + (evaluator ? 1 : 0);
+  }
+
+  /** How long the driver waits for every ps to register. */
+  public Duration psStartTimeout() {
+    return psStartTimeout;
+  }
+
+  /** How long a worker waits for all workers of its stage attempt to register. */
+  public Duration rendezvousTimeout() {
+    return rendezvousTimeout;
+  }
+
+  /** The deadline of each call to a parameter server or the coordinator. */
+  public Duration callTimeout() {
+    return callTimeout;
+  }
+
+  /** How long a SYNC or SSP read waits for slower workers. */
+  public Duration syncWaitTimeout() {
+    return syncWaitTimeout;
+  }
+
+  /** How often tasks report progress to the driver. */
+  public Duration heartbeatInterval() {
+    return heartbeatInterval;
+  }
+
+  /** The run's checkpoint directory (a Hadoop path), or null. */
+  public String checkpointDir() {
+    return checkpointDir;
+  }
+
+  /** The run's name, shown in the Spark UI. */
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public String toString() {
+    return "ClusterSpec(ps=" + numPs + ", workers=" + numWorkers + ", evaluator=" + evaluator + ")";
+  }
+
+  /** Builds a {@link ClusterSpec}. */
+  public static final class Builder {
+    private int numPs;
+    private int numWorkers;
+    private boolean evaluator;
+    private Duration psStartTimeout = Duration.ofMinutes(2);
+    private Duration rendezvousTimeout = Duration.ofMinutes(5);
+    private Duration callTimeout = Duration.ofSeconds(60);
+    private Duration syncWaitTimeout = Duration.ofMinutes(10);
+    private Duration heartbeatInterval = Duration.ofSeconds(1);
+    private String checkpointDir;
+    private String name = "sparkps";
+
+    private Builder() {}
+
+    /** Parameter-server tasks (required, >= 1). */
+    public Builder setNumPs(int numPs) {
+      this.numPs = numPs;
+      return this;
+    }
+
+    /** Workers including the chief (required, >= 1). */
+    public Builder setNumWorkers(int numWorkers) {
+      this.numWorkers = numWorkers;
+      return this;
+    }
+
+    /** Run an evaluator task (default no). */
+    public Builder optEvaluator(boolean evaluator) {
+      this.evaluator = evaluator;
+      return this;
+    }
+
+    /** Bound of the wait for every ps to register (default 2 min). */
+    public Builder optPsStartTimeout(Duration timeout) {
+      this.psStartTimeout = timeout;
+      return this;
+    }
+
+    /** Bound of the workers' rendezvous (default 5 min). */
+    public Builder optRendezvousTimeout(Duration timeout) {
+      this.rendezvousTimeout = timeout;
+      return this;
+    }
+
+    /** Deadline of each call (default 60 s). */
+    public Builder optCallTimeout(Duration timeout) {
+      this.callTimeout = timeout;
+      return this;
+    }
+
+    /** Bound of SYNC/SSP reads (default 10 min). */
+    public Builder optSyncWaitTimeout(Duration timeout) {
+      this.syncWaitTimeout = timeout;
+      return this;
+    }
+
+    /** Progress reporting interval (default 1 s). */
+    public Builder optHeartbeatInterval(Duration interval) {
+      this.heartbeatInterval = interval;
+      return this;
+    }
+
+    /** The run's checkpoint directory (a Hadoop path). */
+    public Builder optCheckpointDir(String dir) {
+      this.checkpointDir = dir;
+      return this;
+    }
+
+    /** The run's name in the Spark UI (default "sparkps"). */
+    public Builder optName(String name) {
+      this.name = Objects.requireNonNull(name, "name");
+      return this;
+    }
+
+    /** Validates and builds. */
+    public ClusterSpec build() {
+      if (numPs < 1) {
+        throw new IllegalArgumentException("numPs must be >= 1, got " + numPs);
+      }
+      if (numWorkers < 1) {
+        throw new IllegalArgumentException("numWorkers must be >= 1, got " + numWorkers);
+      }
+      positive("psStartTimeout", psStartTimeout);
+      positive("rendezvousTimeout", rendezvousTimeout);
+      positive("callTimeout", callTimeout);
+      positive("syncWaitTimeout", syncWaitTimeout);
+      positive("heartbeatInterval", heartbeatInterval);
+      if (checkpointDir != null && checkpointDir.isBlank()) {
+        throw new IllegalArgumentException("checkpointDir must not be blank; leave it unset for no checkpoints");
+      }
+      return new ClusterSpec(this);
+    }
+
+    private static void positive(String field, Duration d) {
+      if (d == null || d.isZero() || d.isNegative()) {
+        throw new IllegalArgumentException(field + " must be > 0, got " + d);
+      }
+    }
+  }
+}

@@ -1,0 +1,224 @@
+package io.sparkps.spark;
+
+import io.sparkps.ps.ParameterServer;
+import io.sparkps.ps.PsClient;
+import io.sparkps.ps.PsToken;
+import io.sparkps.spark.coord.Registry;
+import io.sparkps.spark.coord.proto.FailureReport;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.stream.IntStream;
+import org.apache.spark.HashPartitioner;
+import org.apache.spark.api.java.JavaFutureAction;
+import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.rdd.RDD;
+import scala.Tuple2;
+import scala.reflect.ClassTag;
+import scala.reflect.ClassTag$;
+
+/**
+ * Submits a run's Spark jobs (ps tasks, evaluator, barrier stage), each in a job group of its own
+ * so the Spark UI names them and they can be cancelled apart, and explains failures.
+ */
+final class Launcher<T, R> {
+  private final JavaSparkContext sc;
+  private final ClusterSpec spec;
+  private final String runId;
+  private final JavaRDD<T> data;
+  private final WorkerFunction<T, R> function;
+  private final EvaluatorFunction evaluator;
+  private volatile JavaFutureAction<Void> psJob;
+  private volatile JavaFutureAction<Void> evaluatorJob;
+  private volatile JavaRDD<T> partitioned;
+
+  /** Progress of a recreated worker goes nowhere. */
+  private static final ProgressReporter NO_PROGRESS = new ProgressReporter() {
+    @Override
+    public void report(long step, long examples, Map<String, Double> metrics) {}
+
+    @Override
+    public void message(String message) {}
+  };
+
+  Launcher(JavaSparkContext sc, ClusterSpec spec, String runId, JavaRDD<T> data, WorkerFunction<T, R> function,
+      EvaluatorFunction evaluator) {
+    this.sc = sc;
+    this.spec = spec;
+    this.runId = runId;
+    this.data = data;
+    this.function = function;
+    this.evaluator = evaluator;
+  }
+
+  private String group(String role) {
+    return "sparkps-" + runId + "-" + role;
+  }
+
+  /** Launches the ps job and waits (bounded) until every ps registered; returns their addresses by index. */
+  List<String> startPs(TaskEnv env, Registry registry, BooleanSupplier cancelled) throws InterruptedException {
+    sc.setJobGroup(group("ps"), "sparkps ps (" + spec.numPs() + " tasks)", true);
+    try {
+      List<Integer> shards = IntStream.range(0, spec.numPs()).boxed().toList();
+      psJob = sc.parallelize(shards, spec.numPs()).foreachPartitionAsync(new PsTask(env));
+    } finally {
+      sc.clearJobGroup();
+    }
+    long deadline = System.nanoTime() + spec.psStartTimeout().toNanos();
+    while (true) {
+      List<Integer> missing = registry.awaitPs(200);
+      if (missing.isEmpty()) {
+        return registry.psAddresses();
+      }
+      if (!registry.failures().isEmpty()) {
+        throw new IllegalStateException("a ps task failed while starting");
+      }
+      if (psJob.isDone()) {
+        throw new IllegalStateException("the ps job ended before ps " + missing + " registered", causeOf(psJob));
+      }
+      if (cancelled.getAsBoolean()) {
+        throw new CancellationException("cancelled while the ps tasks started");
+      }
+      if (System.nanoTime() > deadline) {
+        throw new TrainingFailure("ps " + missing + " did not register within " + spec.psStartTimeout().toMillis()
+            + " ms; " + registry.psAddresses().stream().filter(a -> a != null).count() + " of " + spec.numPs()
+            + " did. Likely causes: no free task slot for them (other jobs hold the executors), or they are stuck"
+            + " starting: see the job 'sparkps ps' in the Spark UI and its executors' logs", Role.PS, missing.get(0),
+            null, 0, null, null);
+      }
+    }
+  }
+
+  void startEvaluator(TaskEnv env) {
+    if (evaluator == null) {
+      return;
+    }
+    sc.setJobGroup(group("evaluator"), "sparkps evaluator", true);
+    try {
+      evaluatorJob = sc.parallelize(List.of(0), 1).foreachPartitionAsync(new EvaluatorTask(env, evaluator));
+    } finally {
+      sc.clearJobGroup();
+    }
+  }
+
+  /** Runs the barrier stage (output through a shuffle, so that Spark retries the stage) and returns the results by index. */
+  @SuppressWarnings("unchecked")
+  List<R> train(TaskEnv env) {
+    sc.setJobGroup(group("train"), "sparkps train (" + spec.numWorkers() + " workers)", true);
+    try {
+      partitioned = data.repartition(spec.numWorkers());
+      ClassTag<Tuple2<Object, Object>> pairTag = ClassTag$.MODULE$.apply(Tuple2.class);
+      ClassTag<Object> objectTag = ClassTag$.MODULE$.apply(Object.class);
+      RDD<Tuple2<Object, Object>> out = partitioned.rdd().barrier()
+          .mapPartitions(new WorkerTask<>(env, function), false, pairTag);
+      List<Tuple2<Object, Object>> collected = JavaPairRDD.fromRDD(out, objectTag, objectTag)
+          .partitionBy(new HashPartitioner(1)).collect();
+      List<Tuple2<Object, Object>> sorted = new ArrayList<>(collected);
+      sorted.sort(Comparator.comparingInt(t -> (Integer) t._1()));
+      List<R> results = new ArrayList<>(sorted.size());
+      sorted.forEach(t -> results.add((R) t._2()));
+      return results;
+    } finally {
+      sc.clearJobGroup();
+    }
+  }
+
+  /** Lets the ps and evaluator tasks stop on their own (they were told to), else cancels their jobs. */
+  void stopBackgroundJobs(Duration grace) {
+    long deadline = System.nanoTime() + grace.toNanos();
+    Map<String, JavaFutureAction<Void>> jobs = new LinkedHashMap<>();
+    if (evaluatorJob != null) {
+      jobs.put("evaluator", evaluatorJob);
+    }
+    if (psJob != null) {
+      jobs.put("ps", psJob);
+    }
+    jobs.forEach((role, action) -> {
+      try {
+        action.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        sc.cancelJobGroup(group(role));
+      } catch (Exception e) {
+        sc.cancelJobGroup(group(role));
+      }
+    });
+  }
+
+  void cancelAll() {
+    for (String role : List.of("train", "evaluator", "ps")) {
+      sc.cancelJobGroup(group(role));
+    }
+  }
+
+  private static Throwable causeOf(JavaFutureAction<Void> job) {
+    try {
+      job.get(1, TimeUnit.SECONDS);
+      return null;
+    } catch (Exception e) {
+      return e.getCause() != null ? e.getCause() : e;
+    }
+  }
+
+  /** One exception for a failed run: the first task failure, with its remote stack, or Spark's own error. */
+  RuntimeException explain(Throwable t, Registry registry) {
+    if (t instanceof TrainingFailure f) {
+      return f;
+    }
+    List<FailureReport> failures = registry.failures().stream()
+        .filter(f -> f.getRole() != io.sparkps.spark.coord.proto.Role.EVALUATOR).toList();
+    if (failures.isEmpty()) {
+      Throwable root = t;
+      while (root.getCause() != null && root.getCause() != root) {
+        root = root.getCause();
+      }
+      return new TrainingFailure("the SparkPS run " + runId + " failed before any task reported an error: " + root, null,
+          -1, null, -1, t, null);
+    }
+    FailureReport first = failures.get(0);
+    Role role = Role.valueOf(first.getRole().name());
+    RemoteException remote = RemoteErrors.fromProto(first.getError());
+    long attempts = failures.stream().filter(f -> f.getRole() != io.sparkps.spark.coord.proto.Role.PS)
+        .mapToInt(FailureReport::getAttempt).distinct().count();
+    String message = role.name().toLowerCase() + " " + first.getIndex() + " on " + first.getHost() + " ("
+        + (role == Role.PS ? "task" : "stage") + " attempt " + first.getAttempt() + ") failed: " + remote.getMessage()
+        + (attempts > 1 ? " (the barrier stage failed in " + attempts + " attempts)" : "");
+    boolean worker = role == Role.CHIEF || role == Role.WORKER;
+    return new TrainingFailure(message, role, first.getIndex(), first.getHost(), first.getAttempt(), remote,
+        worker ? recreation(first.getIndex(), first.getAttempt()) : null);
+  }
+
+  /** Reruns worker {@code index}'s function in the driver, on its partition, against in-process ps shards. */
+  private TrainingFailure.Recreation recreation(int index, int attempt) {
+    return () -> {
+      JavaRDD<T> source = partitioned != null ? partitioned : data.repartition(spec.numWorkers());
+      List<T> rows = source.mapPartitionsWithIndex((i, it) -> i == index ? it : Collections.<T>emptyIterator(), true)
+          .collect();
+      String run = "sparkps-recreate-" + UUID.randomUUID();
+      PsToken token = PsToken.generate();
+      List<ParameterServer> servers = new ArrayList<>();
+      try {
+        for (int s = 0; s < spec.numPs(); s++) {
+          servers.add(ParameterServer.builder().setShardIndex(s).setToken(token).optInProcess(run + "-" + s).build().start());
+        }
+        try (PsClient client = PsClient.builder().setShards(servers.stream().map(ParameterServer::address).toList())
+            .setToken(token).optWorker(index).optCallTimeout(spec.callTimeout()).build()) {
+          return function.run(new WorkerTask.Context<>(Role.ofWorker(index), index, spec.numWorkers(), attempt,
+              "driver (recreated)", rows.iterator(), client, NO_PROGRESS));
+        }
+      } finally {
+        servers.forEach(ParameterServer::close);
+      }
+    };
+  }
+}

@@ -1,0 +1,12 @@
+package io.sparkps.spark;
+
+import java.util.Map;
+
+/** Where a task reports its progress; the driver sees the latest report within a heartbeat. */
+public interface ProgressReporter {
+  /** Reports the step reached, examples processed so far, and named metrics (e.g. "loss"). */
+  void report(long step, long examples, Map<String, Double> metrics);
+
+  /** Sets a free-form status line. */
+  void message(String message);
+}

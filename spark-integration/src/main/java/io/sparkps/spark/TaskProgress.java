@@ -1,0 +1,19 @@
+package io.sparkps.spark;
+
+import java.util.Map;
+
+/**
+ * The latest progress a task reported.
+ *
+ * @param role the task's role
+ * @param index the task's index within its role
+ * @param host where it runs
+ * @param attempt its stage attempt (workers) or task attempt (ps, evaluator)
+ * @param step the step it reported
+ * @param examples examples it processed
+ * @param metrics named values it reported (loss, accuracy, ...)
+ * @param message a free-form status line
+ * @param ageMillis how long ago it reported
+ */
+public record TaskProgress(Role role, int index, String host, int attempt, long step, long examples,
+    Map<String, Double> metrics, String message, long ageMillis) {}

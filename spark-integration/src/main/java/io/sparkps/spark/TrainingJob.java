@@ -1,0 +1,148 @@
+package io.sparkps.spark;
+
+import io.sparkps.ps.PsClient;
+import io.sparkps.ps.PsToken;
+import io.sparkps.ps.VariableInfo;
+import io.sparkps.spark.coord.CoordinatorServer;
+import io.sparkps.spark.coord.Registry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.spark.api.java.JavaFutureAction;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+
+/**
+ * A training run in progress, as a future (Dask style): it returns at once; {@link #status()},
+ * {@link #progress()} and {@link #inspect()} show it live; {@link #get(Duration)} waits for the
+ * result; {@link #cancel()} stops it. One thread per run drives the lifecycle (ps tasks, evaluator,
+ * barrier stage, teardown); it is a daemon and ends with the run.
+ *
+ * @param <R> the workers' result type
+ */
+public final class TrainingJob<R> {
+  private final JavaSparkContext sc;
+  private final ClusterSpec spec;
+  private final String runId = UUID.randomUUID().toString().substring(0, 8);
+  private final PsToken token = PsToken.generate();
+  private final Registry registry;
+  private final Launcher<?, R> launcher;
+  private final CountDownLatch done = new CountDownLatch(1);
+  private volatile JobStatus status = JobStatus.PENDING;
+  private volatile boolean cancelled;
+  private volatile RunResult<R> result;
+  private volatile RuntimeException failure;
+  private volatile List<String> psAddresses = List.of();
+
+  <T> TrainingJob(JavaSparkContext sc, ClusterSpec spec, JavaRDD<T> data, WorkerFunction<T, R> function,
+      EvaluatorFunction evaluator) {
+    this.sc = sc;
+    this.spec = spec;
+    this.registry = new Registry(spec.numPs(), spec.numWorkers());
+    this.launcher = new Launcher<>(sc, spec, runId, data, function, evaluator);
+  }
+
+  void start() {
+    Thread thread = new Thread(this::lifecycle, "sparkps-run-" + runId);
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  private void lifecycle() {
+    long t0 = System.nanoTime();
+    CoordinatorServer coordinator = null;
+    try {
+      status = JobStatus.LAUNCHING;
+      coordinator = new CoordinatorServer(sc.getConf().get("spark.driver.host", "127.0.0.1"), token, registry);
+      TaskEnv env = new TaskEnv(spec, coordinator.address(), token, List.of());
+      psAddresses = launcher.startPs(env, registry, () -> cancelled);
+      env = env.withPs(psAddresses);
+      launcher.startEvaluator(env);
+      status = JobStatus.RUNNING;
+      List<R> results = launcher.train(env);
+      result = new RunResult<>(results, Views.history(registry, Role.EVALUATOR), Views.workerHistory(registry),
+          Views.stageAttempts(registry), Views.recovered(registry), Duration.ofNanos(System.nanoTime() - t0));
+      status = JobStatus.SUCCEEDED;
+    } catch (Throwable t) {
+      failure = cancelled ? new CancellationException("the SparkPS run " + runId + " was cancelled")
+          : launcher.explain(t, registry);
+      status = cancelled ? JobStatus.CANCELLED : JobStatus.FAILED;
+    } finally {
+      registry.stop();
+      launcher.stopBackgroundJobs(spec.heartbeatInterval().multipliedBy(3).plusSeconds(10));
+      if (coordinator != null) {
+        coordinator.close();
+      }
+      done.countDown();
+    }
+  }
+
+  /** The run's id, part of its Spark job groups ({@code sparkps-<id>-ps}, {@code -train}, {@code -evaluator}). */
+  public String runId() {
+    return runId;
+  }
+
+  /** Where the run stands. */
+  public JobStatus status() {
+    return status;
+  }
+
+  /** Whether it has ended. */
+  public boolean isDone() {
+    return status.isDone();
+  }
+
+  /** The latest progress of every task that registered. */
+  public List<TaskProgress> progress() {
+    return Views.progress(registry);
+  }
+
+  /** Roles, hosts, attempts, progress, and the ps variables with their versions (while the ps tasks run). */
+  public ClusterView inspect() {
+    List<VariableInfo> variables = new ArrayList<>();
+    if (status == JobStatus.RUNNING && !psAddresses.isEmpty()) {
+      try (PsClient client = PsClient.builder().setShards(psAddresses).setToken(token)
+          .optCallTimeout(spec.callTimeout()).build()) {
+        variables.addAll(client.listVariables());
+      }
+    }
+    return new ClusterView(status, progress(), variables);
+  }
+
+  /** Cancels the run: its Spark jobs are cancelled and everything it started is stopped. */
+  public void cancel() {
+    cancelled = true;
+    registry.stop();
+    launcher.cancelAll();
+  }
+
+  /**
+   * Waits at most {@code timeout} for the result. Throws the run's {@link TrainingFailure},
+   * a {@link CancellationException} if it was cancelled, or a {@link TimeoutException} naming
+   * the run and its status if it is still going.
+   */
+  public RunResult<R> get(Duration timeout) throws TimeoutException, InterruptedException {
+    if (!done.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      throw new TimeoutException("the SparkPS run " + runId + " is still " + status + " after " + timeout.toMillis()
+          + " ms; progress: " + progress());
+    }
+    if (failure != null) {
+      throw failure;
+    }
+    return result;
+  }
+
+  /** Waits for the run to end, however long training takes (each phase has its own bounds). */
+  public RunResult<R> join() throws InterruptedException {
+    done.await();
+    if (failure != null) {
+      throw failure;
+    }
+    return result;
+  }
+}

@@ -1,0 +1,59 @@
+package io.sparkps.spark;
+
+import io.sparkps.ps.PsClient;
+import io.sparkps.spark.coord.CoordinatorClient;
+import java.io.Serializable;
+import java.util.Iterator;
+import java.util.List;
+import org.apache.spark.BarrierTaskContext;
+import scala.Tuple2;
+import scala.collection.JavaConverters;
+import scala.runtime.AbstractFunction1;
+
+/**
+ * The body of one worker task in the barrier stage: registers, meets the other workers
+ * ({@link BarrierSync}), runs the user's function with a ps client and a progress reporter, and
+ * returns (index, result). A failure is reported to the coordinator with its stack, then rethrown
+ * so that Spark retries the stage.
+ */
+final class WorkerTask<T, R> extends AbstractFunction1<scala.collection.Iterator<T>, scala.collection.Iterator<Tuple2<Object, Object>>>
+    implements Serializable {
+  private static final long serialVersionUID = 1L;
+  private final TaskEnv env;
+  private final WorkerFunction<T, R> function;
+
+  WorkerTask(TaskEnv env, WorkerFunction<T, R> function) {
+    this.env = env;
+    this.function = function;
+  }
+
+  @Override
+  public scala.collection.Iterator<Tuple2<Object, Object>> apply(scala.collection.Iterator<T> rows) {
+    BarrierTaskContext context = BarrierTaskContext.get();
+    int index = context.partitionId();
+    int attempt = context.stageAttemptNumber();
+    Role role = Role.ofWorker(index);
+    String host = ExecutorHost.get();
+    try (CoordinatorClient coordinator = env.coordinatorClient()) {
+      try (PsClient ps = env.psClient(index);
+           Heartbeats progress = new Heartbeats(coordinator, role, index, attempt, env.spec().heartbeatInterval(),
+               Integer.MAX_VALUE)) {
+        coordinator.register(io.sparkps.spark.coord.proto.Role.valueOf(role.name()), index, host, 0, attempt,
+            ExecutorHost.executorId());
+        BarrierSync.rendezvous(context, coordinator, env.spec().rendezvousTimeout());
+        R result = function.run(new Context<>(role, index, env.spec().numWorkers(), attempt, host,
+            JavaConverters.asJavaIterator(rows), ps, progress));
+        progress.flush();
+        List<Tuple2<Object, Object>> out = List.of(new Tuple2<>(index, result));
+        return JavaConverters.asScalaIterator(out.iterator());
+      } catch (Exception | Error e) {
+        TaskEnv.report(coordinator, role, index, host, attempt, e);
+        throw new IllegalStateException(role.name().toLowerCase() + " " + index + " on " + host + " (stage attempt " + attempt + ") failed: " + e, e);
+      }
+    }
+  }
+
+  /** The context handed to the user's function. */
+  record Context<T>(Role role, int index, int numWorkers, int stageAttempt, String host, Iterator<T> data,
+      PsClient ps, ProgressReporter progress) implements WorkerContext<T> {}
+}

@@ -1,0 +1,73 @@
+package io.sparkps.spark.coord;
+
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.sparkps.ps.PsToken;
+import io.sparkps.ps.grpc.Auth;
+import io.sparkps.spark.coord.proto.AwaitWorkersRequest;
+import io.sparkps.spark.coord.proto.CoordinatorGrpc;
+import io.sparkps.spark.coord.proto.FailureReport;
+import io.sparkps.spark.coord.proto.HeartbeatRequest;
+import io.sparkps.spark.coord.proto.Progress;
+import io.sparkps.spark.coord.proto.Registration;
+import io.sparkps.spark.coord.proto.Role;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/** A task's connection to the coordinator; every call has a deadline. It owns its channel. */
+public final class CoordinatorClient implements AutoCloseable {
+  private final ManagedChannel channel;
+  private final CoordinatorGrpc.CoordinatorBlockingStub stub;
+  private final Duration callTimeout;
+
+  /** A client of the coordinator at {@code host:port}. */
+  public CoordinatorClient(String address, PsToken token, Duration callTimeout) {
+    int colon = address.lastIndexOf(':');
+    this.channel = NettyChannelBuilder.forAddress(address.substring(0, colon), Integer.parseInt(address.substring(colon + 1)))
+        .usePlaintext().intercept(Auth.client(token)).build();
+    this.stub = CoordinatorGrpc.newBlockingStub(channel);
+    this.callTimeout = callTimeout;
+  }
+
+  private CoordinatorGrpc.CoordinatorBlockingStub stub(Duration deadline) {
+    return stub.withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** Announces a role instance. */
+  public void register(Role role, int index, String host, int port, int attempt, String executorId) {
+    stub(callTimeout).register(Registration.newBuilder().setRole(role).setIndex(index).setHost(host).setPort(port)
+        .setAttempt(attempt).setExecutorId(executorId == null ? "" : executorId).build());
+  }
+
+  /** Waits until all workers of {@code attempt} registered, at most {@code timeout}. */
+  public void awaitWorkers(int attempt, Duration timeout) {
+    stub(timeout.plus(callTimeout)).awaitWorkers(AwaitWorkersRequest.newBuilder().setAttempt(attempt)
+        .setTimeoutMs(timeout.toMillis()).build());
+  }
+
+  /** Reports progress; returns whether the run is stopping. */
+  public boolean heartbeat(Role role, int index, int attempt, Progress progress) {
+    return stub(callTimeout).heartbeat(HeartbeatRequest.newBuilder().setRole(role).setIndex(index).setAttempt(attempt)
+        .setProgress(progress).build()).getStop();
+  }
+
+  /** Reports a failure; never throws (the task is failing already). */
+  public void reportFailure(FailureReport report) {
+    try {
+      stub(callTimeout).reportFailure(report);
+    } catch (StatusRuntimeException e) {
+      // The driver is gone or unreachable: Spark will report the task failure itself.
+    }
+  }
+
+  @Override
+  public void close() {
+    channel.shutdownNow();
+    try {
+      channel.awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

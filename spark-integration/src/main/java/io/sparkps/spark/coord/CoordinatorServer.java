@@ -1,0 +1,128 @@
+package io.sparkps.spark.coord;
+
+import io.grpc.Context;
+import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
+import io.grpc.stub.StreamObserver;
+import io.sparkps.ps.PsToken;
+import io.sparkps.ps.grpc.Auth;
+import io.sparkps.spark.coord.proto.Ack;
+import io.sparkps.spark.coord.proto.AwaitWorkersReply;
+import io.sparkps.spark.coord.proto.AwaitWorkersRequest;
+import io.sparkps.spark.coord.proto.CoordinatorGrpc;
+import io.sparkps.spark.coord.proto.FailureReport;
+import io.sparkps.spark.coord.proto.HeartbeatReply;
+import io.sparkps.spark.coord.proto.HeartbeatRequest;
+import io.sparkps.spark.coord.proto.RegisterReply;
+import io.sparkps.spark.coord.proto.Registration;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The coordinator service in the driver. It owns its server, threads and port, and releases
+ * them in {@link #close()}.
+ */
+public final class CoordinatorServer implements AutoCloseable {
+  private final Registry registry;
+  private final EventLoopGroup loops = new NioEventLoopGroup(1, new DefaultThreadFactory("sparkps-coordinator-netty", true));
+  private final ExecutorService executor = Executors.newCachedThreadPool(new DefaultThreadFactory("sparkps-coordinator", true));
+  private final Server server;
+  private final String host;
+
+  /** Starts serving {@code registry} on {@code host} (any free port) for calls carrying {@code token}. */
+  public CoordinatorServer(String host, PsToken token, Registry registry) {
+    this.registry = registry;
+    this.host = host;
+    try {
+      server = NettyServerBuilder.forAddress(new InetSocketAddress(host, 0)).channelType(NioServerSocketChannel.class)
+          .bossEventLoopGroup(loops).workerEventLoopGroup(loops).executor(executor)
+          .addService(ServerInterceptors.intercept(new Service(), Auth.server(token, "the SparkPS coordinator")))
+          .build().start();
+    } catch (IOException e) {
+      close();
+      throw new UncheckedIOException("the SparkPS coordinator could not bind " + host + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** {@code host:port} of the coordinator. */
+  public String address() {
+    return host + ":" + server.getPort();
+  }
+
+  /** The run's registry. */
+  public Registry registry() {
+    return registry;
+  }
+
+  /** Stops the server (pending calls end) and its threads, waiting a bounded time. */
+  @Override
+  public void close() {
+    registry.stop();
+    if (server != null) {
+      server.shutdownNow();
+      try {
+        server.awaitTermination(5, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    executor.shutdownNow();
+    loops.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+  }
+
+  private final class Service extends CoordinatorGrpc.CoordinatorImplBase {
+    @Override
+    public void register(Registration request, StreamObserver<RegisterReply> response) {
+      registry.register(request);
+      response.onNext(RegisterReply.getDefaultInstance());
+      response.onCompleted();
+    }
+
+    @Override
+    public void awaitWorkers(AwaitWorkersRequest request, StreamObserver<AwaitWorkersReply> response) {
+      Context context = Context.current();
+      List<Integer> missing;
+      try {
+        missing = registry.awaitWorkers(request.getAttempt(), request.getTimeoutMs(), context::isCancelled);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        response.onError(Status.CANCELLED.withDescription("the coordinator is stopping").asRuntimeException());
+        return;
+      }
+      if (missing.isEmpty()) {
+        response.onNext(AwaitWorkersReply.getDefaultInstance());
+        response.onCompleted();
+      } else {
+        response.onError(Status.DEADLINE_EXCEEDED.withDescription("workers " + missing + " of stage attempt "
+            + request.getAttempt() + " did not register within " + request.getTimeoutMs() + " ms"
+            + (registry.isStopping() ? " (the run is stopping)" : "; are there enough free task slots for the barrier stage?"))
+            .asRuntimeException());
+      }
+    }
+
+    @Override
+    public void heartbeat(HeartbeatRequest request, StreamObserver<HeartbeatReply> response) {
+      boolean stop = registry.heartbeat(request);
+      response.onNext(HeartbeatReply.newBuilder().setStop(stop).build());
+      response.onCompleted();
+    }
+
+    @Override
+    public void reportFailure(FailureReport request, StreamObserver<Ack> response) {
+      registry.fail(request);
+      response.onNext(Ack.getDefaultInstance());
+      response.onCompleted();
+    }
+  }
+}

@@ -1,0 +1,213 @@
+package io.sparkps.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkps.ps.VariableSpec;
+import io.sparkps.ps.VariableValue;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class TrainingClusterTest {
+  private static JavaSparkContext sc;
+
+  @BeforeAll
+  static void start() {
+    sc = SparkTestSupport.local(6);
+  }
+
+  @AfterAll
+  static void stop() {
+    sc.stop();
+  }
+
+  private static JavaRDD<Integer> numbers(int n) {
+    return sc.parallelize(IntStream.range(0, n).boxed().toList(), 3);
+  }
+
+  /** The Distributed TF seed example: chief initializes, each worker adds 1 five times. */
+  static Float seedWorker(WorkerContext<Integer> ctx) throws Exception {
+    ctx.ps().create(VariableSpec.of("counter"));
+    if (ctx.isChief()) {
+      ctx.ps().initializeAll();
+    } else {
+      ctx.ps().awaitInitialized(List.of("counter"), Duration.ofSeconds(30));
+    }
+    for (int i = 0; i < 5; i++) {
+      ctx.ps().assignAdd("counter", 1.0);
+      ctx.progress().report(i + 1, i + 1, Map.of("added", i + 1.0));
+      Thread.sleep(30);
+    }
+    long deadline = System.nanoTime() + 30_000_000_000L;
+    float value = ctx.ps().read("counter").value().getFloat(0);
+    while (value < 10f && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+      value = ctx.ps().read("counter").value().getFloat(0);
+    }
+    return value;
+  }
+
+  static void pollingEvaluator(EvaluatorContext ctx) throws Exception {
+    long last = -1;
+    boolean stopping;
+    do {
+      stopping = ctx.isStopping();
+      try {
+        VariableValue v = ctx.ps().read("counter");
+        if (v.version() != last) {
+          last = v.version();
+          ctx.progress().report(v.version(), 0, Map.of("counter", (double) v.value().getFloat(0)));
+        }
+      } catch (IllegalArgumentException notCreatedYet) {
+        // the chief has not created the variable yet
+      }
+      Thread.sleep(10);
+    } while (!stopping);
+  }
+
+  @Test
+  void seedExample_onePsTwoWorkers_endsAtTenAndTheEvaluatorSawVersionsAdvance() throws Exception {
+    ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2).optEvaluator(true)
+        .optHeartbeatInterval(Duration.ofMillis(50)).build();
+    RunResult<Float> result = new TrainingCluster(sc, spec).withEvaluator(TrainingClusterTest::pollingEvaluator)
+        .run(numbers(10), TrainingClusterTest::seedWorker);
+    assertEquals(List.of(10f, 10f), result.results());
+    List<Long> versions = result.evaluatorHistory().stream().map(TaskProgress::step).toList();
+    assertTrue(versions.size() >= 3, "the evaluator saw several versions: " + versions);
+    for (int i = 1; i < versions.size(); i++) {
+      assertTrue(versions.get(i) > versions.get(i - 1), "versions advance: " + versions);
+    }
+    assertEquals(10L, versions.get(versions.size() - 1), "the evaluator's last read saw all ten adds");
+    assertEquals(1, result.stageAttempts());
+  }
+
+  @Test
+  void workerFailingOnFirstAttempt_stageIsRetried_andVariablesKeepTheirState() throws Exception {
+    ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2).build();
+    RunResult<String> result = new TrainingCluster(sc, spec).run(numbers(6), ctx -> {
+      ctx.ps().create(VariableSpec.of("counter"));
+      if (ctx.isChief()) {
+        boolean initialized = !ctx.ps().initialize(List.of("counter")).isEmpty();
+        if (ctx.stageAttempt() == 0) {
+          ctx.ps().assignAdd("counter", 100.0);
+          while (!org.apache.spark.TaskContext.get().isInterrupted()) {
+            Thread.sleep(20);
+          }
+          return "killed";
+        }
+        return "attempt " + ctx.stageAttempt() + " initialized=" + initialized + " value="
+            + ctx.ps().read("counter").value().getFloat(0);
+      }
+      ctx.ps().awaitInitialized(List.of("counter"), Duration.ofSeconds(30));
+      if (ctx.stageAttempt() == 0) {
+        while (ctx.ps().read("counter").value().getFloat(0) < 100f) {
+          Thread.sleep(10);
+        }
+        throw new IllegalStateException("injected failure of worker 1");
+      }
+      return "worker ok";
+    });
+    assertEquals("attempt 1 initialized=false value=100.0", result.chief());
+    assertEquals(2, result.stageAttempts());
+    assertTrue(result.recoveredFailures().toString().contains("injected failure of worker 1"), result.recoveredFailures().toString());
+  }
+
+  @Test
+  void workerThatThrows_failsNamingRoleIndexHostAttempt_withTheRemoteStack_andRecreatesLocally() throws Exception {
+    ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2).build();
+    WorkerFunction<Integer, Integer> fn = ctx -> {
+      int sum = 0;
+      while (ctx.data().hasNext()) {
+        int row = ctx.data().next();
+        if (ctx.index() == 1 && sum > 0) {
+          throw new IllegalArgumentException("bad row " + row + " in worker " + ctx.index());
+        }
+        sum += row + 1;
+      }
+      return sum;
+    };
+    long t0 = System.nanoTime();
+    TrainingFailure failure = assertThrows(TrainingFailure.class, () -> new TrainingCluster(sc, spec).run(numbers(12), fn));
+    assertTrue(System.nanoTime() - t0 < 120_000_000_000L, "failed in bounded time");
+    assertEquals(Role.WORKER, failure.role());
+    assertEquals(1, failure.index());
+    assertEquals("127.0.0.1", failure.host());
+    assertTrue(failure.getMessage().startsWith("worker 1 on 127.0.0.1 (stage attempt "), failure.getMessage());
+    assertTrue(failure.getMessage().contains("java.lang.IllegalArgumentException: bad row"), failure.getMessage());
+    RemoteException remote = failure.remote();
+    assertEquals("java.lang.IllegalArgumentException", remote.remoteClassName());
+    assertTrue(remote.getStackTrace().length > 0 && remote.getStackTrace()[0].getClassName().startsWith("io.sparkps.spark"),
+        "the remote stack starts in the worker function");
+
+    IllegalArgumentException local = assertThrows(IllegalArgumentException.class, failure::recreateLocally);
+    assertTrue(local.getMessage().startsWith("bad row") && local.getMessage().endsWith("in worker 1"), local.getMessage());
+  }
+
+  @Test
+  void notEnoughSlots_failsBeforeLaunch_sayingHowManyAreNeeded() {
+    ClusterSpec spec = ClusterSpec.builder().setNumPs(2).setNumWorkers(4).optEvaluator(true).build();
+    long t0 = System.nanoTime();
+    IllegalStateException e = assertThrows(IllegalStateException.class, () -> new TrainingCluster(sc, spec)
+        .withEvaluator(ctx -> { }).runAsync(numbers(4), ctx -> 1));
+    assertTrue(System.nanoTime() - t0 < 10_000_000_000L);
+    assertTrue(e.getMessage().contains("needs 7 task slots") && e.getMessage().contains("has 6"), e.getMessage());
+  }
+
+  @Test
+  void runAsync_returnsAtOnce_showsProgressAndInspect_andCancels() throws Exception {
+    ClusterSpec spec = ClusterSpec.builder().setNumPs(2).setNumWorkers(2).optHeartbeatInterval(Duration.ofMillis(50)).build();
+    TrainingJob<Integer> job = new TrainingCluster(sc, spec).runAsync(numbers(4), ctx -> {
+      ctx.ps().create(VariableSpec.of("w", 300, 300));
+      if (ctx.isChief()) {
+        ctx.ps().initializeAll();
+      }
+      for (long step = 0; !org.apache.spark.TaskContext.get().isInterrupted(); step++) {
+        ctx.progress().report(step, step * 10, Map.of("loss", 1.0 / (step + 1)));
+        Thread.sleep(20);
+      }
+      return 0;
+    });
+    assertTrue(!job.isDone());
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    ClusterView view = job.inspect();
+    while ((view.variables().isEmpty() || view.roles().stream().noneMatch(r -> r.role() == Role.WORKER && r.step() > 2))
+        && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+      view = job.inspect();
+    }
+    assertEquals(JobStatus.RUNNING, job.status());
+    assertEquals(2, view.variables().size(), "w is split over both ps shards: " + view);
+    assertEquals(2, view.roles().stream().filter(r -> r.role() == Role.PS).count(), view.toString());
+    assertTrue(view.toString().contains("CHIEF"), view.toString());
+    job.cancel();
+    assertThrows(java.util.concurrent.CancellationException.class, () -> job.get(Duration.ofSeconds(60)));
+    assertEquals(JobStatus.CANCELLED, job.status());
+  }
+
+  @Test
+  void afterRuns_noSparkPsThreadsAreLeft() throws Exception {
+    ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2).build();
+    new TrainingCluster(sc, spec).run(numbers(4), ctx -> ctx.index());
+    long deadline = System.nanoTime() + 20_000_000_000L;
+    List<String> left;
+    do {
+      Thread.sleep(100);
+      left = new ArrayList<>();
+      for (Thread t : Thread.getAllStackTraces().keySet()) {
+        if (t.isAlive() && t.getName().startsWith("sparkps")) {
+          left.add(t.getName());
+        }
+      }
+    } while (!left.isEmpty() && System.nanoTime() < deadline);
+    assertEquals(List.of(), left);
+  }
+}
