@@ -8,6 +8,7 @@ import java.util.Map;
  * @param role the task's role
  * @param index the task's index within its role
  * @param host where it runs
+ * @param executor the Spark executor it runs in ("driver" in local mode)
  * @param attempt its stage attempt (workers) or task attempt (ps, evaluator)
  * @param step the step it reported
  * @param examples examples it processed
@@ -15,5 +16,5 @@ import java.util.Map;
  * @param message a free-form status line
  * @param ageMillis how long ago it reported
  */
-public record TaskProgress(Role role, int index, String host, int attempt, long step, long examples,
+public record TaskProgress(Role role, int index, String host, String executor, int attempt, long step, long examples,
     Map<String, Double> metrics, String message, long ageMillis) {}

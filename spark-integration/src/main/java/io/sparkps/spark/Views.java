@@ -10,7 +10,7 @@ final class Views {
   private Views() {}
 
   static TaskProgress of(Registry.Member m, long now) {
-    return new TaskProgress(Role.valueOf(m.role().name()), m.index(), m.host(), m.attempt(), m.progress().getStep(),
+    return new TaskProgress(Role.valueOf(m.role().name()), m.index(), m.host(), m.executorId(), m.attempt(), m.progress().getStep(),
         m.progress().getExamples(), m.progress().getMetricsMap(), m.progress().getMessage(),
         (now - m.lastSeenNanos()) / 1_000_000L);
   }

@@ -13,6 +13,9 @@ import java.util.Map;
 import java.util.stream.IntStream;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -194,9 +197,55 @@ class TrainingClusterTest {
   }
 
   @Test
-  void afterRuns_noSparkPsThreadsAreLeft() throws Exception {
+  void failingEvaluator_doesNotStopTraining_andIsReported() throws Exception {
+    ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2).optEvaluator(true).build();
+    RunResult<Integer> result = new TrainingCluster(sc, spec).withEvaluator(ctx -> {
+      throw new IllegalStateException("evaluator broke");
+    }).run(numbers(4), ctx -> {
+      Thread.sleep(300);
+      return ctx.index();
+    });
+    assertEquals(List.of(0, 1), result.results());
+    assertTrue(result.recoveredFailures().toString().contains("evaluator 0") 
+        && result.recoveredFailures().toString().contains("evaluator broke"), result.recoveredFailures().toString());
+  }
+
+  @Test
+  void dataFrame_eachWorkerGetsItsPartitionOfTheRows() throws Exception {
+    SparkSession spark = SparkSession.builder().sparkContext(sc.sc()).getOrCreate();
+    Dataset<Row> df = spark.range(0, 100).toDF("id");
+    ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(3).build();
+    RunResult<Long> result = new TrainingCluster(spark, spec).run(df, ctx -> {
+      long sum = 0;
+      while (ctx.data().hasNext()) {
+        sum += ctx.data().next().getLong(0);
+      }
+      return sum;
+    });
+    assertEquals(3, result.results().size());
+    assertEquals(4950L, result.results().stream().mapToLong(Long::longValue).sum());
+    assertTrue(result.results().stream().allMatch(s -> s > 0), "every worker got rows: " + result.results());
+  }
+
+  @Test
+  void afterRuns_successFailureAndCancel_noSparkPsThreadsAreLeft() throws Exception {
     ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2).build();
     new TrainingCluster(sc, spec).run(numbers(4), ctx -> ctx.index());
+    assertThrows(TrainingFailure.class, () -> new TrainingCluster(sc, spec).run(numbers(4), ctx -> {
+      throw new IllegalStateException("always");
+    }));
+    TrainingJob<Integer> cancelled = new TrainingCluster(sc, spec).runAsync(numbers(4), ctx -> {
+      while (!org.apache.spark.TaskContext.get().isInterrupted()) {
+        Thread.sleep(20);
+      }
+      return 0;
+    });
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    while (cancelled.status() != JobStatus.RUNNING && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    cancelled.cancel();
+    assertThrows(java.util.concurrent.CancellationException.class, () -> cancelled.get(Duration.ofSeconds(60)));
     long deadline = System.nanoTime() + 20_000_000_000L;
     List<String> left;
     do {
