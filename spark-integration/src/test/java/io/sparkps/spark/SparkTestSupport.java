@@ -17,6 +17,6 @@ final class SparkTestSupport {
   }
 
   static JavaSparkContext local(int slots) {
-    return new JavaSparkContext(conf("local[" + slots + ",4]"));
+    return new JavaSparkContext(conf("local[" + slots + "]"));
   }
 }

@@ -240,8 +240,8 @@ class TrainingClusterTest {
       }
       return 0;
     });
-    long deadline = System.nanoTime() + 60_000_000_000L;
-    while (cancelled.status() != JobStatus.RUNNING && System.nanoTime() < deadline) {
+    long running = System.nanoTime() + 60_000_000_000L;
+    while (cancelled.status() != JobStatus.RUNNING && System.nanoTime() < running) {
       Thread.sleep(20);
     }
     cancelled.cancel();
