@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.IntStream;
@@ -41,6 +42,7 @@ final class Launcher<T, R> {
   private volatile JavaFutureAction<Void> psJob;
   private volatile JavaFutureAction<Void> evaluatorJob;
   private volatile JavaRDD<T> partitioned;
+  private boolean cancelled;
 
   /** Progress of a recreated worker goes nowhere. */
   private static final ProgressReporter NO_PROGRESS = new ProgressReporter() {
@@ -113,24 +115,30 @@ final class Launcher<T, R> {
 
   /** Runs the barrier stage (output through a shuffle, so that Spark retries the stage) and returns the results by index. */
   @SuppressWarnings("unchecked")
-  List<R> train(TaskEnv env) {
-    sc.setJobGroup(group("train"), "sparkps train (" + spec.numWorkers() + " workers)", true);
-    try {
-      partitioned = data.repartition(spec.numWorkers());
-      ClassTag<Tuple2<Object, Object>> pairTag = ClassTag$.MODULE$.apply(Tuple2.class);
-      ClassTag<Object> objectTag = ClassTag$.MODULE$.apply(Object.class);
-      RDD<Tuple2<Object, Object>> out = partitioned.rdd().barrier()
-          .mapPartitions(new WorkerTask<>(env, function), false, pairTag);
-      List<Tuple2<Object, Object>> collected = JavaPairRDD.fromRDD(out, objectTag, objectTag)
-          .partitionBy(new HashPartitioner(1)).collect();
-      List<Tuple2<Object, Object>> sorted = new ArrayList<>(collected);
-      sorted.sort(Comparator.comparingInt(t -> (Integer) t._1()));
-      List<R> results = new ArrayList<>(sorted.size());
-      sorted.forEach(t -> results.add((R) t._2()));
-      return results;
-    } finally {
-      sc.clearJobGroup();
+  List<R> train(TaskEnv env) throws InterruptedException, ExecutionException {
+    JavaFutureAction<List<Tuple2<Object, Object>>> job;
+    synchronized (this) {
+      // Submitting under the lock that cancelAll() takes: a cancel either comes first or finds the job.
+      if (cancelled) {
+        throw new CancellationException("cancelled before the barrier stage started");
+      }
+      sc.setJobGroup(group("train"), "sparkps train (" + spec.numWorkers() + " workers)", true);
+      try {
+        partitioned = data.repartition(spec.numWorkers());
+        ClassTag<Tuple2<Object, Object>> pairTag = ClassTag$.MODULE$.apply(Tuple2.class);
+        ClassTag<Object> objectTag = ClassTag$.MODULE$.apply(Object.class);
+        RDD<Tuple2<Object, Object>> out = partitioned.rdd().barrier()
+            .mapPartitions(new WorkerTask<>(env, function), false, pairTag);
+        job = JavaPairRDD.fromRDD(out, objectTag, objectTag).partitionBy(new HashPartitioner(1)).collectAsync();
+      } finally {
+        sc.clearJobGroup();
+      }
     }
+    List<Tuple2<Object, Object>> sorted = new ArrayList<>(job.get());
+    sorted.sort(Comparator.comparingInt(t -> (Integer) t._1()));
+    List<R> results = new ArrayList<>(sorted.size());
+    sorted.forEach(t -> results.add((R) t._2()));
+    return results;
   }
 
   /** Lets the ps and evaluator tasks stop on their own (they were told to), else cancels their jobs. */
@@ -155,7 +163,8 @@ final class Launcher<T, R> {
     });
   }
 
-  void cancelAll() {
+  synchronized void cancelAll() {
+    cancelled = true;
     for (String role : List.of("train", "evaluator", "ps")) {
       sc.cancelJobGroup(group(role));
     }
