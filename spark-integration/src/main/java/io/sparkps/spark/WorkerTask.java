@@ -40,10 +40,11 @@ final class WorkerTask<T, R> extends AbstractFunction1<scala.collection.Iterator
                Integer.MAX_VALUE)) {
         coordinator.register(io.sparkps.spark.coord.proto.Role.valueOf(role.name()), index, host, 0, attempt,
             ExecutorHost.executorId());
-        BarrierSync.rendezvous(context, coordinator, env.spec().rendezvousTimeout());
+        BarrierSync.rendezvous(context, coordinator, env.spec().rendezvousTimeout(), env.spec().numWorkers());
         R result = function.run(new Context<>(role, index, env.spec().numWorkers(), attempt, host,
             JavaConverters.asJavaIterator(rows), ps, progress));
         progress.flush();
+        BarrierSync.finish(context);
         List<Tuple2<Object, Object>> out = List.of(new Tuple2<>(index, result));
         return JavaConverters.asScalaIterator(out.iterator());
       } catch (Exception | Error e) {

@@ -100,9 +100,14 @@ public final class CoordinatorServer implements AutoCloseable {
         response.onError(Status.CANCELLED.withDescription("the coordinator is stopping").asRuntimeException());
         return;
       }
+      FailureReport failed = registry.failedWorker(request.getAttempt());
       if (missing.isEmpty()) {
         response.onNext(AwaitWorkersReply.getDefaultInstance());
         response.onCompleted();
+      } else if (failed != null) {
+        response.onError(Status.ABORTED.withDescription("stage attempt " + request.getAttempt() + " is failing: "
+            + failed.getRole().name().toLowerCase() + " " + failed.getIndex() + " failed with "
+            + failed.getError().getClassName() + ": " + failed.getError().getMessage()).asRuntimeException());
       } else {
         response.onError(Status.DEADLINE_EXCEEDED.withDescription("workers " + missing + " of stage attempt "
             + request.getAttempt() + " did not register within " + request.getTimeoutMs() + " ms"

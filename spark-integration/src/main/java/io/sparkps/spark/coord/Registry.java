@@ -138,7 +138,7 @@ public final class Registry {
   synchronized List<Integer> awaitWorkers(int attempt, long timeoutMillis, java.util.function.BooleanSupplier cancelled)
       throws InterruptedException {
     long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
-    while (!missingWorkers(attempt).isEmpty() && !stopping && !cancelled.getAsBoolean()) {
+    while (!missingWorkers(attempt).isEmpty() && !stopping && !cancelled.getAsBoolean() && failedWorker(attempt) == null) {
       long left = (deadline - System.nanoTime()) / 1_000_000L;
       if (left <= 0) {
         break;
@@ -151,6 +151,16 @@ public final class Registry {
   /** Every change of progress reported so far (at most 100,000), oldest first. */
   public synchronized List<Member> history() {
     return List.copyOf(history);
+  }
+
+  /** The first worker failure reported for stage attempt {@code attempt}, or null. */
+  synchronized FailureReport failedWorker(int attempt) {
+    for (FailureReport f : failures) {
+      if ((f.getRole() == Role.CHIEF || f.getRole() == Role.WORKER) && f.getAttempt() == attempt) {
+        return f;
+      }
+    }
+    return null;
   }
 
   /** Latest progress of each worker, by index. */
