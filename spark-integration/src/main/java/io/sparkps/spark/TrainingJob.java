@@ -38,6 +38,7 @@ public final class TrainingJob<R> {
   private volatile RunResult<R> result;
   private volatile RuntimeException failure;
   private volatile List<String> psAddresses = List.of();
+  private volatile List<VariableInfo> finalVariables = List.of();
 
   <T> TrainingJob(JavaSparkContext sc, ClusterSpec spec, JavaRDD<T> data, WorkerFunction<T, R> function,
       EvaluatorFunction evaluator) {
@@ -73,6 +74,7 @@ public final class TrainingJob<R> {
           : launcher.explain(t, registry);
       status = cancelled ? JobStatus.CANCELLED : JobStatus.FAILED;
     } finally {
+      finalVariables = listVariables();
       registry.stop();
       launcher.stopBackgroundJobs(spec.heartbeatInterval().multipliedBy(3).plusSeconds(10));
       if (coordinator != null) {
@@ -102,16 +104,27 @@ public final class TrainingJob<R> {
     return Views.progress(registry);
   }
 
-  /** Roles, hosts, attempts, progress, and the ps variables with their versions (while the ps tasks run). */
+  /**
+   * Roles, hosts, attempts, progress, and the ps variables with their versions: live while the
+   * run goes on, as they were at its end afterwards.
+   */
   public ClusterView inspect() {
-    List<VariableInfo> variables = new ArrayList<>();
-    if (status == JobStatus.RUNNING && !psAddresses.isEmpty()) {
-      try (PsClient client = PsClient.builder().setShards(psAddresses).setToken(token)
-          .optCallTimeout(spec.callTimeout()).build()) {
-        variables.addAll(client.listVariables());
-      }
-    }
+    List<VariableInfo> variables = status.isDone() ? finalVariables
+        : status == JobStatus.RUNNING ? listVariables() : List.of();
     return new ClusterView(status, progress(), variables);
+  }
+
+  /** The ps variables, or none when the ps shards are not (or no longer) reachable. */
+  private List<VariableInfo> listVariables() {
+    if (psAddresses.isEmpty()) {
+      return List.of();
+    }
+    try (PsClient client = PsClient.builder().setShards(psAddresses).setToken(token)
+        .optCallTimeout(spec.callTimeout()).build()) {
+      return new ArrayList<>(client.listVariables());
+    } catch (RuntimeException e) {
+      return List.of();
+    }
   }
 
   /** Cancels the run: its Spark jobs are cancelled and everything it started is stopped. */

@@ -94,6 +94,18 @@ class TrainingClusterTest {
   }
 
   @Test
+  void inspect_afterTheRun_showsRolesAndTheFinalVariables() throws Exception {
+    ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2).build();
+    TrainingJob<Float> job = new TrainingCluster(sc, spec).runAsync(numbers(4), TrainingClusterTest::seedWorker);
+    job.get(Duration.ofMinutes(2));
+    ClusterView view = job.inspect();
+    assertEquals(JobStatus.SUCCEEDED, view.status());
+    assertEquals(1, view.variables().size(), view.toString());
+    assertEquals(10, view.variables().get(0).version(), "ten assignAdds: " + view);
+    assertEquals(List.of(Role.CHIEF, Role.PS, Role.WORKER), view.roles().stream().map(TaskProgress::role).toList());
+  }
+
+  @Test
   void workerFailingOnFirstAttempt_stageIsRetried_andVariablesKeepTheirState() throws Exception {
     ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2).build();
     RunResult<String> result = new TrainingCluster(sc, spec).run(numbers(6), ctx -> {
