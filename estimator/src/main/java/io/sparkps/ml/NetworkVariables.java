@@ -1,0 +1,92 @@
+package io.sparkps.ml;
+
+import io.sparkps.ps.ConsistencyGroup;
+import io.sparkps.ps.Initializer;
+import io.sparkps.ps.VariableSpec;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.deeplearning4j.nn.api.Layer;
+import org.deeplearning4j.nn.conf.layers.BaseLayer;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.indexing.NDArrayIndex;
+
+/**
+ * A network's parameters as SparkPS variables: one 1-D variable per DL4J parameter ({@code 0_W},
+ * {@code 0_b}, {@code 1_mean}, ...), each a stretch of the network's flattened parameter vector,
+ * with the optimizer of its layer's updater and regularization. Pulls and pushes go through views
+ * of the flattened parameters and gradients, so no array is copied on the worker.
+ */
+public final class NetworkVariables {
+  /** Where one parameter lives in the flattened vector. */
+  private record Stretch(long offset, long length, boolean perExample) {}
+
+  private final Map<String, Stretch> stretches = new LinkedHashMap<>();
+  private final List<VariableSpec> specs = new ArrayList<>();
+
+  private NetworkVariables() {}
+
+  /**
+   * The variables of an initialized network, in group {@code group}, initialized from the
+   * network's current parameters.
+   */
+  public static NetworkVariables of(MultiLayerNetwork net, String group) {
+    NetworkVariables v = new NetworkVariables();
+    INDArray flat = net.params();
+    for (int i = 0; i < net.getnLayers(); i++) {
+      Layer layer = net.getLayer(i);
+      for (Map.Entry<String, INDArray> p : layer.paramTable().entrySet()) {
+        String name = i + "_" + p.getKey();
+        INDArray view = p.getValue();
+        long offset = view.offset() - flat.offset();
+        v.stretches.put(name, new Stretch(offset, view.length(), layer.updaterDivideByMinibatch(p.getKey())));
+        org.deeplearning4j.nn.conf.layers.Layer conf = layer.conf().getLayer();
+        if (!(conf instanceof BaseLayer) && !(conf instanceof org.deeplearning4j.nn.conf.layers.BatchNormalization)) {
+          throw new IllegalArgumentException("layer " + i + " (" + conf.getClass().getSimpleName() + ") has parameters "
+              + "but no updater configuration SparkPS understands");
+        }
+        v.specs.add(VariableSpec.builder().setName(name).setShape(view.length())
+            .optInitializer(Initializer.values(v.stretchOf(flat, name)))
+            .optOptimizer(OptimizerMapping.of(name, conf.getUpdaterByParam(p.getKey()),
+                conf.getRegularizationByParam(p.getKey())))
+            .optGroup(group == null ? ConsistencyGroup.DEFAULT_NAME : group).build());
+      }
+    }
+    return v;
+  }
+
+  /** The variable specs, in the network's parameter order. */
+  public List<VariableSpec> specs() {
+    return List.copyOf(specs);
+  }
+
+  /** The variable names. */
+  public List<String> names() {
+    return List.copyOf(stretches.keySet());
+  }
+
+  /**
+   * Whether the variable's gradient is a sum over the minibatch that DL4J's updater divides by
+   * the minibatch size (false for parameters such as BatchNorm's running statistics).
+   */
+  public boolean dividesByMinibatch(String name) {
+    return stretches.get(name).perExample();
+  }
+
+  /** Views of {@code flat} (the network's parameters or gradients), one per variable. */
+  public Map<String, INDArray> views(INDArray flat) {
+    Map<String, INDArray> views = new LinkedHashMap<>();
+    for (String name : stretches.keySet()) {
+      views.put(name, stretchOf(flat, name));
+    }
+    return views;
+  }
+
+  private INDArray stretchOf(INDArray flat, String name) {
+    Stretch s = stretches.get(name);
+    return flat.rank() == 1 ? flat.get(NDArrayIndex.interval(s.offset(), s.offset() + s.length()))
+        : flat.get(NDArrayIndex.point(0), NDArrayIndex.interval(s.offset(), s.offset() + s.length()));
+  }
+}

@@ -1,0 +1,59 @@
+package io.sparkps.ml;
+
+import io.sparkps.ps.PsClient;
+import java.util.Map;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.nd4j.linalg.dataset.api.DataSet;
+
+/**
+ * One worker's training step against the parameter servers: read the current parameters into
+ * the network, compute the minibatch gradient with DL4J (without its updater), push it; the
+ * servers apply each parameter's updater. With one worker and SYNC this is exactly
+ * {@code MultiLayerNetwork.fit(minibatch)}.
+ */
+public final class PsTrainingStep {
+  private final MultiLayerNetwork net;
+  private final NetworkVariables variables;
+  private final PsClient ps;
+  private final Map<String, INDArray> paramViews;
+
+  /** Steps for {@code net} (initialized) whose variables live on {@code ps}. */
+  public PsTrainingStep(MultiLayerNetwork net, NetworkVariables variables, PsClient ps) {
+    if (net.getLayerWiseConfigurations().getBackpropType() != org.deeplearning4j.nn.conf.BackpropType.Standard) {
+      throw new IllegalArgumentException("truncated BPTT is not supported by SparkPS yet: use BackpropType.Standard");
+    }
+    this.net = net;
+    this.variables = variables;
+    this.ps = ps;
+    this.paramViews = variables.views(net.params());
+  }
+
+  /** Pulls the parameters into the network (for SYNC, those of this worker's step). */
+  public void pull() {
+    ps.pullInto(paramViews);
+  }
+
+  /** One step on {@code batch}: pull, gradient, push. Returns the minibatch's score (loss). */
+  public double step(DataSet batch) {
+    pull();
+    net.setInput(batch.getFeatures());
+    net.setLabels(batch.getLabels());
+    net.setLayerMaskArrays(batch.getFeaturesMaskArray(), batch.getLabelsMaskArray());
+    net.computeGradientAndScore();
+    Map<String, INDArray> gradients = variables.views(net.getFlattenedGradients());
+    if (net.getLayerWiseConfigurations().getConfs().get(0).isMiniBatch()) {
+      // DL4J's losses sum over the minibatch; its updater divides by the minibatch size (except
+      // for parameters like BatchNorm's running statistics) before regularization and the update
+      // rule, so the servers get the same gradient.
+      long examples = batch.getFeatures().size(0);
+      gradients.forEach((name, g) -> {
+        if (variables.dividesByMinibatch(name)) {
+          g.divi(examples);
+        }
+      });
+    }
+    ps.push(gradients);
+    return net.score();
+  }
+}

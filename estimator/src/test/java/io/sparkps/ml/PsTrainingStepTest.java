@@ -1,0 +1,123 @@
+package io.sparkps.ml;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkps.ps.ConsistencyGroup;
+import io.sparkps.ps.ParameterServer;
+import io.sparkps.ps.PsClient;
+import io.sparkps.ps.PsToken;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.inputs.InputType;
+import org.deeplearning4j.nn.conf.layers.BatchNormalization;
+import org.deeplearning4j.nn.conf.layers.ConvolutionLayer;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.junit.jupiter.api.Test;
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.dataset.DataSet;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.learning.config.AdaDelta;
+import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.learning.config.Nesterovs;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
+
+/**
+ * One worker, SYNC, one ps: the parameters after k steps equal {@code MultiLayerNetwork.fit} on
+ * the same minibatches, to 1e-5.
+ */
+class PsTrainingStepTest {
+  private static final int STEPS = 12;
+
+  private static MultiLayerConfiguration mlp() {
+    return new NeuralNetConfiguration.Builder().seed(12).dataType(DataType.FLOAT).updater(new Adam(0.01)).l2(1e-3)
+        .list()
+        .layer(new DenseLayer.Builder().nIn(20).nOut(16).activation(Activation.RELU).build())
+        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(16).nOut(3)
+            .activation(Activation.SOFTMAX).build())
+        .build();
+  }
+
+  private static MultiLayerConfiguration cnnWithBatchNorm() {
+    return new NeuralNetConfiguration.Builder().seed(7).dataType(DataType.FLOAT).updater(new Nesterovs(0.05, 0.9))
+        .list()
+        .layer(new ConvolutionLayer.Builder(3, 3).nOut(4).activation(Activation.IDENTITY).build())
+        .layer(new BatchNormalization.Builder().build())
+        .layer(new DenseLayer.Builder().nOut(10).activation(Activation.TANH).build())
+        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(3).activation(Activation.SOFTMAX).build())
+        .setInputType(InputType.convolutional(8, 8, 1))
+        .build();
+  }
+
+  private static List<DataSet> batches(long[] featureShape, int classes, long seed) {
+    Nd4j.getRandom().setSeed(seed);
+    List<DataSet> out = new ArrayList<>();
+    for (int i = 0; i < STEPS; i++) {
+      INDArray x = Nd4j.rand(DataType.FLOAT, featureShape);
+      INDArray y = Nd4j.zeros(DataType.FLOAT, featureShape[0], classes);
+      for (int r = 0; r < featureShape[0]; r++) {
+        y.putScalar(r, (r + i) % classes, 1f);
+      }
+      out.add(new DataSet(x, y));
+    }
+    return out;
+  }
+
+  private static void assertSameTraining(MultiLayerConfiguration conf, List<DataSet> data) {
+    MultiLayerNetwork reference = new MultiLayerNetwork(conf.clone());
+    reference.init();
+    MultiLayerNetwork worker = new MultiLayerNetwork(conf.clone());
+    worker.init();
+    assertEquals(reference.params(), worker.params(), "same seed, same initial parameters");
+
+    PsToken token = PsToken.generate();
+    String name = "ps-" + UUID.randomUUID();
+    try (ParameterServer ps = ParameterServer.builder().setShardIndex(0).setToken(token).optInProcess(name).build().start();
+         PsClient client = PsClient.builder().setShards(List.of(ps.address())).setToken(token).build()) {
+      client.createGroup(ConsistencyGroup.sync("net", 1));
+      NetworkVariables variables = NetworkVariables.of(worker, "net");
+      client.create(variables.specs());
+      client.initializeAll();
+      PsTrainingStep step = new PsTrainingStep(worker, variables, client);
+      for (DataSet batch : data) {
+        reference.fit(batch);
+        step.step(batch);
+      }
+      step.pull();
+    }
+    double diff = worker.params().sub(reference.params()).amaxNumber().doubleValue();
+    assertTrue(diff <= 1e-5, "max |sparkps - dl4j| = " + diff);
+    MultiLayerNetwork initial = new MultiLayerNetwork(conf.clone());
+    initial.init();
+    assertTrue(worker.params().sub(initial.params()).amaxNumber().doubleValue() > 1e-3, "training moved the parameters");
+  }
+
+  @Test
+  void mlpWithAdamAndL2_oneWorkerSync_equalsDl4jFit() {
+    assertSameTraining(mlp(), batches(new long[] {8, 20}, 3, 1));
+  }
+
+  @Test
+  void cnnWithBatchNorm_oneWorkerSync_equalsDl4jFit() {
+    assertSameTraining(cnnWithBatchNorm(), batches(new long[] {6, 1, 8, 8}, 3, 2));
+  }
+
+  @Test
+  void unsupportedUpdater_isNamedWithTheParameter() {
+    MultiLayerConfiguration conf = new NeuralNetConfiguration.Builder().updater(new AdaDelta()).list()
+        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MSE).nIn(2).nOut(1)
+            .activation(Activation.IDENTITY).build()).build();
+    MultiLayerNetwork net = new MultiLayerNetwork(conf);
+    net.init();
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NetworkVariables.of(net, null));
+    assertTrue(e.getMessage().contains("'0_W'") && e.getMessage().contains("AdaDelta"), e.getMessage());
+  }
+}
