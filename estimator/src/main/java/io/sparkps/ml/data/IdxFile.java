@@ -1,0 +1,114 @@
+package io.sparkps.ml.data;
+
+import java.io.BufferedInputStream;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.zip.GZIPInputStream;
+
+/**
+ * An IDX file (the format of MNIST and Fashion-MNIST), gzipped or not: its dimensions and its
+ * values as floats. Supported element types: unsigned and signed byte, short, int, float, double.
+ *
+ * @param path where it was read from
+ * @param dims the dimensions, the first being the number of items
+ * @param values the values, item after item
+ */
+public record IdxFile(Path path, int[] dims, float[] values) {
+  /** Reads {@code path}; a malformed file fails naming the file and what is wrong. */
+  public static IdxFile read(Path path) throws IOException {
+    try (InputStream raw = new BufferedInputStream(Files.newInputStream(path))) {
+      raw.mark(2);
+      int b0 = raw.read();
+      int b1 = raw.read();
+      raw.reset();
+      InputStream in = b0 == 0x1f && b1 == 0x8b ? new GZIPInputStream(raw, 1 << 16) : raw;
+      return parse(path, new DataInputStream(new BufferedInputStream(in, 1 << 16)));
+    }
+  }
+
+  private static IdxFile parse(Path path, DataInputStream in) throws IOException {
+    int magic;
+    try {
+      magic = in.readInt();
+    } catch (EOFException e) {
+      throw new IOException(path + " is empty: not an IDX file", e);
+    }
+    int type = (magic >>> 8) & 0xff;
+    int rank = magic & 0xff;
+    if ((magic >>> 16) != 0 || rank < 1 || rank > 8) {
+      throw new IOException(path + " is not an IDX file (magic 0x" + Integer.toHexString(magic) + ")");
+    }
+    int[] dims = new int[rank];
+    long count = 1;
+    for (int i = 0; i < rank; i++) {
+      dims[i] = in.readInt();
+      if (dims[i] < 0) {
+        throw new IOException(path + ": dimension " + i + " is negative (" + dims[i] + ")");
+      }
+      count *= dims[i];
+    }
+    if (count > Integer.MAX_VALUE - 8) {
+      throw new IOException(path + ": " + count + " values are too many for one array");
+    }
+    float[] values = new float[(int) count];
+    try {
+      readValues(in, type, values, path);
+    } catch (EOFException e) {
+      throw new IOException(path + " is truncated: its header " + Arrays.toString(dims) + " promises " + count + " values", e);
+    }
+    return new IdxFile(path, dims, values);
+  }
+
+  private static void readValues(DataInputStream in, int type, float[] values, Path path) throws IOException {
+    switch (type) {
+      case 0x08 -> {
+        byte[] bytes = new byte[values.length];
+        in.readFully(bytes);
+        for (int i = 0; i < bytes.length; i++) {
+          values[i] = bytes[i] & 0xff;
+        }
+      }
+      case 0x09 -> {
+        for (int i = 0; i < values.length; i++) {
+          values[i] = in.readByte();
+        }
+      }
+      case 0x0B -> {
+        for (int i = 0; i < values.length; i++) {
+          values[i] = in.readShort();
+        }
+      }
+      case 0x0C -> {
+        for (int i = 0; i < values.length; i++) {
+          values[i] = in.readInt();
+        }
+      }
+      case 0x0D -> {
+        for (int i = 0; i < values.length; i++) {
+          values[i] = in.readFloat();
+        }
+      }
+      case 0x0E -> {
+        for (int i = 0; i < values.length; i++) {
+          values[i] = (float) in.readDouble();
+        }
+      }
+      default -> throw new IOException(path + ": unknown IDX element type 0x" + Integer.toHexString(type));
+    }
+  }
+
+  /** Items (the first dimension). */
+  public int items() {
+    return dims[0];
+  }
+
+  /** Values per item. */
+  public int itemLength() {
+    return items() == 0 ? 0 : values.length / items();
+  }
+}
