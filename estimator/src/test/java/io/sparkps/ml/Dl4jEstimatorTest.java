@@ -1,0 +1,138 @@
+package io.sparkps.ml;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkps.ps.Consistency;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.apache.spark.ml.Pipeline;
+import org.apache.spark.ml.PipelineModel;
+import org.apache.spark.ml.PipelineStage;
+import org.apache.spark.ml.feature.VectorAssembler;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
+
+/** The estimator's checklist: defaults, params, schema, fit/transform, save/load, pipelines, bad params. */
+class Dl4jEstimatorTest {
+  private static SparkSession spark;
+  private static Dataset<Row> points;
+
+  @TempDir
+  Path dir;
+
+  @BeforeAll
+  static void start() {
+    spark = SparkSession.builder().master("local[4]").appName("estimator").config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").getOrCreate();
+    Random random = new Random(3);
+    List<Row> rows = new ArrayList<>();
+    for (int i = 0; i < 1200; i++) {
+      int cls = i % 3;
+      double cx = cls == 0 ? -2 : cls == 1 ? 2 : 0;
+      double cy = cls == 2 ? 2.5 : -1;
+      rows.add(RowFactory.create(cx + random.nextGaussian() * 0.6, cy + random.nextGaussian() * 0.6, (double) cls));
+    }
+    StructType schema = new StructType().add("x", DataTypes.DoubleType).add("y", DataTypes.DoubleType)
+        .add("label", DataTypes.DoubleType);
+    points = spark.createDataFrame(rows, schema).repartition(3).cache();
+  }
+
+  @AfterAll
+  static void stop() {
+    spark.stop();
+  }
+
+  private static String network() {
+    return new NeuralNetConfiguration.Builder().seed(5).dataType(DataType.FLOAT).updater(new Adam(0.02)).list()
+        .layer(new DenseLayer.Builder().nIn(2).nOut(16).activation(Activation.TANH).build())
+        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(16).nOut(3)
+            .activation(Activation.SOFTMAX).build())
+        .build().toJson();
+  }
+
+  private static double accuracy(Dataset<Row> predictions) {
+    return predictions.filter("prediction = label").count() / (double) predictions.count();
+  }
+
+  @Test
+  void defaultsAndParams_areExplained() {
+    Dl4jEstimator e = new Dl4jEstimator();
+    assertEquals(2, e.getOrDefault(e.numWorkers()));
+    assertEquals("SYNC", e.getOrDefault(e.consistency()));
+    String explained = e.explainParams();
+    assertTrue(explained.contains("numWorkers") && explained.contains("networkJson") && explained.contains("batchSize"));
+    Dl4jEstimator copy = e.setEpochs(3).copy(new org.apache.spark.ml.param.ParamMap());
+    assertEquals(3, copy.getOrDefault(copy.epochs()));
+    assertEquals(e.uid(), copy.uid());
+    assertThrows(IllegalArgumentException.class, () -> e.setBatchSize(0));
+  }
+
+  @Test
+  void pipeline_fitTransformSaveLoad_predictsIdentically() throws Exception {
+    VectorAssembler assembler = new VectorAssembler().setInputCols(new String[] {"x", "y"}).setOutputCol("features");
+    Dl4jEstimator estimator = new Dl4jEstimator().setNetworkJson(network()).setNumWorkers(2).setNumPs(1)
+        .setBatchSize(32).setEpochs(3).setConsistency(Consistency.SYNC);
+    PipelineModel model = new Pipeline().setStages(new PipelineStage[] {assembler, estimator}).fit(points);
+    Dataset<Row> predicted = model.transform(points);
+    double accuracy = accuracy(predicted);
+    assertTrue(accuracy > 0.9, "accuracy " + accuracy);
+    assertEquals(1200, predicted.count());
+
+    String path = dir.resolve("pipeline").toUri().toString();
+    model.write().overwrite().save(path);
+    PipelineModel loaded = PipelineModel.load(path);
+    List<Row> before = predicted.select("prediction").collectAsList();
+    List<Row> after = loaded.transform(points).select("prediction").collectAsList();
+    assertEquals(before, after);
+
+    Dl4jModel dl4j = (Dl4jModel) model.stages()[1];
+    String modelPath = dir.resolve("model").toUri().toString();
+    dl4j.write().save(modelPath);
+    Dl4jModel reloaded = Dl4jModel.load(modelPath);
+    assertEquals(dl4j.uid(), reloaded.uid());
+    assertEquals(dl4j.network().params(), reloaded.network().params());
+  }
+
+  @Test
+  void estimator_savesAndLoadsItsParams() throws Exception {
+    Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(network()).setEpochs(4).setNumPs(2);
+    String path = dir.resolve("estimator").toUri().toString();
+    e.write().save(path);
+    Dl4jEstimator loaded = Dl4jEstimator.load(path);
+    assertEquals(4, loaded.getOrDefault(loaded.epochs()));
+    assertEquals(2, loaded.getOrDefault(loaded.numPs()));
+    assertEquals(network(), loaded.getOrDefault(loaded.networkJson()));
+  }
+
+  @Test
+  void badColumns_failBeforeLaunch_namingTheColumnAndTheFix() {
+    Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(network());
+    IllegalArgumentException missing = assertThrows(IllegalArgumentException.class, () -> e.fit(points));
+    assertTrue(missing.getMessage().contains("features column 'features' is not in the DataFrame"), missing.getMessage());
+    IllegalArgumentException type = assertThrows(IllegalArgumentException.class, () -> e.setFeaturesCol("x").fit(points));
+    assertTrue(type.getMessage().contains("'x' is double") && type.getMessage().contains("VectorAssembler"),
+        type.getMessage());
+    IllegalArgumentException noNet = assertThrows(IllegalArgumentException.class,
+        () -> new Dl4jEstimator().fit(points));
+    assertTrue(noNet.getMessage().contains("networkJson is not set"), noNet.getMessage());
+  }
+}
