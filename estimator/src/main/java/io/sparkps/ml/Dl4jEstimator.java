@@ -2,6 +2,7 @@ package io.sparkps.ml;
 
 import io.sparkps.ps.Consistency;
 import io.sparkps.spark.ClusterSpec;
+import io.sparkps.spark.TrainingJob;
 import org.apache.spark.ml.Estimator;
 import org.apache.spark.ml.param.IntParam;
 import org.apache.spark.ml.param.LongParam;
@@ -204,21 +205,28 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
 
   @Override
   public Dl4jModel fit(Dataset<?> dataset) {
-    transformSchema(dataset.schema());
-    ClusterSpec spec = ClusterSpec.builder().setNumPs(intOf(numPs)).setNumWorkers(intOf(numWorkers)).build();
-    Dl4jTrainer.Settings settings = new Dl4jTrainer.Settings($(networkJson), $(featuresCol), $(labelCol),
-        Consistency.valueOf($(consistency)), intOf(staleness), intOf(epochs), intOf(batchSize), (Long) getOrDefault(seed));
-    float[] params;
     try {
-      params = Dl4jTrainer.train(dataset.sparkSession(), spec, dataset.toDF(), settings).params().toFloatVector();
+      return fitAsync(dataset).join();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while training", e);
     }
-    Dl4jModel model = new Dl4jModel(uid, $(networkJson), params);
-    model.set(model.featuresCol(), $(featuresCol)).set(model.predictionCol(), $(predictionCol))
-        .set(model.probabilityCol(), $(probabilityCol));
-    return model.setParent(this);
+  }
+
+  /** Starts training and returns at once with the job (status, progress, cancel, get). */
+  public FitJob fitAsync(Dataset<?> dataset) {
+    transformSchema(dataset.schema());
+    ClusterSpec spec = ClusterSpec.builder().setNumPs(intOf(numPs)).setNumWorkers(intOf(numWorkers)).build();
+    Dl4jTrainer.Settings settings = new Dl4jTrainer.Settings($(networkJson), $(featuresCol), $(labelCol),
+        Consistency.valueOf($(consistency)), intOf(staleness), intOf(epochs), intOf(batchSize), (Long) getOrDefault(seed));
+    TrainingJob<float[]> job = Dl4jTrainer.trainAsync(dataset.sparkSession(), spec, dataset.toDF(), settings);
+    String json = $(networkJson);
+    return new FitJob(job, params -> {
+      Dl4jModel model = new Dl4jModel(uid, json, params);
+      model.set(model.featuresCol(), $(featuresCol)).set(model.predictionCol(), $(predictionCol))
+          .set(model.probabilityCol(), $(probabilityCol));
+      return model.setParent(this);
+    });
   }
 
   @Override

@@ -111,7 +111,7 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
       if (batch.size() == BATCH || !rows.hasNext()) {
         double[][] x = new double[batch.size()][];
         for (int i = 0; i < x.length; i++) {
-          x[i] = ((Vector) batch.get(i).get(featureIndex)).toArray();
+          x[i] = features(batch.get(i).get(featureIndex));
         }
         INDArray p = net.output(Nd4j.createFromArray(x).castTo(org.nd4j.linalg.api.buffer.DataType.FLOAT));
         INDArray best = p.argMax(1);
@@ -129,6 +129,18 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
       }
     }
     return out.iterator();
+  }
+
+  private static double[] features(Object value) {
+    if (value instanceof Vector v) {
+      return v.toArray();
+    }
+    List<?> list = scala.collection.JavaConverters.seqAsJavaList((scala.collection.Seq<?>) value);
+    double[] out = new double[list.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = ((Number) list.get(i)).doubleValue();
+    }
+    return out;
   }
 
   @Override

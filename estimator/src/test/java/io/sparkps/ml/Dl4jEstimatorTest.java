@@ -113,6 +113,41 @@ class Dl4jEstimatorTest {
   }
 
   @Test
+  void crossValidator_overTheEstimator_picksAModelThatPredictsWell() {
+    Dataset<Row> assembled = new VectorAssembler().setInputCols(new String[] {"x", "y"}).setOutputCol("features")
+        .transform(points);
+    Dl4jEstimator estimator = new Dl4jEstimator().setNetworkJson(network()).setBatchSize(32);
+    org.apache.spark.ml.param.ParamMap[] grid = new org.apache.spark.ml.tuning.ParamGridBuilder()
+        .addGrid(estimator.epochs(), new int[] {1, 2}).build();
+    org.apache.spark.ml.tuning.CrossValidatorModel cv = new org.apache.spark.ml.tuning.CrossValidator()
+        .setEstimator(estimator).setEstimatorParamMaps(grid).setNumFolds(2)
+        .setEvaluator(new org.apache.spark.ml.evaluation.MulticlassClassificationEvaluator().setMetricName("accuracy"))
+        .fit(assembled);
+    assertEquals(2, cv.avgMetrics().length);
+    assertTrue(cv.avgMetrics()[1] > 0.8, "2 epochs: " + java.util.Arrays.toString(cv.avgMetrics()));
+    assertTrue(accuracy(cv.transform(assembled)) > 0.8);
+  }
+
+  @Test
+  void fitAsync_returnsAtOnce_showsProgress_andGivesTheModel() throws Exception {
+    Dataset<Row> assembled = new VectorAssembler().setInputCols(new String[] {"x", "y"}).setOutputCol("features")
+        .transform(points);
+    FitJob job = new Dl4jEstimator().setNetworkJson(network()).setBatchSize(16).setEpochs(3).fitAsync(assembled);
+    assertTrue(!job.status().isDone());
+    Dl4jModel model = job.get(java.time.Duration.ofMinutes(3));
+    assertEquals(io.sparkps.spark.JobStatus.SUCCEEDED, job.status());
+    assertTrue(job.progress().stream().anyMatch(p -> p.step() > 0 && p.metrics().containsKey("loss")), job.progress().toString());
+    assertTrue(accuracy(model.transform(assembled)) > 0.9);
+  }
+
+  @Test
+  void arrayFeatures_trainAndPredict() {
+    Dataset<Row> arrays = points.selectExpr("array(cast(x as float), cast(y as float)) as features", "label");
+    Dl4jModel model = new Dl4jEstimator().setNetworkJson(network()).setBatchSize(32).setEpochs(2).fit(arrays);
+    assertTrue(accuracy(model.transform(arrays)) > 0.85);
+  }
+
+  @Test
   void estimator_savesAndLoadsItsParams() throws Exception {
     Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(network()).setEpochs(4).setNumPs(2);
     String path = dir.resolve("estimator").toUri().toString();

@@ -1,0 +1,54 @@
+package io.sparkps.ml;
+
+import io.sparkps.spark.ClusterView;
+import io.sparkps.spark.JobStatus;
+import io.sparkps.spark.TaskProgress;
+import io.sparkps.spark.TrainingJob;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+
+/**
+ * A {@link Dl4jEstimator#fitAsync} in progress: the runtime's job handle (status, progress,
+ * inspect, cancel) whose result is the trained {@link Dl4jModel}.
+ */
+public final class FitJob {
+  private final TrainingJob<float[]> job;
+  private final Function<float[], Dl4jModel> toModel;
+
+  FitJob(TrainingJob<float[]> job, Function<float[], Dl4jModel> toModel) {
+    this.job = job;
+    this.toModel = toModel;
+  }
+
+  /** Where the run stands. */
+  public JobStatus status() {
+    return job.status();
+  }
+
+  /** The latest progress of every task (step, examples, loss). */
+  public List<TaskProgress> progress() {
+    return job.progress();
+  }
+
+  /** Roles, hosts, attempts and the variables with their versions. */
+  public ClusterView inspect() {
+    return job.inspect();
+  }
+
+  /** Cancels training. */
+  public void cancel() {
+    job.cancel();
+  }
+
+  /** Waits for the model however long training takes (each phase of the run has its own bounds). */
+  public Dl4jModel join() throws InterruptedException {
+    return toModel.apply(job.join().chief());
+  }
+
+  /** Waits at most {@code timeout} for the model; see {@link TrainingJob#get(Duration)} for the failures. */
+  public Dl4jModel get(Duration timeout) throws TimeoutException, InterruptedException {
+    return toModel.apply(job.get(timeout).chief());
+  }
+}
