@@ -221,8 +221,11 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
         Consistency.valueOf($(consistency)), intOf(staleness), intOf(epochs), intOf(batchSize), (Long) getOrDefault(seed));
     TrainingJob<float[]> job = Dl4jTrainer.trainAsync(dataset.sparkSession(), spec, dataset.toDF(), settings);
     String json = $(networkJson);
-    return new FitJob(job, params -> {
-      Dl4jModel model = new Dl4jModel(uid, json, params);
+    java.util.Map<String, String> provenance = Provenance.of(this, dataset.schema(), dataset.sparkSession().version());
+    return new FitJob(job, result -> {
+      Dl4jModel model = new Dl4jModel(uid, json, result.chief()).withProvenance(provenance)
+          .withSummary(new TrainingSummary(result.workerHistory(), result.evaluatorHistory(), result.stageAttempts(),
+              result.elapsed()));
       model.set(model.featuresCol(), $(featuresCol)).set(model.predictionCol(), $(predictionCol))
           .set(model.probabilityCol(), $(probabilityCol));
       return model.setParent(this);

@@ -7,6 +7,7 @@ import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.api.java.JavaRDD;
@@ -41,6 +42,8 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
   private final String uid;
   private final String networkJson;
   private final float[] parameters;
+  private Map<String, String> provenance = Map.of();
+  private transient TrainingSummary summary;
 
   private final Param<String> featuresCol;
   private final Param<String> predictionCol;
@@ -76,6 +79,26 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
   @Override
   public String uid() {
     return uid;
+  }
+
+  /** How this model was made: versions, the estimator's params (seed included), input schema, time. */
+  public Map<String, String> provenance() {
+    return provenance;
+  }
+
+  /** What happened during training, for a model fitted in this JVM; null for a loaded one. */
+  public TrainingSummary summary() {
+    return summary;
+  }
+
+  Dl4jModel withSummary(TrainingSummary summary) {
+    this.summary = summary;
+    return this;
+  }
+
+  Dl4jModel withProvenance(Map<String, String> provenance) {
+    this.provenance = Map.copyOf(provenance);
+    return this;
   }
 
   /** The trained network (a new instance each call). */
@@ -168,6 +191,11 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
               out.writeFloat(f);
             }
           }
+          java.util.Properties props = new java.util.Properties();
+          props.putAll(model.provenance);
+          try (java.io.OutputStream out = fs.create(new Path(data, "provenance.properties"), true)) {
+            props.store(out, "how this SparkPS model was made");
+          }
         } catch (IOException e) {
           throw new UncheckedIOException("could not save the network under " + path, e);
         }
@@ -193,6 +221,16 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
             }
             Dl4jModel model = new Dl4jModel(meta.uid(), new String(json, java.nio.charset.StandardCharsets.UTF_8), params);
             meta.getAndSetParams(model, scala.Option.empty());
+            Path provenance = new Path(new Path(path, "data"), "provenance.properties");
+            if (fs.exists(provenance)) {
+              java.util.Properties props = new java.util.Properties();
+              try (java.io.InputStream pin = fs.open(provenance)) {
+                props.load(pin);
+              }
+              Map<String, String> map = new java.util.TreeMap<>();
+              props.forEach((k, v) -> map.put(String.valueOf(k), String.valueOf(v)));
+              model.withProvenance(map);
+            }
             return model;
           }
         } catch (IOException e) {

@@ -2,6 +2,7 @@ package io.sparkps.ml;
 
 import io.sparkps.spark.ClusterView;
 import io.sparkps.spark.JobStatus;
+import io.sparkps.spark.RunResult;
 import io.sparkps.spark.TaskProgress;
 import io.sparkps.spark.TrainingJob;
 import java.time.Duration;
@@ -15,9 +16,9 @@ import java.util.function.Function;
  */
 public final class FitJob {
   private final TrainingJob<float[]> job;
-  private final Function<float[], Dl4jModel> toModel;
+  private final Function<RunResult<float[]>, Dl4jModel> toModel;
 
-  FitJob(TrainingJob<float[]> job, Function<float[], Dl4jModel> toModel) {
+  FitJob(TrainingJob<float[]> job, Function<RunResult<float[]>, Dl4jModel> toModel) {
     this.job = job;
     this.toModel = toModel;
   }
@@ -44,11 +45,11 @@ public final class FitJob {
 
   /** Waits for the model however long training takes (each phase of the run has its own bounds). */
   public Dl4jModel join() throws InterruptedException {
-    return toModel.apply(job.join().chief());
+    return toModel.apply(job.join());
   }
 
   /** Waits at most {@code timeout} for the model; see {@link TrainingJob#get(Duration)} for the failures. */
   public Dl4jModel get(Duration timeout) throws TimeoutException, InterruptedException {
-    return toModel.apply(job.get(timeout).chief());
+    return toModel.apply(job.get(timeout));
   }
 }

@@ -110,6 +110,11 @@ class Dl4jEstimatorTest {
     Dl4jModel reloaded = Dl4jModel.load(modelPath);
     assertEquals(dl4j.uid(), reloaded.uid());
     assertEquals(dl4j.network().params(), reloaded.network().params());
+    assertEquals(dl4j.provenance(), reloaded.provenance());
+    assertEquals("3.5.9", reloaded.provenance().get("version.spark.built"));
+    assertEquals("1.0.0-M2.1", reloaded.provenance().get("version.dl4j"));
+    assertEquals("3", reloaded.provenance().get("param.epochs"));
+    assertTrue(reloaded.provenance().get("input.schema").contains("\"features\""), reloaded.provenance().toString());
   }
 
   @Test
@@ -138,6 +143,10 @@ class Dl4jEstimatorTest {
     assertEquals(io.sparkps.spark.JobStatus.SUCCEEDED, job.status());
     assertTrue(job.progress().stream().anyMatch(p -> p.step() > 0 && p.metrics().containsKey("loss")), job.progress().toString());
     assertTrue(accuracy(model.transform(assembled)) > 0.9);
+    TrainingSummary summary = model.summary();
+    assertEquals(1, summary.stageAttempts());
+    assertTrue(summary.lastLoss(0) < 0.5 && summary.lastLoss(1) < 0.5, "final losses " + summary.lastLoss(0) + ", "
+        + summary.lastLoss(1));
   }
 
   @Test
