@@ -141,6 +141,21 @@ final class Launcher<T, R> {
     return results;
   }
 
+  /** Lets the evaluator finish on its own within {@code grace}, else cancels its job. */
+  void stopEvaluator(Duration grace) {
+    if (evaluatorJob == null) {
+      return;
+    }
+    try {
+      evaluatorJob.get(Math.max(1, grace.toNanos()), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      sc.cancelJobGroup(group("evaluator"));
+    } catch (Exception e) {
+      sc.cancelJobGroup(group("evaluator"));
+    }
+  }
+
   /** Lets the ps and evaluator tasks stop on their own (they were told to), else cancels their jobs. */
   void stopBackgroundJobs(Duration grace) {
     long deadline = System.nanoTime() + grace.toNanos();

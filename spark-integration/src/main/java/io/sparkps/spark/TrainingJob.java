@@ -57,6 +57,9 @@ public final class TrainingJob<R> {
   private void lifecycle() {
     long t0 = System.nanoTime();
     CoordinatorServer coordinator = null;
+    List<R> results = null;
+    JobStatus outcome;
+    long trained = 0;
     try {
       status = JobStatus.LAUNCHING;
       coordinator = new CoordinatorServer(sc.getConf().get("spark.driver.host", "127.0.0.1"), token, registry);
@@ -65,22 +68,42 @@ public final class TrainingJob<R> {
       env = env.withPs(psAddresses);
       launcher.startEvaluator(env);
       status = JobStatus.RUNNING;
-      List<R> results = launcher.train(env);
-      result = new RunResult<>(results, Views.history(registry, Role.EVALUATOR), Views.workerHistory(registry),
-          Views.stageAttempts(registry), Views.recovered(registry), Duration.ofNanos(System.nanoTime() - t0));
-      status = JobStatus.SUCCEEDED;
+      results = launcher.train(env);
+      trained = System.nanoTime();
+      outcome = JobStatus.SUCCEEDED;
     } catch (Throwable t) {
       failure = cancelled ? new CancellationException("the SparkPS run " + runId + " was cancelled")
           : launcher.explain(t, registry);
-      status = cancelled ? JobStatus.CANCELLED : JobStatus.FAILED;
+      outcome = cancelled ? JobStatus.CANCELLED : JobStatus.FAILED;
+    }
+    try {
+      teardown(coordinator, outcome == JobStatus.SUCCEEDED);
+      if (outcome == JobStatus.SUCCEEDED) {
+        result = new RunResult<>(results, Views.history(registry, Role.EVALUATOR), Views.workerHistory(registry),
+            Views.stageAttempts(registry), Views.recovered(registry), Duration.ofNanos(trained - t0));
+      }
     } finally {
+      status = outcome;
+      done.countDown();
+    }
+  }
+
+  /**
+   * Releases everything the run started: the evaluator finishes first (its last reads need the ps
+   * tasks; after a failure it is cancelled at once), then the ps tasks, then the coordinator.
+   */
+  private void teardown(CoordinatorServer coordinator, boolean succeeded) {
+    try {
       finalVariables = listVariables();
+      Duration grace = spec.heartbeatInterval().multipliedBy(3).plusSeconds(10);
+      registry.stopEvaluator();
+      launcher.stopEvaluator(succeeded ? grace : Duration.ZERO);
       registry.stop();
-      launcher.stopBackgroundJobs(spec.heartbeatInterval().multipliedBy(3).plusSeconds(10));
+      launcher.stopBackgroundJobs(grace);
+    } finally {
       if (coordinator != null) {
         coordinator.close();
       }
-      done.countDown();
     }
   }
 

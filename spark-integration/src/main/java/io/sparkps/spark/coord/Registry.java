@@ -29,6 +29,7 @@ public final class Registry {
   private final List<FailureReport> failures = new ArrayList<>();
   private final List<Member> history = new ArrayList<>();
   private boolean stopping;
+  private boolean evaluatorStopping;
 
   /** A registry of a run with {@code numPs} ps tasks and {@code numWorkers} workers. */
   public Registry(int numPs, int numWorkers) {
@@ -56,12 +57,17 @@ public final class Registry {
         history.add(now);
       }
     }
-    return stopping;
+    return stopping || (evaluatorStopping && h.getRole() == Role.EVALUATOR);
   }
 
   synchronized void fail(FailureReport report) {
     failures.add(report);
     notifyAll();
+  }
+
+  /** Tells the evaluator (only) to finish: training is over, the ps tasks keep serving its last reads. */
+  public synchronized void stopEvaluator() {
+    evaluatorStopping = true;
   }
 
   /** Tells long-running roles to stop at their next heartbeat, and wakes every wait. */
