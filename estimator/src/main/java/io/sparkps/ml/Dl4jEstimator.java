@@ -216,6 +216,9 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   /** Starts training and returns at once with the job (status, progress, cancel, get). */
   public FitJob fitAsync(Dataset<?> dataset) {
     transformSchema(dataset.schema());
+    org.deeplearning4j.nn.multilayer.MultiLayerNetwork probe = Dl4jTrainer.network($(networkJson));
+    InputChecks.check(dataset, $(featuresCol), $(labelCol), probe.layerInputSize(0),
+        probe.layerSize(probe.getnLayers() - 1));
     ClusterSpec spec = ClusterSpec.builder().setNumPs(intOf(numPs)).setNumWorkers(intOf(numWorkers)).build();
     Dl4jTrainer.Settings settings = new Dl4jTrainer.Settings($(networkJson), $(featuresCol), $(labelCol),
         Consistency.valueOf($(consistency)), intOf(staleness), intOf(epochs), intOf(batchSize), (Long) getOrDefault(seed));

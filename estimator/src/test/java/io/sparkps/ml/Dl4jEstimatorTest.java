@@ -175,6 +175,21 @@ class Dl4jEstimatorTest {
     IllegalArgumentException type = assertThrows(IllegalArgumentException.class, () -> e.setFeaturesCol("x").fit(points));
     assertTrue(type.getMessage().contains("'x' is double") && type.getMessage().contains("VectorAssembler"),
         type.getMessage());
+    Dataset<Row> assembled = new VectorAssembler().setInputCols(new String[] {"x", "y", "label"}).setOutputCol("features")
+        .transform(points);
+    IllegalArgumentException width = assertThrows(IllegalArgumentException.class,
+        () -> new Dl4jEstimator().setNetworkJson(network()).fit(assembled));
+    assertTrue(width.getMessage().contains("has 3 values in its first row but the network's first layer takes 2"),
+        width.getMessage());
+    Dataset<Row> badLabels = new VectorAssembler().setInputCols(new String[] {"x", "y"}).setOutputCol("features")
+        .transform(points).selectExpr("features", "label + 1 as label");
+    IllegalArgumentException labels = assertThrows(IllegalArgumentException.class,
+        () -> new Dl4jEstimator().setNetworkJson(network()).fit(badLabels));
+    assertTrue(labels.getMessage().contains("ranges over [1.0, 3.0] but the output layer has 3 classes"),
+        labels.getMessage());
+    IllegalArgumentException empty = assertThrows(IllegalArgumentException.class,
+        () -> new Dl4jEstimator().setNetworkJson(network()).fit(badLabels.limit(0)));
+    assertTrue(empty.getMessage().contains("the DataFrame is empty"), empty.getMessage());
     IllegalArgumentException noNet = assertThrows(IllegalArgumentException.class,
         () -> new Dl4jEstimator().fit(points));
     assertTrue(noNet.getMessage().contains("networkJson is not set"), noNet.getMessage());
