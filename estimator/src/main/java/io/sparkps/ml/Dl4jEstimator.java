@@ -39,6 +39,7 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   private final Param<String> consistency;
   private final IntParam staleness;
   private final LongParam seed;
+  private final org.apache.spark.ml.param.DoubleParam evalEverySeconds;
 
   /** An estimator with a random uid and the defaults. */
   public Dl4jEstimator() {
@@ -61,6 +62,9 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
         ParamValidators.inArray(new String[] {"ASYNC", "SYNC", "SSP"}));
     staleness = new IntParam(this, "staleness", "SSP staleness bound (>= 0)", ParamValidators.gtEq(0));
     seed = new LongParam(this, "seed", "seed of the minibatch shuffles");
+    evalEverySeconds = new org.apache.spark.ml.param.DoubleParam(this, "evalEverySeconds",
+        "seconds between evaluations at the least (> 0)", ParamValidators.gt(0));
+    setDefault(evalEverySeconds, 1.0);
     setDefault(featuresCol, "features");
     setDefault(labelCol, "label");
     setDefault(predictionCol, "prediction");
@@ -132,6 +136,17 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   /** Seed of the minibatch shuffles. */
   public LongParam seed() {
     return seed;
+  }
+
+  /** Seconds between evaluations at the least. */
+  public org.apache.spark.ml.param.DoubleParam evalEverySeconds() {
+    return evalEverySeconds;
+  }
+
+  /** Sets the least time between evaluations. */
+  public Dl4jEstimator setEvalEverySeconds(double seconds) {
+    set(evalEverySeconds, seconds);
+    return this;
   }
 
   @Override
@@ -215,14 +230,25 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
 
   /** Starts training and returns at once with the job (status, progress, cancel, get). */
   public FitJob fitAsync(Dataset<?> dataset) {
+    return fitAsync(dataset, null);
+  }
+
+  /**
+   * Starts training with an evaluator that scores {@code evaluation} (same columns as the training
+   * data; collected to the driver, so keep it to a held-out sample) as training advances; its
+   * history is in the model's {@link Dl4jModel#summary()}.
+   */
+  public FitJob fitAsync(Dataset<?> dataset, Dataset<?> evaluation) {
     transformSchema(dataset.schema());
     org.deeplearning4j.nn.multilayer.MultiLayerNetwork probe = Dl4jTrainer.network($(networkJson));
     InputChecks.check(dataset, $(featuresCol), $(labelCol), probe.layerInputSize(0),
         probe.layerSize(probe.getnLayers() - 1));
-    ClusterSpec spec = ClusterSpec.builder().setNumPs(intOf(numPs)).setNumWorkers(intOf(numWorkers)).build();
+    ClusterSpec spec = ClusterSpec.builder().setNumPs(intOf(numPs)).setNumWorkers(intOf(numWorkers))
+        .optEvaluator(evaluation != null).build();
     Dl4jTrainer.Settings settings = new Dl4jTrainer.Settings($(networkJson), $(featuresCol), $(labelCol),
         Consistency.valueOf($(consistency)), intOf(staleness), intOf(epochs), intOf(batchSize), (Long) getOrDefault(seed));
-    TrainingJob<float[]> job = Dl4jTrainer.trainAsync(dataset.sparkSession(), spec, dataset.toDF(), settings);
+    EvalWorker evaluator = evaluation == null ? null : evalWorker(evaluation, probe);
+    TrainingJob<float[]> job = Dl4jTrainer.trainAsync(dataset.sparkSession(), spec, dataset.toDF(), settings, evaluator);
     String json = $(networkJson);
     java.util.Map<String, String> provenance = Provenance.of(this, dataset.schema(), dataset.sparkSession().version());
     return new FitJob(job, result -> {
@@ -233,6 +259,17 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
           .set(model.probabilityCol(), $(probabilityCol));
       return model.setParent(this);
     });
+  }
+
+  private EvalWorker evalWorker(Dataset<?> evaluation, org.deeplearning4j.nn.multilayer.MultiLayerNetwork probe) {
+    transformSchema(evaluation.schema());
+    int width = (int) probe.layerInputSize(0);
+    int classes = (int) probe.layerSize(probe.getnLayers() - 1);
+    java.util.List<Row> rows = evaluation.toDF().select($(featuresCol), $(labelCol)).collectAsList();
+    io.sparkps.ml.data.Minibatches checked = io.sparkps.ml.data.Minibatches.of(rows.iterator(), -1, $(featuresCol),
+        $(labelCol), width, classes);
+    return new EvalWorker($(networkJson), checked.features(), checked.labels(), width, classes,
+        (long) (1000 * (Double) getOrDefault(evalEverySeconds)));
   }
 
   @Override

@@ -39,6 +39,12 @@ public final class Dl4jTrainer {
 
   /** Starts training; the job's result is the chief's final parameters (and the others' null). */
   public static TrainingJob<float[]> trainAsync(SparkSession spark, ClusterSpec spec, Dataset<Row> data, Settings s) {
+    return trainAsync(spark, spec, data, s, null);
+  }
+
+  /** {@link #trainAsync} with an evaluator (the spec must ask for one) when {@code evaluator} is not null. */
+  static TrainingJob<float[]> trainAsync(SparkSession spark, ClusterSpec spec, Dataset<Row> data, Settings s,
+      EvalWorker evaluator) {
     MultiLayerNetwork probe = network(s.networkJson());
     int inputs = (int) probe.layerInputSize(0);
     int classes = (int) probe.layerSize(probe.getnLayers() - 1);
@@ -48,7 +54,11 @@ public final class Dl4jTrainer {
     }
     int stepsPerEpoch = (int) Math.max(1, rows / ((long) spec.numWorkers() * s.batchSize()));
     TrainWorker worker = new TrainWorker(s, inputs, classes, stepsPerEpoch);
-    return new TrainingCluster(spark, spec).runAsync(data.select(s.featuresCol(), s.labelCol()), worker);
+    TrainingCluster cluster = new TrainingCluster(spark, spec);
+    if (evaluator != null) {
+      cluster.withEvaluator(evaluator);
+    }
+    return cluster.runAsync(data.select(s.featuresCol(), s.labelCol()), worker);
   }
 
   /** Trains and returns the network with the final parameters. */

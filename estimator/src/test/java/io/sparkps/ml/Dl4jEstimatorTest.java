@@ -150,6 +150,22 @@ class Dl4jEstimatorTest {
   }
 
   @Test
+  void evaluationData_isScoredAsTrainingAdvances_intoTheSummary() throws Exception {
+    VectorAssembler assembler = new VectorAssembler().setInputCols(new String[] {"x", "y"}).setOutputCol("features");
+    Dataset<Row>[] split = assembler.transform(points).randomSplit(new double[] {0.8, 0.2}, 1);
+    Dl4jModel model = new Dl4jEstimator().setNetworkJson(network()).setBatchSize(8).setEpochs(3)
+        .setEvalEverySeconds(0.05).fitAsync(split[0], split[1]).get(java.time.Duration.ofMinutes(3));
+    List<io.sparkps.spark.TaskProgress> history = model.summary().evaluatorHistory();
+    assertTrue(history.size() >= 2, "evaluations: " + history.size());
+    io.sparkps.spark.TaskProgress last = history.get(history.size() - 1);
+    assertTrue(last.metrics().get("accuracy") > 0.9, "final evaluation " + last.metrics());
+    assertTrue(last.metrics().keySet().containsAll(List.of("precision", "recall", "f1", "loss")));
+    assertTrue(history.get(0).step() < last.step(), "evaluated at advancing versions");
+    double finalAccuracy = accuracy(model.transform(split[1]));
+    assertEquals(finalAccuracy, last.metrics().get("accuracy"), 0.02, "the last evaluation saw the final model");
+  }
+
+  @Test
   void arrayFeatures_trainAndPredict() {
     Dataset<Row> arrays = points.selectExpr("array(cast(x as float), cast(y as float)) as features", "label");
     Dl4jModel model = new Dl4jEstimator().setNetworkJson(network()).setBatchSize(32).setEpochs(2).fit(arrays);

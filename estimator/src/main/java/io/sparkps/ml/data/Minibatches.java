@@ -104,6 +104,16 @@ public final class Minibatches {
     return (int) d;
   }
 
+  /** The features, row after row (the backing array; do not modify). */
+  public float[] features() {
+    return features;
+  }
+
+  /** The class indexes, by row (the backing array; do not modify). */
+  public int[] labels() {
+    return labels;
+  }
+
   /** Rows in this partition. */
   public int size() {
     return rows;
