@@ -153,7 +153,8 @@ class Dl4jEstimatorTest {
   void evaluationData_isScoredAsTrainingAdvances_intoTheSummary() throws Exception {
     VectorAssembler assembler = new VectorAssembler().setInputCols(new String[] {"x", "y"}).setOutputCol("features");
     Dataset<Row>[] split = assembler.transform(points).randomSplit(new double[] {0.8, 0.2}, 1);
-    Dl4jModel model = new Dl4jEstimator().setNetworkJson(network()).setBatchSize(8).setEpochs(3)
+    // Enough steps (60 per epoch) that training outlasts the evaluator's start-up on a warm JVM.
+    Dl4jModel model = new Dl4jEstimator().setNetworkJson(network()).setBatchSize(8).setEpochs(20)
         .setEvalEverySeconds(0.05).fitAsync(split[0], split[1]).get(java.time.Duration.ofMinutes(3));
     List<io.sparkps.spark.TaskProgress> history = model.summary().evaluatorHistory();
     assertTrue(history.size() >= 2, "evaluations: " + history.size());
