@@ -17,6 +17,8 @@ public final class PsTrainingStep {
   private final NetworkVariables variables;
   private final PsClient ps;
   private final Map<String, INDArray> paramViews;
+  private INDArray gradientArray;
+  private Map<String, INDArray> gradientViews;
 
   /** Steps for {@code net} (initialized) whose variables live on {@code ps}. */
   public PsTrainingStep(MultiLayerNetwork net, NetworkVariables variables, PsClient ps) {
@@ -41,7 +43,12 @@ public final class PsTrainingStep {
     net.setLabels(batch.getLabels());
     net.setLayerMaskArrays(batch.getFeaturesMaskArray(), batch.getLabelsMaskArray());
     net.computeGradientAndScore();
-    Map<String, INDArray> gradients = variables.views(net.getFlattenedGradients());
+    if (net.getFlattenedGradients() != gradientArray) {
+      // DL4J allocates the flat gradient array on the first backprop and keeps it: views are made once.
+      gradientArray = net.getFlattenedGradients();
+      gradientViews = variables.views(gradientArray);
+    }
+    Map<String, INDArray> gradients = gradientViews;
     if (net.getLayerWiseConfigurations().getConfs().get(0).isMiniBatch()) {
       // DL4J's losses sum over the minibatch; its updater divides by the minibatch size (except
       // for parameters like BatchNorm's running statistics) before regularization and the update
