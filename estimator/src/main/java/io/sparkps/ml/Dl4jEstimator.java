@@ -31,15 +31,21 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   private final Param<String> labelCol;
   private final Param<String> predictionCol;
   private final Param<String> probabilityCol;
+  private final Param<String> rawPredictionCol;
   private final Param<String> networkJson;
   private final IntParam numWorkers;
   private final IntParam numPs;
   private final IntParam batchSize;
   private final IntParam epochs;
+  private final LongParam maxSteps;
+  private final Param<String> checkpointDir;
+  private final IntParam checkpointInterval;
   private final Param<String> consistency;
   private final IntParam staleness;
   private final LongParam seed;
   private final org.apache.spark.ml.param.DoubleParam evalEverySeconds;
+  /** The specs of the Experiment this estimator was made from, for the model's provenance. */
+  private java.util.Map<String, String> experimentRecord = java.util.Map.of();
 
   /** An estimator with a random uid and the defaults. */
   public Dl4jEstimator() {
@@ -50,14 +56,24 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   public Dl4jEstimator(String uid) {
     this.uid = uid;
     featuresCol = new Param<>(this, "featuresCol", "features column name");
-    labelCol = new Param<>(this, "labelCol", "label column name (class index)");
+    labelCol = new Param<>(this, "labelCol", "label column name (class index or one-hot vector for classifiers, "
+        + "number or vector for regressors)");
     predictionCol = new Param<>(this, "predictionCol", "prediction column name");
     probabilityCol = new Param<>(this, "probabilityCol", "class probabilities column name");
-    networkJson = new Param<>(this, "networkJson", "the DL4J MultiLayerConfiguration as JSON");
+    rawPredictionCol = new Param<>(this, "rawPredictionCol", "raw output (before the output activation) column name");
+    networkJson = new Param<>(this, "networkJson", "the DL4J MultiLayerConfiguration or ComputationGraphConfiguration "
+        + "as JSON");
     numWorkers = new IntParam(this, "numWorkers", "workers, the chief included (>= 1)", ParamValidators.gtEq(1));
     numPs = new IntParam(this, "numPs", "parameter servers (>= 1)", ParamValidators.gtEq(1));
     batchSize = new IntParam(this, "batchSize", "examples per minibatch and worker (>= 1)", ParamValidators.gtEq(1));
-    epochs = new IntParam(this, "epochs", "passes over the data (>= 1)", ParamValidators.gtEq(1));
+    epochs = new IntParam(this, "epochs", "passes over the data (>= 1; unused when maxSteps is set)",
+        ParamValidators.gtEq(1));
+    maxSteps = new LongParam(this, "maxSteps", "steps per worker in all (>= 1), instead of epochs; 0 to run epochs",
+        ParamValidators.gtEq(0));
+    checkpointDir = new Param<>(this, "checkpointDir", "Hadoop path where training saves checkpoints and resumes "
+        + "from the latest one (unset: no checkpoints)");
+    checkpointInterval = new IntParam(this, "checkpointInterval", "steps between checkpoints (>= 1)",
+        ParamValidators.gtEq(1));
     consistency = new Param<>(this, "consistency", "ASYNC, SYNC or SSP",
         ParamValidators.inArray(new String[] {"ASYNC", "SYNC", "SSP"}));
     staleness = new IntParam(this, "staleness", "SSP staleness bound (>= 0)", ParamValidators.gtEq(0));
@@ -69,6 +85,9 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
     setDefault(labelCol, "label");
     setDefault(predictionCol, "prediction");
     setDefault(probabilityCol, "probability");
+    setDefault(rawPredictionCol, "rawPrediction");
+    setDefault(maxSteps, 0L);
+    setDefault(checkpointInterval, 100);
     setDefault(numWorkers, 2);
     setDefault(numPs, 1);
     setDefault(batchSize, 64);
@@ -76,6 +95,24 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
     setDefault(consistency, "SYNC");
     setDefault(staleness, 2);
     setDefault(seed, 0L);
+  }
+
+  /** An estimator with the network, specs and cluster of {@code experiment} (its inputs are not used). */
+  public static Dl4jEstimator fromExperiment(Experiment experiment) {
+    TrainSpec t = experiment.trainSpec();
+    Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(experiment.networkJson())
+        .setNumWorkers(experiment.numWorkers()).setNumPs(experiment.numPs())
+        .setFeaturesCol(t.featuresCol()).setLabelCol(t.labelCol()).setBatchSize(t.batchSize()).setEpochs(t.epochs())
+        .setMaxSteps(t.maxSteps()).setConsistency(t.consistency()).setStaleness(t.staleness()).setSeed(t.seed())
+        .setCheckpointInterval(t.checkpointInterval());
+    if (t.checkpointDir() != null) {
+      e.setCheckpointDir(t.checkpointDir());
+    }
+    if (experiment.evalSpec() != null) {
+      e.setEvalEverySeconds(experiment.evalSpec().throttleSeconds());
+    }
+    e.experimentRecord = experiment.record();
+    return e;
   }
 
   /** The input features column (vector or array of numbers). */
@@ -98,7 +135,27 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
     return probabilityCol;
   }
 
-  /** The network: a DL4J MultiLayerConfiguration as JSON. */
+  /** The output column of the raw outputs (before the output layer's activation; classifiers only). */
+  public Param<String> rawPredictionCol() {
+    return rawPredictionCol;
+  }
+
+  /** Steps per worker in all, instead of epochs (0: run epochs). */
+  public LongParam maxSteps() {
+    return maxSteps;
+  }
+
+  /** Where training saves checkpoints and resumes from. */
+  public Param<String> checkpointDir() {
+    return checkpointDir;
+  }
+
+  /** Steps between checkpoints. */
+  public IntParam checkpointInterval() {
+    return checkpointInterval;
+  }
+
+  /** The network: a DL4J MultiLayerConfiguration or ComputationGraphConfiguration as JSON. */
   public Param<String> networkJson() {
     return networkJson;
   }
@@ -154,7 +211,39 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
     return uid;
   }
 
-  /** Sets the network (a MultiLayerConfiguration's JSON). */
+  /** Sets the steps per worker in all (0: run epochs). */
+  public Dl4jEstimator setMaxSteps(long steps) {
+    set(maxSteps, steps);
+    return this;
+  }
+
+  /** Sets the checkpoint directory (a Hadoop path): training saves there and resumes from the latest checkpoint. */
+  public Dl4jEstimator setCheckpointDir(String dir) {
+    set(checkpointDir, dir);
+    return this;
+  }
+
+  /** Sets the steps between checkpoints. */
+  public Dl4jEstimator setCheckpointInterval(int steps) {
+    set(checkpointInterval, steps);
+    return this;
+  }
+
+  /** Sets the staleness bound of SSP. */
+  public Dl4jEstimator setStaleness(int bound) {
+    set(staleness, bound);
+    return this;
+  }
+
+  /** Sets the output columns: predicted class or value, class probabilities, raw outputs. */
+  public Dl4jEstimator setOutputCols(String prediction, String probability, String rawPrediction) {
+    set(predictionCol, prediction);
+    set(probabilityCol, probability);
+    set(rawPredictionCol, rawPrediction);
+    return this;
+  }
+
+  /** Sets the network (a MultiLayerConfiguration's or ComputationGraphConfiguration's JSON). */
   public Dl4jEstimator setNetworkJson(String json) {
     set(networkJson, json);
     return this;
@@ -208,14 +297,24 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
     return this;
   }
 
-  @Override
-  public StructType transformSchema(StructType schema) {
+  private Net probe() {
     if (!isDefined(networkJson)) {
       throw new IllegalArgumentException("networkJson is not set: setNetworkJson(conf.toJson()) with a DL4J "
-          + "MultiLayerConfiguration");
+          + "MultiLayerConfiguration or ComputationGraphConfiguration");
     }
-    Schemas.requireColumn(schema, $(labelCol), "label");
-    return Schemas.withPredictions(schema, $(featuresCol), $(predictionCol), $(probabilityCol));
+    return Net.fromJson($(networkJson));
+  }
+
+  Schemas.Outputs outputs(Net net) {
+    return new Schemas.Outputs(net.classification(), net.outputs(), $(predictionCol), $(probabilityCol),
+        $(rawPredictionCol));
+  }
+
+  @Override
+  public StructType transformSchema(StructType schema) {
+    Net net = probe();
+    Schemas.labelKind(schema, $(labelCol), net.classification(), net.outputs());
+    return Schemas.withPredictions(schema, $(featuresCol), outputs(net));
   }
 
   @Override
@@ -240,41 +339,50 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
    */
   public FitJob fitAsync(Dataset<?> dataset, Dataset<?> evaluation) {
     transformSchema(dataset.schema());
-    org.deeplearning4j.nn.multilayer.MultiLayerNetwork probe = Dl4jTrainer.network($(networkJson));
-    InputChecks.check(dataset, $(featuresCol), $(labelCol), probe.layerInputSize(0),
-        probe.layerSize(probe.getnLayers() - 1));
+    Net probe = probe();
+    io.sparkps.ml.data.LabelKind kind = Schemas.labelKind(dataset.schema(), $(labelCol), probe.classification(),
+        probe.outputs());
+    InputChecks.check(dataset, $(featuresCol), $(labelCol), probe.inputWidth(), kind, probe.outputs());
     ClusterSpec spec = ClusterSpec.builder().setNumPs(intOf(numPs)).setNumWorkers(intOf(numWorkers))
         .optEvaluator(evaluation != null).build();
     Dl4jTrainer.Settings settings = new Dl4jTrainer.Settings($(networkJson), $(featuresCol), $(labelCol),
-        Consistency.valueOf($(consistency)), intOf(staleness), intOf(epochs), intOf(batchSize), (Long) getOrDefault(seed));
+        Consistency.valueOf($(consistency)), intOf(staleness), intOf(epochs), (Long) getOrDefault(maxSteps),
+        intOf(batchSize), (Long) getOrDefault(seed), isDefined(checkpointDir) ? $(checkpointDir) : null,
+        intOf(checkpointInterval));
     EvalWorker evaluator = evaluation == null ? null : evalWorker(evaluation, probe);
     TrainingJob<float[]> job = Dl4jTrainer.trainAsync(dataset.sparkSession(), spec, dataset.toDF(), settings, evaluator);
     String json = $(networkJson);
-    java.util.Map<String, String> provenance = Provenance.of(this, dataset.schema(), dataset.sparkSession().version());
+    java.util.Map<String, String> provenance = new java.util.TreeMap<>(
+        Provenance.of(this, dataset.schema(), dataset.sparkSession().version()));
+    provenance.putAll(experimentRecord);
     return new FitJob(job, result -> {
       Dl4jModel model = new Dl4jModel(uid, json, result.chief()).withProvenance(provenance)
-          .withSummary(new TrainingSummary(result.workerHistory(), result.evaluatorHistory(), result.stageAttempts(),
-              result.elapsed()));
+          .withSummary(TrainingSummary.of(result));
       model.set(model.featuresCol(), $(featuresCol)).set(model.predictionCol(), $(predictionCol))
-          .set(model.probabilityCol(), $(probabilityCol));
+          .set(model.probabilityCol(), $(probabilityCol)).set(model.rawPredictionCol(), $(rawPredictionCol));
       return model.setParent(this);
     });
   }
 
-  private EvalWorker evalWorker(Dataset<?> evaluation, org.deeplearning4j.nn.multilayer.MultiLayerNetwork probe) {
+  private EvalWorker evalWorker(Dataset<?> evaluation, Net probe) {
     transformSchema(evaluation.schema());
-    int width = (int) probe.layerInputSize(0);
-    int classes = (int) probe.layerSize(probe.getnLayers() - 1);
+    io.sparkps.ml.data.LabelKind kind = Schemas.labelKind(evaluation.schema(), $(labelCol), probe.classification(),
+        probe.outputs());
     java.util.List<Row> rows = evaluation.toDF().select($(featuresCol), $(labelCol)).collectAsList();
+    if (rows.isEmpty()) {
+      throw new IllegalArgumentException("the evaluation DataFrame is empty: give held-out rows or no evaluation data");
+    }
     io.sparkps.ml.data.Minibatches checked = io.sparkps.ml.data.Minibatches.of(rows.iterator(), -1, $(featuresCol),
-        $(labelCol), width, classes);
-    return new EvalWorker($(networkJson), checked.features(), checked.labels(), width, classes,
+        $(labelCol), (int) probe.inputWidth(), kind, (int) probe.outputs());
+    return new EvalWorker($(networkJson), checked.features(), checked.labels(), checked.size(),
         (long) (1000 * (Double) getOrDefault(evalEverySeconds)));
   }
 
   @Override
   public Dl4jEstimator copy(ParamMap extra) {
-    return defaultCopy(extra);
+    Dl4jEstimator copy = defaultCopy(extra);
+    copy.experimentRecord = experimentRecord;
+    return copy;
   }
 
   /** Reads an estimator saved with {@code write().save(path)}. */

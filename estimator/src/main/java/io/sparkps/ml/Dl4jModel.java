@@ -26,15 +26,15 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.types.StructType;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 
 /**
- * A trained DL4J network as a Spark ML {@code Model}: {@code transform} adds the predicted class
- * and the class probabilities by batched inference per partition, with no parameter server and no
- * barrier stage. Saved and loaded with Spark ML's writers (params as metadata, the network's JSON
- * and parameters as data files).
+ * A trained DL4J network as a Spark ML {@code Model}: {@code transform} adds, by batched inference
+ * per partition with no parameter server and no barrier stage, the predicted class, the class
+ * probabilities and the raw outputs (classifiers) or the predicted value(s) (regressors). Saved
+ * and loaded with Spark ML's writers: params as metadata; the network's JSON and parameters, the
+ * provenance and the training summary as data files.
  */
 public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
   private static final long serialVersionUID = 1L;
@@ -43,11 +43,12 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
   private final String networkJson;
   private final float[] parameters;
   private Map<String, String> provenance = Map.of();
-  private transient TrainingSummary summary;
+  private TrainingSummary summary;
 
   private final Param<String> featuresCol;
   private final Param<String> predictionCol;
   private final Param<String> probabilityCol;
+  private final Param<String> rawPredictionCol;
 
   Dl4jModel(String uid, String networkJson, float[] parameters) {
     this.uid = uid;
@@ -56,6 +57,8 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
     featuresCol = new Param<>(this, "featuresCol", "features column name");
     predictionCol = new Param<>(this, "predictionCol", "prediction column name");
     probabilityCol = new Param<>(this, "probabilityCol", "class probabilities column name");
+    rawPredictionCol = new Param<>(this, "rawPredictionCol", "raw output (before the output activation) column name");
+    setDefault(rawPredictionCol, "rawPrediction");
     setDefault(featuresCol, "features");
     setDefault(predictionCol, "prediction");
     setDefault(probabilityCol, "probability");
@@ -76,6 +79,11 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
     return probabilityCol;
   }
 
+  /** The output column of the raw outputs (classifiers). */
+  public Param<String> rawPredictionCol() {
+    return rawPredictionCol;
+  }
+
   @Override
   public String uid() {
     return uid;
@@ -86,7 +94,7 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
     return provenance;
   }
 
-  /** What happened during training, for a model fitted in this JVM; null for a loaded one. */
+  /** What happened during training (also for a loaded model); null for a model saved without one. */
   public TrainingSummary summary() {
     return summary;
   }
@@ -101,17 +109,29 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
     return this;
   }
 
-  /** The trained network (a new instance each call). */
-  public MultiLayerNetwork network() {
-    MultiLayerNetwork net = Dl4jTrainer.network(networkJson);
-    net.setParams(Nd4j.createFromArray(parameters).reshape(net.params().shape()));
-    return net;
+  /**
+   * The trained network, a new instance each call: a {@code MultiLayerNetwork} or a
+   * {@code ComputationGraph}, as configured.
+   */
+  public org.deeplearning4j.nn.api.Model network() {
+    Net net = Net.fromJson(networkJson);
+    net.setParams(parameters);
+    return net.model();
+  }
+
+  /** Whether the network is a classifier (by its output layer's loss); else a regressor. */
+  public boolean isClassifier() {
+    return Net.fromJson(networkJson).classification();
+  }
+
+  private Schemas.Outputs outputs(Net net) {
+    return new Schemas.Outputs(net.classification(), net.outputs(), getOrDefault(predictionCol),
+        getOrDefault(probabilityCol), getOrDefault(rawPredictionCol));
   }
 
   @Override
   public StructType transformSchema(StructType schema) {
-    return Schemas.withPredictions(schema, getOrDefault(featuresCol), getOrDefault(predictionCol),
-        getOrDefault(probabilityCol));
+    return Schemas.withPredictions(schema, getOrDefault(featuresCol), outputs(Net.fromJson(networkJson)));
   }
 
   @Override
@@ -125,8 +145,10 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
   }
 
   private static Iterator<Row> predict(Iterator<Row> rows, int featureIndex, String json, float[] params) {
-    MultiLayerNetwork net = Dl4jTrainer.network(json);
-    net.setParams(Nd4j.createFromArray(params).reshape(net.params().shape()));
+    Net net = Net.fromJson(json);
+    net.setParams(params);
+    boolean classifier = net.classification();
+    Net raw = classifier ? net.withIdentityOutput() : null;
     List<Row> out = new ArrayList<>();
     List<Row> batch = new ArrayList<>(BATCH);
     while (rows.hasNext()) {
@@ -136,17 +158,24 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
         for (int i = 0; i < x.length; i++) {
           x[i] = features(batch.get(i).get(featureIndex));
         }
-        INDArray p = net.output(Nd4j.createFromArray(x).castTo(org.nd4j.linalg.api.buffer.DataType.FLOAT));
-        INDArray best = p.argMax(1);
+        INDArray input = Nd4j.createFromArray(x).castTo(org.nd4j.linalg.api.buffer.DataType.FLOAT);
+        INDArray p = net.output(input);
+        INDArray rawOut = classifier ? raw.output(input) : null;
+        INDArray best = classifier ? p.argMax(1) : null;
         for (int i = 0; i < x.length; i++) {
           Row r = batch.get(i);
-          Object[] values = new Object[r.length() + 2];
+          List<Object> values = new ArrayList<>(r.length() + 3);
           for (int c = 0; c < r.length(); c++) {
-            values[c] = r.get(c);
+            values.add(r.get(c));
           }
-          values[r.length()] = (double) best.getLong(i);
-          values[r.length() + 1] = Vectors.dense(p.getRow(i).toDoubleVector());
-          out.add(RowFactory.create(values));
+          if (classifier) {
+            values.add((double) best.getLong(i));
+            values.add(Vectors.dense(p.getRow(i).toDoubleVector()));
+            values.add(Vectors.dense(rawOut.getRow(i).toDoubleVector()));
+          } else {
+            values.add(p.size(1) == 1 ? (Object) p.getDouble(i, 0) : Vectors.dense(p.getRow(i).toDoubleVector()));
+          }
+          out.add(RowFactory.create(values.toArray()));
         }
         batch.clear();
       }
@@ -168,7 +197,8 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
 
   @Override
   public Dl4jModel copy(ParamMap extra) {
-    Dl4jModel copy = new Dl4jModel(uid, networkJson, parameters);
+    Dl4jModel copy = new Dl4jModel(uid, networkJson, parameters).withProvenance(provenance);
+    copy.summary = summary;
     return copyValues(copy, extra).setParent(parent());
   }
 
@@ -195,6 +225,11 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
           props.putAll(model.provenance);
           try (java.io.OutputStream out = fs.create(new Path(data, "provenance.properties"), true)) {
             props.store(out, "how this SparkPS model was made");
+          }
+          if (model.summary != null) {
+            try (DataOutputStream out = fs.create(new Path(data, "summary.json"), true)) {
+              out.write(model.summary.toJson().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            }
           }
         } catch (IOException e) {
           throw new UncheckedIOException("could not save the network under " + path, e);
@@ -230,6 +265,13 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
               Map<String, String> map = new java.util.TreeMap<>();
               props.forEach((k, v) -> map.put(String.valueOf(k), String.valueOf(v)));
               model.withProvenance(map);
+            }
+            Path summary = new Path(new Path(path, "data"), "summary.json");
+            if (fs.exists(summary)) {
+              try (java.io.InputStream sin = fs.open(summary)) {
+                model.withSummary(TrainingSummary.fromJson(
+                    new String(sin.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)));
+              }
             }
             return model;
           }

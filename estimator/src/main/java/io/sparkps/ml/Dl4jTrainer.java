@@ -1,5 +1,6 @@
 package io.sparkps.ml;
 
+import io.sparkps.ml.data.LabelKind;
 import io.sparkps.ps.Consistency;
 import io.sparkps.ps.ConsistencyGroup;
 import io.sparkps.spark.ClusterSpec;
@@ -7,33 +8,53 @@ import io.sparkps.spark.RunResult;
 import io.sparkps.spark.TrainingCluster;
 import io.sparkps.spark.TrainingJob;
 import java.io.Serializable;
-import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
-import org.nd4j.linalg.factory.Nd4j;
+import org.deeplearning4j.nn.api.Model;
 
 /**
- * Trains a DL4J network on a DataFrame with a SparkPS cluster: every worker builds the network
- * from its JSON, trains on its partition against the shared variables, and the chief returns the
- * final parameters. The Spark ML Estimator (issue 4) wraps this.
+ * Trains a DL4J network (a MultiLayerConfiguration's or ComputationGraphConfiguration's JSON) on
+ * a DataFrame with a SparkPS cluster: every worker builds the network from its JSON, trains on its
+ * partition against the shared variables, and the chief returns the final parameters. The Spark ML
+ * Estimator wraps this.
  */
 public final class Dl4jTrainer {
   /**
    * What to train and how.
    *
-   * @param networkJson the {@code MultiLayerConfiguration} as JSON
+   * @param networkJson the {@code MultiLayerConfiguration} or {@code ComputationGraphConfiguration} as JSON
    * @param featuresCol the features column (vector or array of numbers)
-   * @param labelCol the label column (class index)
+   * @param labelCol the label column (class index or one-hot vector for classifiers; value or values for regressors)
    * @param consistency ASYNC, SYNC or SSP
    * @param staleness SSP's bound
-   * @param epochs passes over the data
+   * @param epochs passes over the data (when {@code maxSteps} is 0)
+   * @param maxSteps steps per worker in all, or 0 to run {@code epochs}
    * @param batchSize examples per minibatch and worker
    * @param seed shuffling seed
+   * @param checkpointDir where to save checkpoints and resume from (a Hadoop path), or null
+   * @param checkpointInterval steps between checkpoints (and one at the end)
    */
   public record Settings(String networkJson, String featuresCol, String labelCol, Consistency consistency,
-      int staleness, int epochs, int batchSize, long seed) implements Serializable {}
+      int staleness, int epochs, long maxSteps, int batchSize, long seed, String checkpointDir,
+      int checkpointInterval) implements Serializable {
+    /** Checks the values. */
+    public Settings {
+      if (epochs < 1 && maxSteps < 1) {
+        throw new IllegalArgumentException("epochs is " + epochs + " and maxSteps " + maxSteps + ": set one >= 1");
+      }
+      if (batchSize < 1 || checkpointInterval < 1 || staleness < 0) {
+        throw new IllegalArgumentException("batchSize (" + batchSize + ") and checkpointInterval (" + checkpointInterval
+            + ") must be >= 1, staleness (" + staleness + ") >= 0");
+      }
+    }
+
+    /** Settings for {@code epochs} epochs without checkpoints. */
+    public static Settings of(String networkJson, String featuresCol, String labelCol, Consistency consistency,
+        int epochs, int batchSize, long seed) {
+      return new Settings(networkJson, featuresCol, labelCol, consistency, 2, epochs, 0, batchSize, seed, null, 100);
+    }
+  }
 
   private Dl4jTrainer() {}
 
@@ -45,15 +66,19 @@ public final class Dl4jTrainer {
   /** {@link #trainAsync} with an evaluator (the spec must ask for one) when {@code evaluator} is not null. */
   static TrainingJob<float[]> trainAsync(SparkSession spark, ClusterSpec spec, Dataset<Row> data, Settings s,
       EvalWorker evaluator) {
-    MultiLayerNetwork probe = network(s.networkJson());
-    int inputs = (int) probe.layerInputSize(0);
-    int classes = (int) probe.layerSize(probe.getnLayers() - 1);
+    Net probe = Net.fromJson(s.networkJson());
+    LabelKind kind = Schemas.labelKind(data.schema(), s.labelCol(), probe.classification(), probe.outputs());
+    if (s.checkpointDir() != null) {
+      // A checkpoint of another network or ps count fails here, before launch, not in every attempt.
+      Checkpoints.latest(s.checkpointDir()).ifPresent(marker -> Checkpoints.checkFits(s.checkpointDir(), marker,
+          NetworkVariables.of(probe, null), spec.numPs()));
+    }
     long rows = data.count();
     if (rows == 0) {
       throw new IllegalArgumentException("the DataFrame is empty: there is nothing to train on");
     }
     int stepsPerEpoch = (int) Math.max(1, rows / ((long) spec.numWorkers() * s.batchSize()));
-    TrainWorker worker = new TrainWorker(s, inputs, classes, stepsPerEpoch);
+    TrainWorker worker = new TrainWorker(s, kind, stepsPerEpoch);
     TrainingCluster cluster = new TrainingCluster(spark, spec);
     if (evaluator != null) {
       cluster.withEvaluator(evaluator);
@@ -61,19 +86,16 @@ public final class Dl4jTrainer {
     return cluster.runAsync(data.select(s.featuresCol(), s.labelCol()), worker);
   }
 
-  /** Trains and returns the network with the final parameters. */
-  public static MultiLayerNetwork train(SparkSession spark, ClusterSpec spec, Dataset<Row> data, Settings s)
+  /**
+   * Trains and returns the network (a {@code MultiLayerNetwork} or {@code ComputationGraph}, as
+   * the JSON says) with the final parameters.
+   */
+  public static Model train(SparkSession spark, ClusterSpec spec, Dataset<Row> data, Settings s)
       throws InterruptedException {
     RunResult<float[]> result = trainAsync(spark, spec, data, s).join();
-    MultiLayerNetwork net = network(s.networkJson());
-    net.setParams(Nd4j.createFromArray(result.chief()).reshape(net.params().shape()));
-    return net;
-  }
-
-  static MultiLayerNetwork network(String json) {
-    MultiLayerNetwork net = new MultiLayerNetwork(MultiLayerConfiguration.fromJson(json));
-    net.init();
-    return net;
+    Net net = Net.fromJson(s.networkJson());
+    net.setParams(result.chief());
+    return net.model();
   }
 
   static ConsistencyGroup group(Settings s, int workers) {

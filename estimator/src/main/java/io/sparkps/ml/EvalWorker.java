@@ -4,41 +4,40 @@ import io.sparkps.ps.PsClient;
 import io.sparkps.spark.EvaluatorContext;
 import io.sparkps.spark.EvaluatorFunction;
 import java.util.Map;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.nd4j.evaluation.classification.Evaluation;
+import org.nd4j.evaluation.regression.RegressionEvaluation;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
 
 /**
  * The evaluator of a fit: whenever the variables' version moves (at most once per
- * {@code everyMillis}), reads them into its own copy of the network and reports accuracy,
- * macro precision/recall/F1 and loss on the held-out set. Training never waits for it.
+ * {@code everyMillis}), reads them into its own copy of the network and reports, on the held-out
+ * set, accuracy, macro precision/recall/F1 and loss for a classifier, or MSE, MAE, R2 and loss for
+ * a regressor (averaged over the outputs). Training never waits for it.
  */
 final class EvalWorker implements EvaluatorFunction {
   private static final long serialVersionUID = 1L;
   private final String networkJson;
   private final float[] features;
-  private final int[] labels;
-  private final int width;
-  private final int classes;
+  private final float[] labels;
+  private final int rows;
   private final long everyMillis;
 
-  EvalWorker(String networkJson, float[] features, int[] labels, int width, int classes, long everyMillis) {
+  EvalWorker(String networkJson, float[] features, float[] labels, int rows, long everyMillis) {
     this.networkJson = networkJson;
     this.features = features;
     this.labels = labels;
-    this.width = width;
-    this.classes = classes;
+    this.rows = rows;
     this.everyMillis = everyMillis;
   }
 
   @Override
   public void run(EvaluatorContext ctx) throws Exception {
-    MultiLayerNetwork net = Dl4jTrainer.network(networkJson);
+    Net net = Net.fromJson(networkJson);
     NetworkVariables variables = NetworkVariables.of(net, null);
     String probe = variables.names().get(0);
-    DataSet data = dataSet();
+    DataSet data = dataSet(net);
     long seen = -1;
     boolean stopping;
     do {
@@ -47,16 +46,28 @@ final class EvalWorker implements EvaluatorFunction {
       if (version > seen && version > 0) {
         seen = version;
         ctx.ps().pullInto(variables.views(net.params()));
-        Evaluation eval = new Evaluation(classes);
-        eval.eval(data.getLabels(), net.output(data.getFeatures()));
-        double loss = net.score(data);
-        ctx.progress().report(version, labels.length, Map.of("accuracy", eval.accuracy(), "precision", eval.precision(),
-            "recall", eval.recall(), "f1", eval.f1(), "loss", loss));
+        ctx.progress().report(version, rows, metrics(net, data));
       }
       if (!stopping) {
         Thread.sleep(everyMillis);
       }
     } while (!stopping);
+  }
+
+  /** The metrics of {@code net} on {@code data}: classification or regression ones, by the network's loss. */
+  static Map<String, Double> metrics(Net net, DataSet data) {
+    INDArray predicted = net.output(data.getFeatures());
+    double loss = net.score(data);
+    if (net.classification()) {
+      Evaluation eval = new Evaluation((int) net.outputs());
+      eval.eval(data.getLabels(), predicted);
+      return Map.of("accuracy", eval.accuracy(), "precision", eval.precision(), "recall", eval.recall(), "f1", eval.f1(),
+          "loss", loss);
+    }
+    RegressionEvaluation eval = new RegressionEvaluation((int) net.outputs());
+    eval.eval(data.getLabels(), predicted);
+    return Map.of("mse", eval.averageMeanSquaredError(), "mae", eval.averageMeanAbsoluteError(),
+        "r2", eval.averageRSquared(), "loss", loss);
   }
 
   private static long version(PsClient ps, String name) {
@@ -67,12 +78,10 @@ final class EvalWorker implements EvaluatorFunction {
     }
   }
 
-  private DataSet dataSet() {
-    INDArray x = Nd4j.create(features, new long[] {labels.length, width}, 'c');
-    float[] y = new float[labels.length * classes];
-    for (int i = 0; i < labels.length; i++) {
-      y[i * classes + labels[i]] = 1f;
-    }
-    return new DataSet(x, Nd4j.create(y, new long[] {labels.length, classes}, 'c'));
+  private DataSet dataSet(Net net) {
+    long width = net.inputWidth();
+    long outputs = net.outputs();
+    return new DataSet(Nd4j.create(features, new long[] {rows, width}, 'c'),
+        Nd4j.create(labels, new long[] {rows, outputs}, 'c'));
   }
 }

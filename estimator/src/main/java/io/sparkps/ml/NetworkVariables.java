@@ -7,8 +7,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.deeplearning4j.nn.api.Layer;
-import org.deeplearning4j.nn.conf.layers.BaseLayer;
+import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.indexing.NDArrayIndex;
@@ -33,26 +32,28 @@ public final class NetworkVariables {
    * network's current parameters.
    */
   public static NetworkVariables of(MultiLayerNetwork net, String group) {
+    return of(Net.of(net), group);
+  }
+
+  /** The variables of an initialized graph (one input, one output); see {@link #of(MultiLayerNetwork, String)}. */
+  public static NetworkVariables of(ComputationGraph graph, String group) {
+    return of(Net.of(graph), group);
+  }
+
+  static NetworkVariables of(Net net, String group) {
     NetworkVariables v = new NetworkVariables();
     INDArray flat = net.params();
-    for (int i = 0; i < net.getnLayers(); i++) {
-      Layer layer = net.getLayer(i);
-      for (Map.Entry<String, INDArray> p : layer.paramTable().entrySet()) {
-        String name = i + "_" + p.getKey();
-        INDArray view = p.getValue();
-        long offset = view.offset() - flat.offset();
-        v.stretches.put(name, new Stretch(offset, view.length(), layer.updaterDivideByMinibatch(p.getKey())));
-        org.deeplearning4j.nn.conf.layers.Layer conf = layer.conf().getLayer();
-        if (!(conf instanceof BaseLayer) && !(conf instanceof org.deeplearning4j.nn.conf.layers.BatchNormalization)) {
-          throw new IllegalArgumentException("layer " + i + " (" + conf.getClass().getSimpleName() + ") has parameters "
-              + "but no updater configuration SparkPS understands");
-        }
-        v.specs.add(VariableSpec.builder().setName(name).setShape(view.length())
-            .optInitializer(Initializer.values(v.stretchOf(flat, name)))
-            .optOptimizer(OptimizerMapping.of(name, conf.getUpdaterByParam(p.getKey()),
-                conf.getRegularizationByParam(p.getKey())))
-            .optGroup(group == null ? ConsistencyGroup.DEFAULT_NAME : group).build());
-      }
+    for (Net.Parameter p : net.parameters()) {
+      String name = p.name();
+      INDArray view = p.view();
+      v.stretches.put(name, new Stretch(Net.offsetIn(flat, view), view.length(),
+          p.layer().updaterDivideByMinibatch(p.key())));
+      Net.checkUpdaterConfig(p.layer(), name);
+      org.deeplearning4j.nn.conf.layers.Layer conf = p.layer().conf().getLayer();
+      v.specs.add(VariableSpec.builder().setName(name).setShape(view.length())
+          .optInitializer(Initializer.values(v.stretchOf(flat, name)))
+          .optOptimizer(OptimizerMapping.of(name, conf.getUpdaterByParam(p.key()), conf.getRegularizationByParam(p.key())))
+          .optGroup(group == null ? ConsistencyGroup.DEFAULT_NAME : group).build());
     }
     return v;
   }

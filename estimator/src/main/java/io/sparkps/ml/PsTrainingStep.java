@@ -2,18 +2,19 @@ package io.sparkps.ml;
 
 import io.sparkps.ps.PsClient;
 import java.util.Map;
-import org.nd4j.linalg.api.ndarray.INDArray;
+import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.api.DataSet;
 
 /**
  * One worker's training step against the parameter servers: read the current parameters into
  * the network, compute the minibatch gradient with DL4J (without its updater), push it; the
  * servers apply each parameter's updater. With one worker and SYNC this is exactly
- * {@code MultiLayerNetwork.fit(minibatch)}.
+ * {@code MultiLayerNetwork.fit(minibatch)} (or {@code ComputationGraph.fit}).
  */
 public final class PsTrainingStep {
-  private final MultiLayerNetwork net;
+  private final Net net;
   private final NetworkVariables variables;
   private final PsClient ps;
   private final Map<String, INDArray> paramViews;
@@ -22,9 +23,16 @@ public final class PsTrainingStep {
 
   /** Steps for {@code net} (initialized) whose variables live on {@code ps}. */
   public PsTrainingStep(MultiLayerNetwork net, NetworkVariables variables, PsClient ps) {
-    if (net.getLayerWiseConfigurations().getBackpropType() != org.deeplearning4j.nn.conf.BackpropType.Standard) {
-      throw new IllegalArgumentException("truncated BPTT is not supported by SparkPS yet: use BackpropType.Standard");
-    }
+    this(Net.of(net), variables, ps);
+  }
+
+  /** Steps for {@code graph} (initialized; one input, one output) whose variables live on {@code ps}. */
+  public PsTrainingStep(ComputationGraph graph, NetworkVariables variables, PsClient ps) {
+    this(Net.of(graph), variables, ps);
+  }
+
+  PsTrainingStep(Net net, NetworkVariables variables, PsClient ps) {
+    net.checkTrainable();
     this.net = net;
     this.variables = variables;
     this.ps = ps;
@@ -39,17 +47,15 @@ public final class PsTrainingStep {
   /** One step on {@code batch}: pull, gradient, push. Returns the minibatch's score (loss). */
   public double step(DataSet batch) {
     pull();
-    net.setInput(batch.getFeatures());
-    net.setLabels(batch.getLabels());
-    net.setLayerMaskArrays(batch.getFeaturesMaskArray(), batch.getLabelsMaskArray());
+    net.setBatch(batch);
     net.computeGradientAndScore();
-    if (net.getFlattenedGradients() != gradientArray) {
+    if (net.flatGradients() != gradientArray) {
       // DL4J allocates the flat gradient array on the first backprop and keeps it: views are made once.
-      gradientArray = net.getFlattenedGradients();
+      gradientArray = net.flatGradients();
       gradientViews = variables.views(gradientArray);
     }
     Map<String, INDArray> gradients = gradientViews;
-    if (net.getLayerWiseConfigurations().getConfs().get(0).isMiniBatch()) {
+    if (net.miniBatch()) {
       // DL4J's losses sum over the minibatch; its updater divides by the minibatch size (except
       // for parameters like BatchNorm's running statistics) before regularization and the update
       // rule, so the servers get the same gradient.

@@ -1,6 +1,8 @@
 package io.sparkps.ml;
 
+import io.sparkps.ml.data.LabelKind;
 import java.util.Arrays;
+import java.util.List;
 import org.apache.spark.ml.linalg.SQLDataTypes;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
@@ -10,6 +12,13 @@ import org.apache.spark.sql.types.StructType;
 
 /** Schema checks and the output schema shared by the estimator and the model. */
 final class Schemas {
+  /**
+   * The output columns of a model: a classifier adds prediction (class index), probability and
+   * raw output; a regressor adds prediction (a number for one output, a vector for several).
+   */
+  record Outputs(boolean classification, long units, String predictionCol, String probabilityCol,
+      String rawPredictionCol) {}
+
   private Schemas() {}
 
   static void requireColumn(StructType schema, String col, String role) {
@@ -19,20 +28,54 @@ final class Schemas {
     }
   }
 
-  static StructType withPredictions(StructType schema, String featuresCol, String predictionCol, String probabilityCol) {
+  private static boolean isVector(DataType type) {
+    return type.equals(SQLDataTypes.VectorType()) || (type instanceof ArrayType a && a.elementType() instanceof NumericType);
+  }
+
+  /** How {@code labelCol} holds the targets of a network with {@code units} outputs, or why it cannot. */
+  static LabelKind labelKind(StructType schema, String labelCol, boolean classification, long units) {
+    requireColumn(schema, labelCol, "label");
+    DataType type = schema.apply(labelCol).dataType();
+    if (type instanceof NumericType) {
+      if (classification) {
+        return LabelKind.CLASS_INDEX;
+      }
+      if (units != 1) {
+        throw new IllegalArgumentException("the label column '" + labelCol + "' holds one number per row but the "
+            + "network's output layer has " + units + " units: give a vector of " + units + " values per row "
+            + "(a VectorAssembler) or set the output layer's nOut to 1");
+      }
+      return LabelKind.VALUES;
+    }
+    if (isVector(type)) {
+      return classification ? LabelKind.ONE_HOT : LabelKind.VALUES;
+    }
+    throw new IllegalArgumentException("the label column '" + labelCol + "' is " + type.simpleString() + "; it must be "
+        + (classification ? "a class index (use a StringIndexer for strings) or a one-hot vector"
+            : "a number or a vector of numbers (regression, from the output layer's loss)"));
+  }
+
+  static StructType withPredictions(StructType schema, String featuresCol, Outputs outputs) {
     requireColumn(schema, featuresCol, "features");
     DataType type = schema.apply(featuresCol).dataType();
-    boolean ok = type.equals(SQLDataTypes.VectorType())
-        || (type instanceof ArrayType a && a.elementType() instanceof NumericType);
-    if (!ok) {
+    if (!isVector(type)) {
       throw new IllegalArgumentException("the features column '" + featuresCol + "' is " + type.simpleString()
           + "; it must be an ml.linalg.Vector or an array of numbers (assemble numeric columns with a VectorAssembler)");
     }
-    for (String out : new String[] {predictionCol, probabilityCol}) {
+    List<String> added = outputs.classification()
+        ? List.of(outputs.predictionCol(), outputs.probabilityCol(), outputs.rawPredictionCol())
+        : List.of(outputs.predictionCol());
+    for (String out : added) {
       if (Arrays.asList(schema.fieldNames()).contains(out)) {
         throw new IllegalArgumentException("the output column '" + out + "' exists already: choose another name");
       }
     }
-    return schema.add(predictionCol, DataTypes.DoubleType, false).add(probabilityCol, SQLDataTypes.VectorType(), false);
+    if (!outputs.classification()) {
+      return schema.add(outputs.predictionCol(), outputs.units() == 1 ? DataTypes.DoubleType : SQLDataTypes.VectorType(),
+          false);
+    }
+    return schema.add(outputs.predictionCol(), DataTypes.DoubleType, false)
+        .add(outputs.probabilityCol(), SQLDataTypes.VectorType(), false)
+        .add(outputs.rawPredictionCol(), SQLDataTypes.VectorType(), false);
   }
 }

@@ -1,6 +1,9 @@
 package io.sparkps.ml;
 
+import io.sparkps.ml.data.LabelKind;
 import io.sparkps.ml.data.Minibatches;
+import io.sparkps.ps.Consistency;
+import io.sparkps.ps.ConsistencyGroup;
 import io.sparkps.ps.PsClient;
 import io.sparkps.spark.WorkerContext;
 import io.sparkps.spark.WorkerFunction;
@@ -8,63 +11,84 @@ import java.time.Duration;
 import java.util.Iterator;
 import java.util.Map;
 import org.apache.spark.sql.Row;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.nd4j.linalg.dataset.DataSet;
 
 /**
  * A worker of {@link Dl4jTrainer}: builds the network, declares its variables (the chief
- * initializes them from its freshly initialized network; a retried stage keeps them), and runs
- * the same number of steps as every other worker, so SYNC steps always complete.
+ * initializes them from its freshly initialized network, or restores the latest checkpoint; a
+ * retried stage keeps the servers' state), and runs the remaining steps, the same number as every
+ * other worker, so SYNC steps always complete. The chief saves checkpoints and, once every worker
+ * is done, returns the final parameters.
  */
 final class TrainWorker implements WorkerFunction<Row, float[]> {
   private static final long serialVersionUID = 1L;
   private final Dl4jTrainer.Settings settings;
-  private final int inputs;
-  private final int classes;
+  private final LabelKind labelKind;
   private final int stepsPerEpoch;
 
-  TrainWorker(Dl4jTrainer.Settings settings, int inputs, int classes, int stepsPerEpoch) {
+  TrainWorker(Dl4jTrainer.Settings settings, LabelKind labelKind, int stepsPerEpoch) {
     this.settings = settings;
-    this.inputs = inputs;
-    this.classes = classes;
+    this.labelKind = labelKind;
     this.stepsPerEpoch = stepsPerEpoch;
+  }
+
+  /** Steps each worker runs in all: maxSteps when set, else epochs over its partition. */
+  long totalSteps() {
+    return settings.maxSteps() > 0 ? settings.maxSteps() : (long) settings.epochs() * stepsPerEpoch;
   }
 
   @Override
   public float[] run(WorkerContext<Row> ctx) {
-    MultiLayerNetwork net = Dl4jTrainer.network(settings.networkJson());
-    String group = Dl4jTrainer.group(settings, ctx.numWorkers()).name();
-    NetworkVariables variables = NetworkVariables.of(net, group);
+    Net net = Net.fromJson(settings.networkJson());
+    ConsistencyGroup group = Dl4jTrainer.group(settings, ctx.numWorkers());
+    NetworkVariables variables = NetworkVariables.of(net, group.name());
     PsClient ps = ctx.ps();
-    ps.createGroup(Dl4jTrainer.group(settings, ctx.numWorkers()));
+    ps.createGroup(group);
     ps.create(variables.specs());
+    String checkpoints = settings.checkpointDir();
     if (ctx.isChief()) {
-      ps.initializeAll();
+      // Servers that hold state from an earlier attempt of this run keep it; fresh ones take the checkpoint.
+      boolean fresh = ps.reportUninitialized().containsAll(variables.names());
+      Checkpoints.Marker marker = checkpoints == null || !fresh ? null : Checkpoints.latest(checkpoints).orElse(null);
+      if (marker != null) {
+        Checkpoints.restore(ps, checkpoints, marker, variables);
+        ctx.progress().message("resumed from the checkpoint of step " + marker.step() + " in " + checkpoints);
+      } else {
+        ps.initializeAll();
+      }
     } else {
       ps.awaitInitialized(variables.names(), Duration.ofMinutes(5));
     }
-    if (ctx.stageAttempt() > 0) {
-      // A retried stage continues from the servers' state: SYNC steps count from their version.
-      ps.setStep(ps.read(variables.names().get(0)).version());
-    }
-    Minibatches data = Minibatches.of(ctx.data(), ctx.index(), settings.featuresCol(), settings.labelCol(), inputs,
-        classes);
+    // A resumed or retried run continues from the servers' state: SYNC steps count from their
+    // version; ASYNC and SSP versions count every worker's pushes.
+    long version = ps.read(variables.names().get(0)).version();
+    ps.setStep(version);
+    long done = settings.consistency() == Consistency.SYNC ? version : version / ctx.numWorkers();
+    Minibatches data = Minibatches.of(ctx.data(), ctx.index(), settings.featuresCol(), settings.labelCol(),
+        (int) net.inputWidth(), labelKind, (int) net.outputs());
     PsTrainingStep step = new PsTrainingStep(net, variables, ps);
-    long examples = 0;
-    long done = 0;
-    for (int epoch = 0; epoch < settings.epochs(); epoch++) {
-      Iterator<DataSet> batches = data.epoch(epoch, stepsPerEpoch, settings.batchSize(), settings.seed() + ctx.index());
-      while (batches.hasNext()) {
+    long total = totalSteps();
+    while (done < total) {
+      int epoch = (int) (done / stepsPerEpoch);
+      Iterator<DataSet> batches = data.epoch(epoch, (int) (done % stepsPerEpoch), stepsPerEpoch, settings.batchSize(),
+          settings.seed() + ctx.index());
+      while (batches.hasNext() && done < total) {
         double loss = step.step(batches.next());
-        examples += settings.batchSize();
         done++;
-        ctx.progress().report(done, examples, Map.of("loss", loss, "epoch", (double) epoch));
+        ctx.progress().report(done, done * settings.batchSize(), Map.of("loss", loss, "epoch", (double) epoch));
+        if (ctx.isChief() && checkpoints != null && done % settings.checkpointInterval() == 0 && done < total) {
+          Checkpoints.save(ps, checkpoints, done, variables);
+        }
       }
     }
+    ctx.barrier(); // every worker's last push is in
     if (!ctx.isChief()) {
       return null;
     }
     step.pull();
+    if (checkpoints != null) {
+      Checkpoints.save(ps, checkpoints, done, variables);
+    }
     return net.params().toFloatVector();
   }
 }

@@ -1,13 +1,22 @@
 package io.sparkps.ml;
 
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sparkps.spark.Role;
+import io.sparkps.spark.RunResult;
 import io.sparkps.spark.TaskProgress;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * What happened while a model trained: every worker's progress reports (step, examples, loss),
- * the evaluator's reports, how many attempts the barrier stage took, and how long it ran. Kept
- * with the model in memory; not saved with it.
+ * the evaluator's reports (its metrics against the variables' version), how many attempts the
+ * barrier stage took, and how long it ran. Saved with the model as {@code data/summary.json}.
  *
  * @param workerHistory the workers' reports, oldest first
  * @param evaluatorHistory the evaluator's reports, oldest first
@@ -16,6 +25,13 @@ import java.util.List;
  */
 public record TrainingSummary(List<TaskProgress> workerHistory, List<TaskProgress> evaluatorHistory,
     int stageAttempts, Duration elapsed) {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  static TrainingSummary of(RunResult<?> result) {
+    return new TrainingSummary(result.workerHistory(), result.evaluatorHistory(), result.stageAttempts(),
+        result.elapsed());
+  }
+
   /** The last loss each worker reported, by worker index (NaN when none). */
   public double lastLoss(int worker) {
     for (int i = workerHistory.size() - 1; i >= 0; i--) {
@@ -25,5 +41,71 @@ public record TrainingSummary(List<TaskProgress> workerHistory, List<TaskProgres
       }
     }
     return Double.NaN;
+  }
+
+  /** The evaluator's last metrics (empty when it never reported). */
+  public Map<String, Double> lastEvaluation() {
+    return evaluatorHistory.isEmpty() ? Map.of() : evaluatorHistory.get(evaluatorHistory.size() - 1).metrics();
+  }
+
+  /** This summary as JSON. */
+  public String toJson() {
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("stageAttempts", stageAttempts);
+    out.put("elapsedMillis", elapsed.toMillis());
+    out.put("workers", reports(workerHistory));
+    out.put("evaluator", reports(evaluatorHistory));
+    try {
+      return JSON.writeValueAsString(out);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Reads a summary written by {@link #toJson()}. */
+  public static TrainingSummary fromJson(String json) {
+    try {
+      Map<String, Object> in = JSON.readValue(json, new TypeReference<Map<String, Object>>() {});
+      return new TrainingSummary(reports(in.get("workers")), reports(in.get("evaluator")),
+          ((Number) in.get("stageAttempts")).intValue(), Duration.ofMillis(((Number) in.get("elapsedMillis")).longValue()));
+    } catch (IOException | RuntimeException e) {
+      throw new IllegalArgumentException("not a SparkPS training summary: " + e.getMessage(), e);
+    }
+  }
+
+  private static List<Map<String, Object>> reports(List<TaskProgress> history) {
+    List<Map<String, Object>> out = new ArrayList<>();
+    for (TaskProgress p : history) {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("role", p.role().name());
+      m.put("index", p.index());
+      m.put("host", p.host());
+      m.put("executor", p.executor());
+      m.put("attempt", p.attempt());
+      m.put("step", p.step());
+      m.put("examples", p.examples());
+      Map<String, Object> metrics = new LinkedHashMap<>();
+      // JSON has no NaN or infinities: they are written as strings and read back.
+      p.metrics().forEach((k, v) -> metrics.put(k, Double.isFinite(v) ? v : v.toString()));
+      m.put("metrics", metrics);
+      m.put("message", p.message());
+      out.add(m);
+    }
+    return out;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static List<TaskProgress> reports(Object json) {
+    List<TaskProgress> out = new ArrayList<>();
+    for (Map<String, Object> m : (List<Map<String, Object>>) json) {
+      Map<String, Double> metrics = new LinkedHashMap<>();
+      ((Map<String, Object>) m.get("metrics")).forEach((k, v) ->
+          metrics.put(k, v instanceof Number n ? n.doubleValue() : Double.valueOf(String.valueOf(v))));
+      out.add(new TaskProgress(Role.valueOf((String) m.get("role")), ((Number) m.get("index")).intValue(),
+          (String) m.get("host"), (String) m.get("executor"), ((Number) m.get("attempt")).intValue(),
+          ((Number) m.get("step")).longValue(), ((Number) m.get("examples")).longValue(), metrics,
+          (String) m.get("message"), 0));
+    }
+    return out;
   }
 }

@@ -60,8 +60,8 @@ class FashionMnistTrainingTest {
   void mlp_twoWorkersOnePs_reaches85PercentTestAccuracy(Consistency consistency) throws Exception {
     ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2).build();
     long t0 = System.nanoTime();
-    MultiLayerNetwork net = Dl4jTrainer.train(spark, spec, train,
-        new Dl4jTrainer.Settings(mlp(), "features", "label", consistency, 0, 3, 64, 7));
+    MultiLayerNetwork net = (MultiLayerNetwork) Dl4jTrainer.train(spark, spec, train,
+        Dl4jTrainer.Settings.of(mlp(), "features", "label", consistency, 3, 64, 7));
     double seconds = (System.nanoTime() - t0) / 1e9;
     INDArray predicted = net.output(testX).argMax(1);
     int correct = 0;

@@ -18,6 +18,7 @@ import org.deeplearning4j.nn.conf.layers.BatchNormalization;
 import org.deeplearning4j.nn.conf.layers.ConvolutionLayer;
 import org.deeplearning4j.nn.conf.layers.DenseLayer;
 import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.junit.jupiter.api.Test;
 import org.nd4j.linalg.activations.Activation;
@@ -108,6 +109,40 @@ class PsTrainingStepTest {
   @Test
   void cnnWithBatchNorm_oneWorkerSync_equalsDl4jFit() {
     assertSameTraining(cnnWithBatchNorm(), batches(new long[] {6, 1, 8, 8}, 3, 2));
+  }
+
+  @Test
+  void computationGraph_oneWorkerSync_equalsDl4jFit() {
+    org.deeplearning4j.nn.conf.ComputationGraphConfiguration conf = new NeuralNetConfiguration.Builder().seed(21)
+        .dataType(DataType.FLOAT).updater(new Adam(0.01)).l2(1e-3).graphBuilder().addInputs("in")
+        .addLayer("a", new DenseLayer.Builder().nIn(20).nOut(12).activation(Activation.RELU).build(), "in")
+        .addLayer("b", new DenseLayer.Builder().nIn(20).nOut(6).activation(Activation.TANH).build(), "in")
+        .addVertex("ab", new org.deeplearning4j.nn.conf.graph.MergeVertex(), "a", "b")
+        .addLayer("out", new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(18).nOut(3)
+            .activation(Activation.SOFTMAX).build(), "ab")
+        .setOutputs("out").build();
+    ComputationGraph reference = new ComputationGraph(conf.clone());
+    reference.init();
+    ComputationGraph worker = new ComputationGraph(conf.clone());
+    worker.init();
+    PsToken token = PsToken.generate();
+    try (ParameterServer ps = ParameterServer.builder().setShardIndex(0).setToken(token)
+             .optInProcess("ps-" + UUID.randomUUID()).build().start();
+         PsClient client = PsClient.builder().setShards(List.of(ps.address())).setToken(token).build()) {
+      client.createGroup(ConsistencyGroup.sync("graph", 1));
+      NetworkVariables variables = NetworkVariables.of(worker, "graph");
+      assertTrue(variables.names().containsAll(List.of("a_W", "b_b", "out_W")), variables.names().toString());
+      client.create(variables.specs());
+      client.initializeAll();
+      PsTrainingStep step = new PsTrainingStep(worker, variables, client);
+      for (DataSet batch : batches(new long[] {8, 20}, 3, 3)) {
+        reference.fit(batch);
+        step.step(batch);
+      }
+      step.pull();
+    }
+    double diff = worker.params().sub(reference.params()).amaxNumber().doubleValue();
+    assertTrue(diff <= 1e-5, "max |sparkps - dl4j| = " + diff);
   }
 
   @Test

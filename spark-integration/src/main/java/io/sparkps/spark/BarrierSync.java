@@ -10,7 +10,8 @@ import org.apache.spark.BarrierTaskContext;
  * Every barrier call of SparkPS lives here.
  *
  * <p>Caution: all tasks of a barrier stage must make the same barrier calls in the same order, on
- * every path, or they wait for each other until Spark's barrier timeout. SparkPS makes two, and
+ * every path, or they wait for each other until Spark's barrier timeout. SparkPS makes two (plus
+ * those of the worker function, {@link #user}, which every worker makes equally often), and
  * a task that fails makes no more (Spark then kills the others of the attempt):
  * <ol>
  *   <li>{@link #rendezvous} at the start of each worker task, after the coordinator confirmed that
@@ -54,6 +55,11 @@ final class BarrierSync {
   }
 
   /** Waits until every worker of this attempt has finished its function successfully. */
+  /** A barrier the worker function asked for ({@link WorkerContext#barrier()}). */
+  static void user(BarrierTaskContext context) {
+    context.barrier();
+  }
+
   static void finish(BarrierTaskContext context) {
     context.barrier();
   }

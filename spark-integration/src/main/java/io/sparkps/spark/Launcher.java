@@ -238,7 +238,7 @@ final class Launcher<T, R> {
         try (PsClient client = PsClient.builder().setShards(servers.stream().map(ParameterServer::address).toList())
             .setToken(token).optWorker(index).optCallTimeout(spec.callTimeout()).build()) {
           return function.run(new WorkerTask.Context<>(Role.ofWorker(index), index, spec.numWorkers(), attempt,
-              "driver (recreated)", rows.iterator(), client, NO_PROGRESS));
+              "driver (recreated)", rows.iterator(), client, NO_PROGRESS, () -> { })); // alone: barriers pass
         }
       } finally {
         servers.forEach(ParameterServer::close);

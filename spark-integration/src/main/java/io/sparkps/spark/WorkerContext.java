@@ -38,4 +38,11 @@ public interface WorkerContext<T> {
 
   /** Reports progress to the driver. */
   ProgressReporter progress();
+
+  /**
+   * Waits until every worker of this stage attempt has reached the same call (Spark's barrier;
+   * bounded by {@code spark.barrier.sync.timeout}). Every worker must call it equally often, on
+   * every path that does not fail.
+   */
+  void barrier();
 }

@@ -42,7 +42,7 @@ final class WorkerTask<T, R> extends AbstractFunction1<scala.collection.Iterator
             ExecutorHost.executorId());
         BarrierSync.rendezvous(context, coordinator, env.spec().rendezvousTimeout(), env.spec().numWorkers());
         R result = function.run(new Context<>(role, index, env.spec().numWorkers(), attempt, host,
-            JavaConverters.asJavaIterator(rows), ps, progress));
+            JavaConverters.asJavaIterator(rows), ps, progress, () -> BarrierSync.user(context)));
         progress.flush();
         BarrierSync.finish(context);
         List<Tuple2<Object, Object>> out = List.of(new Tuple2<>(index, result));
@@ -56,5 +56,10 @@ final class WorkerTask<T, R> extends AbstractFunction1<scala.collection.Iterator
 
   /** The context handed to the user's function. */
   record Context<T>(Role role, int index, int numWorkers, int stageAttempt, String host, Iterator<T> data,
-      PsClient ps, ProgressReporter progress) implements WorkerContext<T> {}
+      PsClient ps, ProgressReporter progress, Runnable barrierCall) implements WorkerContext<T> {
+    @Override
+    public void barrier() {
+      barrierCall.run();
+    }
+  }
 }

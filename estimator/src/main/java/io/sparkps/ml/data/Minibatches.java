@@ -15,36 +15,43 @@ import org.nd4j.linalg.factory.Nd4j;
  */
 public final class Minibatches {
   private final float[] features;
-  private final int[] labels;
+  private final float[] labels;
   private final int rows;
   private final int width;
-  private final int classes;
+  private final int outputs;
 
-  private Minibatches(float[] features, int[] labels, int rows, int width, int classes) {
+  private Minibatches(float[] features, float[] labels, int rows, int width, int outputs) {
     this.features = features;
     this.labels = labels;
     this.rows = rows;
     this.width = width;
-    this.classes = classes;
+    this.outputs = outputs;
   }
 
   /**
    * Reads rows with a vector (or array of numbers) column {@code featuresCol} of {@code width}
-   * values and a class-index column {@code labelCol} in [0, classes).
+   * values and a label column {@code labelCol} of {@code kind} for a network of {@code outputs}
+   * output units.
    */
   public static Minibatches of(Iterator<Row> data, int partition, String featuresCol, String labelCol, int width,
-      int classes) {
+      LabelKind kind, int outputs) {
     FloatBuffer features = new FloatBuffer();
-    IntBuffer labels = new IntBuffer();
+    FloatBuffer labels = new FloatBuffer();
     int offset = 0;
     while (data.hasNext()) {
       Row row = data.next();
       String where = "row " + offset + " of partition " + partition;
       appendFeatures(features, row, featuresCol, width, where);
-      labels.add(label(row, labelCol, classes, where));
+      appendLabel(labels, row, labelCol, kind, outputs, where);
       offset++;
     }
-    return new Minibatches(features.toArray(), labels.toArray(), offset, width, classes);
+    return new Minibatches(features.toArray(), labels.toArray(), offset, width, outputs);
+  }
+
+  /** {@link #of(Iterator, int, String, String, int, LabelKind, int)} with class-index labels. */
+  public static Minibatches of(Iterator<Row> data, int partition, String featuresCol, String labelCol, int width,
+      int classes) {
+    return of(data, partition, featuresCol, labelCol, width, LabelKind.CLASS_INDEX, classes);
   }
 
   private static void appendFeatures(FloatBuffer out, Row row, String col, int width, String where) {
@@ -52,27 +59,14 @@ public final class Minibatches {
     if (value == null) {
       throw new IllegalArgumentException("column '" + col + "' is null in " + where + ": drop or fill such rows first");
     }
-    int size;
-    if (value instanceof Vector v) {
-      size = v.size();
-      check(col, size, width, where);
-      double[] dense = v.toArray();
-      for (double d : dense) {
-        out.add(finite(col, d, where));
-      }
-    } else if (value instanceof scala.collection.Seq<?> seq) {
-      List<?> list = scala.collection.JavaConverters.seqAsJavaList(seq);
-      size = list.size();
-      check(col, size, width, where);
-      for (Object o : list) {
-        if (!(o instanceof Number n)) {
-          throw new IllegalArgumentException("column '" + col + "' holds " + o + " in " + where + "; expected numbers");
-        }
-        out.add(finite(col, n.doubleValue(), where));
-      }
-    } else {
-      throw new IllegalArgumentException("column '" + col + "' is a " + value.getClass().getSimpleName() + " in " + where
+    if (value instanceof Number) {
+      throw new IllegalArgumentException("column '" + col + "' is a single number in " + where
           + "; expected an ml.linalg.Vector or an array of floats or doubles (use a VectorAssembler)");
+    }
+    double[] values = numbers(value, col, where);
+    check(col, values.length, width, where);
+    for (double d : values) {
+      out.add(finite(col, d, where));
     }
   }
 
@@ -90,18 +84,68 @@ public final class Minibatches {
     return (float) d;
   }
 
-  private static int label(Row row, String col, int classes, String where) {
+  private static void appendLabel(FloatBuffer out, Row row, String col, LabelKind kind, int outputs, String where) {
     Object value = row.get(row.fieldIndex(col));
-    if (!(value instanceof Number n)) {
-      throw new IllegalArgumentException("column '" + col + "' holds " + value + " in " + where
-          + "; expected a class index (use a StringIndexer for string labels)");
+    if (value == null) {
+      throw new IllegalArgumentException("column '" + col + "' is null in " + where + ": drop or fill such rows first");
     }
-    double d = n.doubleValue();
-    if (d != Math.rint(d) || d < 0 || d >= classes) {
-      throw new IllegalArgumentException("column '" + col + "' holds " + d + " in " + where + " but the output layer has "
-          + classes + " classes: labels must be whole numbers in [0, " + classes + ")");
+    if (kind == LabelKind.CLASS_INDEX) {
+      if (!(value instanceof Number n)) {
+        throw new IllegalArgumentException("column '" + col + "' holds " + value + " in " + where
+            + "; expected a class index (use a StringIndexer for string labels)");
+      }
+      double d = n.doubleValue();
+      if (d != Math.rint(d) || d < 0 || d >= outputs) {
+        throw new IllegalArgumentException("column '" + col + "' holds " + d + " in " + where + " but the output layer "
+            + "has " + outputs + " classes: labels must be whole numbers in [0, " + outputs + ")");
+      }
+      for (int c = 0; c < outputs; c++) {
+        out.add(c == (int) d ? 1f : 0f);
+      }
+      return;
     }
-    return (int) d;
+    double[] values = numbers(value, col, where);
+    if (values.length != outputs) {
+      throw new IllegalArgumentException("column '" + col + "' has " + values.length + " values in " + where + " but the "
+          + "output layer has " + outputs + " units: the label must have one value per output unit");
+    }
+    double sum = 0;
+    for (double d : values) {
+      float f = finite(col, d, where);
+      if (kind == LabelKind.ONE_HOT && (d < 0 || d > 1)) {
+        throw new IllegalArgumentException("column '" + col + "' holds " + d + " in " + where + ": class probabilities "
+            + "(one-hot labels) must lie in [0, 1]");
+      }
+      sum += d;
+      out.add(f);
+    }
+    if (kind == LabelKind.ONE_HOT && Math.abs(sum - 1) > 1e-3) {
+      throw new IllegalArgumentException("column '" + col + "' sums to " + sum + " in " + where + ": a one-hot (or "
+          + "class probability) label must sum to 1");
+    }
+  }
+
+  private static double[] numbers(Object value, String col, String where) {
+    if (value instanceof Number n) {
+      return new double[] {n.doubleValue()};
+    }
+    if (value instanceof Vector v) {
+      return v.toArray();
+    }
+    if (value instanceof scala.collection.Seq<?> seq) {
+      List<?> list = scala.collection.JavaConverters.seqAsJavaList(seq);
+      double[] out = new double[list.size()];
+      for (int i = 0; i < out.length; i++) {
+        if (!(list.get(i) instanceof Number n)) {
+          throw new IllegalArgumentException("column '" + col + "' holds " + list.get(i) + " in " + where
+              + "; expected numbers");
+        }
+        out[i] = n.doubleValue();
+      }
+      return out;
+    }
+    throw new IllegalArgumentException("column '" + col + "' is a " + value.getClass().getSimpleName() + " in " + where
+        + "; expected a number, an ml.linalg.Vector or an array of numbers");
   }
 
   /** The features, row after row (the backing array; do not modify). */
@@ -109,8 +153,8 @@ public final class Minibatches {
     return features;
   }
 
-  /** The class indexes, by row (the backing array; do not modify). */
-  public int[] labels() {
+  /** The labels, a row of the output width per example (the backing array; do not modify). */
+  public float[] labels() {
     return labels;
   }
 
@@ -124,6 +168,14 @@ public final class Minibatches {
    * shuffle seeded by {@code seed} and the epoch, wrapping around when the partition is smaller.
    */
   public Iterator<DataSet> epoch(int epoch, int steps, int batchSize, long seed) {
+    return epoch(epoch, 0, steps, batchSize, seed);
+  }
+
+  /**
+   * The minibatches of one epoch from step {@code from} on (a resumed run continues mid-epoch with
+   * the batches it would have had).
+   */
+  public Iterator<DataSet> epoch(int epoch, int from, int steps, int batchSize, long seed) {
     if (rows == 0) {
       throw new IllegalStateException("this worker's partition is empty; repartition the data or use fewer workers");
     }
@@ -139,8 +191,8 @@ public final class Minibatches {
       order[j] = t;
     }
     return new Iterator<>() {
-      private int step;
-      private int next;
+      private int step = from;
+      private int next = (int) ((long) from * batchSize % rows);
 
       @Override
       public boolean hasNext() {
@@ -150,16 +202,16 @@ public final class Minibatches {
       @Override
       public DataSet next() {
         float[] x = new float[batchSize * width];
-        float[] y = new float[batchSize * classes];
+        float[] y = new float[batchSize * outputs];
         for (int b = 0; b < batchSize; b++) {
           int r = order[next];
           next = (next + 1) % rows;
           System.arraycopy(features, r * width, x, b * width, width);
-          y[b * classes + labels[r]] = 1f;
+          System.arraycopy(labels, r * outputs, y, b * outputs, outputs);
         }
         step++;
         return new DataSet(Nd4j.create(x, new long[] {batchSize, width}, 'c'),
-            Nd4j.create(y, new long[] {batchSize, classes}, 'c'));
+            Nd4j.create(y, new long[] {batchSize, outputs}, 'c'));
       }
     };
   }
@@ -177,23 +229,6 @@ public final class Minibatches {
     }
 
     float[] toArray() {
-      return java.util.Arrays.copyOf(a, n);
-    }
-  }
-
-  /** A growable int array. */
-  private static final class IntBuffer {
-    private int[] a = new int[1 << 12];
-    private int n;
-
-    void add(int v) {
-      if (n == a.length) {
-        a = java.util.Arrays.copyOf(a, a.length * 2);
-      }
-      a[n++] = v;
-    }
-
-    int[] toArray() {
       return java.util.Arrays.copyOf(a, n);
     }
   }

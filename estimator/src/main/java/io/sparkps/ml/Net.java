@@ -1,0 +1,385 @@
+package io.sparkps.ml;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.deeplearning4j.nn.api.Layer;
+import org.deeplearning4j.nn.api.Model;
+import org.deeplearning4j.nn.conf.BackpropType;
+import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
+import org.deeplearning4j.nn.conf.InputPreProcessor;
+import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
+import org.deeplearning4j.nn.conf.graph.GraphVertex;
+import org.deeplearning4j.nn.conf.graph.LayerVertex;
+import org.deeplearning4j.nn.conf.layers.BaseLayer;
+import org.deeplearning4j.nn.conf.layers.BaseOutputLayer;
+import org.deeplearning4j.nn.conf.layers.FeedForwardLayer;
+import org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor;
+import org.deeplearning4j.nn.graph.ComputationGraph;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.nd4j.linalg.activations.impl.ActivationIdentity;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.dataset.api.DataSet;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.lossfunctions.ILossFunction;
+import org.nd4j.linalg.lossfunctions.impl.LossBinaryXENT;
+import org.nd4j.linalg.lossfunctions.impl.LossFMeasure;
+import org.nd4j.linalg.lossfunctions.impl.LossHinge;
+import org.nd4j.linalg.lossfunctions.impl.LossMCXENT;
+import org.nd4j.linalg.lossfunctions.impl.LossSquaredHinge;
+import org.nd4j.shade.jackson.databind.JsonNode;
+import org.nd4j.shade.jackson.databind.ObjectMapper;
+
+/**
+ * A DL4J network of either kind, a {@code MultiLayerNetwork} or a {@code ComputationGraph} with
+ * one input and one output, seen the same way by training, evaluation and inference: its
+ * parameters with their layers, input width, outputs, task (from the output layer's loss), a
+ * gradient step and batched output.
+ */
+abstract sealed class Net permits Net.Layers, Net.Graph {
+  /** One DL4J parameter: the variable name, the layer's key for it, the layer, a view into the flat parameters. */
+  record Parameter(String name, String key, Layer layer, INDArray view) {}
+
+  /** Builds and initializes the network of a MultiLayerConfiguration's or ComputationGraphConfiguration's JSON. */
+  static Net fromJson(String json) {
+    JsonNode tree;
+    try {
+      tree = new ObjectMapper().readTree(json);
+    } catch (java.io.IOException e) {
+      throw new IllegalArgumentException("networkJson is not JSON (" + e.getMessage() + "): set it to conf.toJson() of a "
+          + "DL4J MultiLayerConfiguration or ComputationGraphConfiguration", e);
+    }
+    if (tree != null && tree.has("vertices")) {
+      ComputationGraph graph = new ComputationGraph(ComputationGraphConfiguration.fromJson(json));
+      graph.init();
+      return new Graph(graph);
+    }
+    if (tree != null && tree.has("confs")) {
+      MultiLayerNetwork net = new MultiLayerNetwork(MultiLayerConfiguration.fromJson(json));
+      net.init();
+      return new Layers(net);
+    }
+    throw new IllegalArgumentException("networkJson is neither a MultiLayerConfiguration nor a "
+        + "ComputationGraphConfiguration: set it to conf.toJson() of one");
+  }
+
+  static Net of(MultiLayerNetwork net) {
+    return new Layers(net);
+  }
+
+  static Net of(ComputationGraph graph) {
+    return new Graph(graph);
+  }
+
+  /** The DL4J network. */
+  abstract Model model();
+
+  /** The parameters in the order of the flat parameter vector. */
+  abstract List<Parameter> parameters();
+
+  /** The output layer's configuration. */
+  abstract BaseOutputLayer outputLayer();
+
+  /** The first layer that reads the input, and the preprocessor in front of it (or null). */
+  abstract FeedForwardLayer inputLayer();
+
+  abstract InputPreProcessor inputPreProcessor();
+
+  abstract BackpropType backpropType();
+
+  /** Whether DL4J divides gradients by the minibatch size (the default). */
+  abstract boolean miniBatch();
+
+  /** Sets a minibatch as the input and labels of the next gradient computation. */
+  abstract void setBatch(DataSet batch);
+
+  /** The flat gradient vector DL4J computed last (allocated on the first backprop). */
+  abstract INDArray flatGradients();
+
+  /** The network's output (inference mode) for {@code x}. */
+  abstract INDArray output(INDArray x);
+
+  /** The loss on {@code data}, as DL4J scores it (regularization included). */
+  abstract double score(DataSet data);
+
+  /** The same network with the identity as the output activation (to read raw outputs); shares nothing. */
+  abstract Net withIdentityOutput();
+
+  INDArray params() {
+    return model().params();
+  }
+
+  void setParams(float[] values) {
+    if (values.length != params().length()) {
+      throw new IllegalArgumentException(values.length + " parameters for a network that has " + params().length());
+    }
+    model().setParams(Nd4j.createFromArray(values).reshape(params().shape()));
+  }
+
+  /** The number of values of one example's features. */
+  long inputWidth() {
+    InputPreProcessor pre = inputPreProcessor();
+    if (pre instanceof FeedForwardToCnnPreProcessor cnn) {
+      return cnn.getInputHeight() * cnn.getInputWidth() * cnn.getNumChannels();
+    }
+    if (pre == null && inputLayer() != null && inputLayer().getNIn() > 0) {
+      return inputLayer().getNIn();
+    }
+    throw new IllegalArgumentException("cannot tell how many feature values the network takes: its first layer is "
+        + (inputLayer() == null ? "not a feed-forward layer" : inputLayer().getClass().getSimpleName()
+            + (pre == null ? "" : " behind a " + pre.getClass().getSimpleName()))
+        + "; give the first layer nIn, or build the configuration with setInputType(InputType.feedForward(n)) or "
+        + "InputType.convolutionalFlat(height, width, channels)");
+  }
+
+  /** Units of the output layer. */
+  long outputs() {
+    return outputLayer().getNOut();
+  }
+
+  /** Whether the output layer's loss makes this a classifier (else a regressor). */
+  boolean classification() {
+    ILossFunction loss = outputLayer().getLossFn();
+    return loss instanceof LossMCXENT || loss instanceof LossBinaryXENT || loss instanceof LossHinge
+        || loss instanceof LossSquaredHinge || loss instanceof LossFMeasure;
+  }
+
+  abstract void computeGradientAndScore();
+
+  double score() {
+    return model().score();
+  }
+
+  void checkTrainable() {
+    if (backpropType() != BackpropType.Standard) {
+      throw new IllegalArgumentException("truncated BPTT is not supported by SparkPS yet: use BackpropType.Standard");
+    }
+  }
+
+  static void checkUpdaterConfig(Layer layer, String name) {
+    org.deeplearning4j.nn.conf.layers.Layer conf = layer.conf().getLayer();
+    if (!(conf instanceof BaseLayer) && !(conf instanceof org.deeplearning4j.nn.conf.layers.BatchNormalization)) {
+      throw new IllegalArgumentException("parameter '" + name + "' belongs to a " + conf.getClass().getSimpleName()
+          + " layer, which has no updater configuration SparkPS understands");
+    }
+  }
+
+  static long offsetIn(INDArray flat, INDArray view) {
+    return view.offset() - flat.offset();
+  }
+
+  /** A MultiLayerNetwork; parameters are named {@code <layer index>_<key>}. */
+  static final class Layers extends Net {
+    private final MultiLayerNetwork net;
+
+    Layers(MultiLayerNetwork net) {
+      this.net = net;
+    }
+
+    @Override
+    Model model() {
+      return net;
+    }
+
+    @Override
+    List<Parameter> parameters() {
+      List<Parameter> out = new ArrayList<>();
+      for (int i = 0; i < net.getnLayers(); i++) {
+        Layer layer = net.getLayer(i);
+        for (Map.Entry<String, INDArray> p : layer.paramTable().entrySet()) {
+          out.add(new Parameter(i + "_" + p.getKey(), p.getKey(), layer, p.getValue()));
+        }
+      }
+      return out;
+    }
+
+    @Override
+    BaseOutputLayer outputLayer() {
+      MultiLayerConfiguration conf = net.getLayerWiseConfigurations();
+      org.deeplearning4j.nn.conf.layers.Layer last = conf.getConf(conf.getConfs().size() - 1).getLayer();
+      if (!(last instanceof BaseOutputLayer out)) {
+        throw new IllegalArgumentException("the network's last layer is a " + last.getClass().getSimpleName()
+            + ": SparkPS trains networks that end in an OutputLayer");
+      }
+      return out;
+    }
+
+    @Override
+    FeedForwardLayer inputLayer() {
+      return net.getLayerWiseConfigurations().getConf(0).getLayer() instanceof FeedForwardLayer f ? f : null;
+    }
+
+    @Override
+    InputPreProcessor inputPreProcessor() {
+      return net.getLayerWiseConfigurations().getInputPreProcess(0);
+    }
+
+    @Override
+    BackpropType backpropType() {
+      return net.getLayerWiseConfigurations().getBackpropType();
+    }
+
+    @Override
+    boolean miniBatch() {
+      return net.getLayerWiseConfigurations().getConf(0).isMiniBatch();
+    }
+
+    @Override
+    void setBatch(DataSet batch) {
+      net.setInput(batch.getFeatures());
+      net.setLabels(batch.getLabels());
+      net.setLayerMaskArrays(batch.getFeaturesMaskArray(), batch.getLabelsMaskArray());
+    }
+
+    @Override
+    void computeGradientAndScore() {
+      net.computeGradientAndScore();
+    }
+
+    @Override
+    INDArray flatGradients() {
+      return net.getFlattenedGradients();
+    }
+
+    @Override
+    INDArray output(INDArray x) {
+      return net.output(x);
+    }
+
+    @Override
+    double score(DataSet data) {
+      return net.score((org.nd4j.linalg.dataset.DataSet) data);
+    }
+
+    @Override
+    Net withIdentityOutput() {
+      MultiLayerConfiguration conf = net.getLayerWiseConfigurations().clone();
+      ((BaseLayer) conf.getConf(conf.getConfs().size() - 1).getLayer()).setActivationFn(new ActivationIdentity());
+      MultiLayerNetwork raw = new MultiLayerNetwork(conf);
+      raw.init(net.params().dup(), false);
+      return new Layers(raw);
+    }
+  }
+
+  /** A ComputationGraph with one input and one output; parameters are named {@code <layer name>_<key>}. */
+  static final class Graph extends Net {
+    private final ComputationGraph graph;
+
+    Graph(ComputationGraph graph) {
+      ComputationGraphConfiguration conf = graph.getConfiguration();
+      if (conf.getNetworkInputs().size() != 1 || conf.getNetworkOutputs().size() != 1) {
+        throw new IllegalArgumentException("the ComputationGraph has " + conf.getNetworkInputs().size() + " inputs and "
+            + conf.getNetworkOutputs().size() + " outputs: SparkPS trains graphs with one input (the features column) "
+            + "and one output (the label column)");
+      }
+      this.graph = graph;
+    }
+
+    @Override
+    Model model() {
+      return graph;
+    }
+
+    @Override
+    List<Parameter> parameters() {
+      List<Parameter> out = new ArrayList<>();
+      for (Layer layer : graph.getLayers()) {
+        String layerName = layer.conf().getLayer().getLayerName();
+        for (Map.Entry<String, INDArray> p : layer.paramTable().entrySet()) {
+          out.add(new Parameter(layerName + "_" + p.getKey(), p.getKey(), layer, p.getValue()));
+        }
+      }
+      return out;
+    }
+
+    private LayerVertex vertex(String name) {
+      GraphVertex v = graph.getConfiguration().getVertices().get(name);
+      return v instanceof LayerVertex lv ? lv : null;
+    }
+
+    @Override
+    BaseOutputLayer outputLayer() {
+      String name = graph.getConfiguration().getNetworkOutputs().get(0);
+      LayerVertex v = vertex(name);
+      if (v == null || !(v.getLayerConf().getLayer() instanceof BaseOutputLayer out)) {
+        throw new IllegalArgumentException("the graph's output '" + name + "' is not an output layer: SparkPS trains "
+            + "graphs whose output is an OutputLayer");
+      }
+      return out;
+    }
+
+    private LayerVertex firstVertex() {
+      ComputationGraphConfiguration conf = graph.getConfiguration();
+      String input = conf.getNetworkInputs().get(0);
+      for (String name : conf.getTopologicalOrderStr()) {
+        List<String> inputs = conf.getVertexInputs().get(name);
+        if (inputs != null && inputs.contains(input)) {
+          return vertex(name);
+        }
+      }
+      return null;
+    }
+
+    @Override
+    FeedForwardLayer inputLayer() {
+      LayerVertex v = firstVertex();
+      return v != null && v.getLayerConf().getLayer() instanceof FeedForwardLayer f ? f : null;
+    }
+
+    @Override
+    InputPreProcessor inputPreProcessor() {
+      LayerVertex v = firstVertex();
+      return v == null ? null : v.getPreProcessor();
+    }
+
+    @Override
+    BackpropType backpropType() {
+      return graph.getConfiguration().getBackpropType();
+    }
+
+    @Override
+    boolean miniBatch() {
+      return graph.getConfiguration().getDefaultConfiguration().isMiniBatch();
+    }
+
+    @Override
+    void setBatch(DataSet batch) {
+      graph.setInputs(batch.getFeatures());
+      graph.setLabels(batch.getLabels());
+      graph.setLayerMaskArrays(batch.getFeaturesMaskArray() == null ? null
+          : new INDArray[] {batch.getFeaturesMaskArray()},
+          batch.getLabelsMaskArray() == null ? null : new INDArray[] {batch.getLabelsMaskArray()});
+    }
+
+    @Override
+    void computeGradientAndScore() {
+      graph.computeGradientAndScore();
+    }
+
+    @Override
+    INDArray flatGradients() {
+      return graph.getFlattenedGradients();
+    }
+
+    @Override
+    INDArray output(INDArray x) {
+      return graph.outputSingle(x);
+    }
+
+    @Override
+    double score(DataSet data) {
+      return graph.score(data);
+    }
+
+    @Override
+    Net withIdentityOutput() {
+      ComputationGraphConfiguration conf = graph.getConfiguration().clone();
+      String name = conf.getNetworkOutputs().get(0);
+      ((BaseLayer) ((LayerVertex) conf.getVertices().get(name)).getLayerConf().getLayer())
+          .setActivationFn(new ActivationIdentity());
+      ComputationGraph raw = new ComputationGraph(conf);
+      raw.init(graph.params().dup(), false);
+      return new Graph(raw);
+    }
+  }
+}

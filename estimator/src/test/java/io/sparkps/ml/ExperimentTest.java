@@ -1,0 +1,166 @@
+package io.sparkps.ml;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkps.ps.Consistency;
+import io.sparkps.spark.TaskProgress;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.ObjectInputStream;
+import java.io.ObjectOutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.Random;
+import org.apache.spark.ml.feature.VectorAssembler;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
+
+/** Experiments (network + TrainSpec + EvalSpec) and checkpoints that a later run resumes from. */
+class ExperimentTest {
+  private static SparkSession spark;
+
+  @TempDir
+  static Path data;
+
+  @TempDir
+  Path dir;
+
+  @BeforeAll
+  static void start() {
+    spark = SparkSession.builder().master("local[6]").appName("experiment").config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").getOrCreate();
+    Random random = new Random(8);
+    List<Row> rows = new ArrayList<>();
+    for (int i = 0; i < 1000; i++) {
+      int cls = i % 2;
+      rows.add(RowFactory.create((cls == 0 ? -1.5 : 1.5) + random.nextGaussian() * 0.7, random.nextGaussian(),
+          (double) cls));
+    }
+    Dataset<Row> frame = spark.createDataFrame(rows, new StructType().add("x", DataTypes.DoubleType)
+        .add("y", DataTypes.DoubleType).add("label", DataTypes.DoubleType));
+    Dataset<Row>[] split = new VectorAssembler().setInputCols(new String[] {"x", "y"}).setOutputCol("features")
+        .transform(frame).select("features", "label").randomSplit(new double[] {0.8, 0.2}, 1);
+    split[0].write().parquet(data.resolve("train").toString());
+    split[1].write().parquet(data.resolve("test").toString());
+  }
+
+  @AfterAll
+  static void stop() {
+    spark.stop();
+  }
+
+  private static MultiLayerConfiguration network(int hidden) {
+    return new NeuralNetConfiguration.Builder().seed(9).dataType(DataType.FLOAT).updater(new Adam(0.02)).list()
+        .layer(new DenseLayer.Builder().nIn(2).nOut(hidden).activation(Activation.TANH).build())
+        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(hidden).nOut(2)
+            .activation(Activation.SOFTMAX).build())
+        .build();
+  }
+
+  private static double maxDiff(Dl4jModel a, Dl4jModel b) {
+    return a.network().params().sub(b.network().params()).amaxNumber().doubleValue();
+  }
+
+  private static InputFn parquet(String name) {
+    String path = data.resolve(name).toString();
+    return s -> s.read().parquet(path);
+  }
+
+  @Test
+  void experiment_readsItsInputs_trainsEvaluates_andRecordsItsSpecs() throws Exception {
+    Experiment experiment = Experiment.builder().setNetwork(network(8))
+        .setTrainSpec(TrainSpec.builder().optInput(parquet("train")).optBatchSize(16).optEpochs(4)
+            .optConsistency(Consistency.ASYNC, 0).optSeed(3).build())
+        .optEvalSpec(EvalSpec.builder().optInput(parquet("test")).optThrottleSeconds(0.05).optMaxRows(150).build())
+        .optCluster(2, 2).build();
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
+      out.writeObject(experiment); // shipped to a remote driver as is
+    }
+    Experiment shipped;
+    try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(bytes.toByteArray()))) {
+      shipped = (Experiment) in.readObject();
+    }
+    Dl4jEstimator estimator = shipped.estimator();
+    assertEquals(2, estimator.getOrDefault(estimator.numPs()));
+    assertEquals("ASYNC", estimator.getOrDefault(estimator.consistency()));
+    assertEquals(0.05, (Double) estimator.getOrDefault(estimator.evalEverySeconds()));
+
+    Dl4jModel model = shipped.fit(spark);
+    List<TaskProgress> evaluations = model.summary().evaluatorHistory();
+    assertTrue(!evaluations.isEmpty() && evaluations.get(evaluations.size() - 1).examples() <= 150,
+        "at most maxRows rows are scored: " + evaluations);
+    assertTrue(model.summary().lastEvaluation().get("accuracy") > 0.85, model.summary().lastEvaluation().toString());
+    assertTrue(model.provenance().get("experiment.train").contains("batchSize=16"), model.provenance().toString());
+    assertTrue(model.provenance().get("experiment.eval").contains("maxRows=150"));
+    assertEquals("2 workers, 2 ps", model.provenance().get("experiment.cluster"));
+  }
+
+  @Test
+  void specs_refuseBadValues_namingThem() {
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> TrainSpec.builder().optBatchSize(0)).getMessage()
+        .contains("batchSize is 0"));
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> EvalSpec.builder().optThrottleSeconds(0))
+        .getMessage().contains("throttleSeconds is 0.0"));
+    assertTrue(assertThrows(IllegalArgumentException.class,
+        () -> Experiment.builder().setNetwork(network(4)).build()).getMessage().contains("no TrainSpec"));
+    IllegalArgumentException noInput = assertThrows(IllegalArgumentException.class, () -> Experiment.builder()
+        .setNetwork(network(4)).setTrainSpec(TrainSpec.builder().build()).build().fitAsync(spark));
+    assertTrue(noInput.getMessage().contains("the TrainSpec has no input"), noInput.getMessage());
+  }
+
+  @Test
+  void checkpoints_letALaterRunResumeWhereTheLastStopped() throws Exception {
+    String checkpoints = dir.resolve("ckpt").toUri().toString();
+    Dataset<Row> train = spark.read().parquet(data.resolve("train").toString());
+    Dl4jEstimator estimator = new Dl4jEstimator().setNetworkJson(network(8).toJson()).setBatchSize(16).setMaxSteps(6)
+        .setCheckpointDir(checkpoints).setCheckpointInterval(4);
+    estimator.fit(train);
+    Properties marker = new Properties();
+    try (var in = Files.newInputStream(dir.resolve("ckpt").resolve(Checkpoints.MARKER))) {
+      marker.load(in);
+    }
+    assertEquals("6", marker.getProperty("step"));
+    assertTrue(Files.exists(dir.resolve("ckpt").resolve("ps-00000.snapshot")));
+
+    // Resumed with nothing left to do, another shuffle seed changes nothing: the run restored step 6.
+    Dl4jModel model6 = estimator.copy(new org.apache.spark.ml.param.ParamMap()).setCheckpointDir(dir.resolve("none")
+        .toUri().toString()).fit(train);
+    Dl4jModel resumed6 = estimator.copy(new org.apache.spark.ml.param.ParamMap()).setSeed(99).fit(train);
+    assertEquals(0, maxDiff(model6, resumed6), "the restored parameters, untouched");
+    // Resumed mid-epoch to step 10: the same parameters as 10 steps in one run (batches, optimizer state, steps).
+    Dl4jModel resumed10 = estimator.copy(new org.apache.spark.ml.param.ParamMap()).setMaxSteps(10).fit(train);
+    Dl4jModel straight10 = new Dl4jEstimator().setNetworkJson(network(8).toJson()).setBatchSize(16).setMaxSteps(10)
+        .fit(train);
+    assertTrue(maxDiff(resumed10, straight10) < 1e-4, "resumed vs straight: " + maxDiff(resumed10, straight10));
+    assertTrue(maxDiff(resumed10, model6) > 1e-3, "the resumed run trained on");
+
+    IllegalArgumentException other = assertThrows(IllegalArgumentException.class, () -> new Dl4jEstimator()
+        .setNetworkJson(network(5).toJson()).setMaxSteps(3).setCheckpointDir(checkpoints).fit(train));
+    assertTrue(other.getMessage().contains("holds other variables"), other.getMessage());
+    IllegalArgumentException shards = assertThrows(IllegalArgumentException.class, () -> estimator
+        .copy(new org.apache.spark.ml.param.ParamMap()).setNumPs(2).fit(train));
+    assertTrue(shards.getMessage().contains("was saved with 1 ps but this run has 2"), shards.getMessage());
+  }
+}
