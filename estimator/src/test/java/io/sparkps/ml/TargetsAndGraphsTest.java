@@ -203,6 +203,10 @@ class TargetsAndGraphsTest {
         .fit(withNaN));
     String message = String.valueOf(nan.getMessage());
     assertTrue(message.contains("column 'label' holds NaN in row ") && message.contains(" of partition 0"), message);
+    IllegalArgumentException tooFew = assertThrows(IllegalArgumentException.class,
+        () -> new Dl4jEstimator().setNetworkJson(regressor(1)).setLabelCol("target").setNumWorkers(2)
+            .fit(assembled(linear, "a", "b").limit(1)));
+    assertTrue(tooFew.getMessage().contains("has 1 rows for 2 workers"), tooFew.getMessage());
     IllegalArgumentException notJson = assertThrows(IllegalArgumentException.class,
         () -> new Dl4jEstimator().setNetworkJson("{\"layers\": []}").fit(withNaN));
     assertTrue(notJson.getMessage().contains("neither a MultiLayerConfiguration nor a ComputationGraphConfiguration"),

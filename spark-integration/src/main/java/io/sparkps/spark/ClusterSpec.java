@@ -76,7 +76,7 @@ public final class ClusterSpec implements Serializable {
     return callTimeout;
   }
 
-  /** How long a SYNC or SSP read waits for slower workers. */
+  /** How long a SYNC or SSP read, or a barrier between workers, waits for slower workers. */
   public Duration syncWaitTimeout() {
     return syncWaitTimeout;
   }

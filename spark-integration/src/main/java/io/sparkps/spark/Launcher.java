@@ -124,7 +124,7 @@ final class Launcher<T, R> {
       }
       sc.setJobGroup(group("train"), "sparkps train (" + spec.numWorkers() + " workers)", true);
       try {
-        partitioned = data.repartition(spec.numWorkers());
+        partitioned = perWorker(data, spec.numWorkers());
         ClassTag<Tuple2<Object, Object>> pairTag = ClassTag$.MODULE$.apply(Tuple2.class);
         ClassTag<Object> objectTag = ClassTag$.MODULE$.apply(Object.class);
         RDD<Tuple2<Object, Object>> out = partitioned.rdd().barrier()
@@ -139,6 +139,32 @@ final class Launcher<T, R> {
     List<R> results = new ArrayList<>(sorted.size());
     sorted.forEach(t -> results.add((R) t._2()));
     return results;
+  }
+
+  /**
+   * The data with one partition per worker: as it is when it has that many partitions and a barrier
+   * stage can run on it (no narrow ancestor with another partition count, such as a coalesce or a
+   * union, up to the last shuffle); otherwise spread evenly by a shuffle.
+   */
+  static <T> JavaRDD<T> perWorker(JavaRDD<T> data, int workers) {
+    return data.getNumPartitions() == workers && samePartitionsUpToShuffle(data.rdd(), workers) ? data
+        : data.repartition(workers);
+  }
+
+  private static boolean samePartitionsUpToShuffle(RDD<?> rdd, int partitions) {
+    java.util.ArrayDeque<RDD<?>> todo = new java.util.ArrayDeque<>(List.of(rdd));
+    while (!todo.isEmpty()) {
+      RDD<?> r = todo.pop();
+      if (r.getNumPartitions() != partitions) {
+        return false;
+      }
+      for (org.apache.spark.Dependency<?> d : scala.collection.JavaConverters.seqAsJavaList(r.dependencies())) {
+        if (!(d instanceof org.apache.spark.ShuffleDependency)) {
+          todo.push(d.rdd());
+        }
+      }
+    }
+    return true;
   }
 
   /** Lets the evaluator finish on its own within {@code grace}, else cancels its job. */
@@ -225,7 +251,7 @@ final class Launcher<T, R> {
   /** Reruns worker {@code index}'s function in the driver, on its partition, against in-process ps shards. */
   private TrainingFailure.Recreation recreation(int index, int attempt) {
     return () -> {
-      JavaRDD<T> source = partitioned != null ? partitioned : data.repartition(spec.numWorkers());
+      JavaRDD<T> source = partitioned != null ? partitioned : perWorker(data, spec.numWorkers());
       List<T> rows = source.mapPartitionsWithIndex((i, it) -> i == index ? it : Collections.<T>emptyIterator(), true)
           .collect();
       String run = "sparkps-recreate-" + UUID.randomUUID();

@@ -98,6 +98,7 @@ public final class TrainingJob<R> {
       registry.stopEvaluator();
       launcher.stopEvaluator(succeeded ? grace : Duration.ZERO);
       registry.stop();
+      stopServers();
       launcher.stopBackgroundJobs(grace);
     } finally {
       if (coordinator != null) {
@@ -146,6 +147,22 @@ public final class TrainingJob<R> {
       return new ArrayList<>(client.listVariables());
     } catch (RuntimeException e) {
       return List.of();
+    }
+  }
+
+  /**
+   * Tells the ps shards to stop now rather than at their next heartbeat, so their tasks end at
+   * once; a shard that cannot be reached stops at its heartbeat (or its job is cancelled).
+   */
+  private void stopServers() {
+    if (psAddresses.isEmpty()) {
+      return;
+    }
+    try (PsClient client = PsClient.builder().setShards(psAddresses).setToken(token)
+        .optCallTimeout(Duration.ofSeconds(5)).build()) {
+      client.shutdownServers();
+    } catch (RuntimeException unreachable) {
+      // the heartbeat or the job's cancellation stops it
     }
   }
 

@@ -40,9 +40,9 @@ public interface WorkerContext<T> {
   ProgressReporter progress();
 
   /**
-   * Waits until every worker of this stage attempt has reached the same call (Spark's barrier;
-   * bounded by {@code spark.barrier.sync.timeout}). Every worker must call it equally often, on
-   * every path that does not fail.
+   * Waits until every worker of this stage attempt has reached the same call, at most the
+   * cluster's {@code syncWaitTimeout} (the timeout names the workers missing). Every worker must
+   * call it equally often, on every path that does not fail.
    */
   void barrier();
 }

@@ -40,11 +40,12 @@ final class WorkerTask<T, R> extends AbstractFunction1<scala.collection.Iterator
                Integer.MAX_VALUE)) {
         coordinator.register(io.sparkps.spark.coord.proto.Role.valueOf(role.name()), index, host, 0, attempt,
             ExecutorHost.executorId());
-        BarrierSync.rendezvous(context, coordinator, env.spec().rendezvousTimeout(), env.spec().numWorkers());
+        BarrierSync.Sync sync = BarrierSync.rendezvous(context, coordinator, env.spec().rendezvousTimeout(),
+            env.spec().numWorkers(), env.spec().syncWaitTimeout());
         R result = function.run(new Context<>(role, index, env.spec().numWorkers(), attempt, host,
-            JavaConverters.asJavaIterator(rows), ps, progress, () -> BarrierSync.user(context)));
+            JavaConverters.asJavaIterator(rows), ps, progress, sync::user));
         progress.flush();
-        BarrierSync.finish(context);
+        sync.finish();
         List<Tuple2<Object, Object>> out = List.of(new Tuple2<>(index, result));
         return JavaConverters.asScalaIterator(out.iterator());
       } catch (Exception | Error e) {

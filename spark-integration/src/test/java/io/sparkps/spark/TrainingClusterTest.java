@@ -78,6 +78,31 @@ class TrainingClusterTest {
   }
 
   @Test
+  void dataWithOnePartitionPerWorker_staysWhereItIs_unlessABarrierStageCannotRunOnIt() {
+    JavaRDD<Integer> two = sc.parallelize(IntStream.range(0, 10).boxed().toList(), 2);
+    assertTrue(Launcher.perWorker(two, 2) == two, "no shuffle for data already split per worker");
+    JavaRDD<Integer> coalesced = numbers(10).coalesce(2);
+    JavaRDD<Integer> spread = Launcher.perWorker(coalesced, 2);
+    assertTrue(spread != coalesced && spread.getNumPartitions() == 2, "a coalesce cannot feed a barrier stage");
+    assertEquals(2, Launcher.perWorker(numbers(10), 2).getNumPartitions());
+  }
+
+  @Test
+  void barriers_passWithinMilliseconds_notSparksOneSecondPoll() throws Exception {
+    ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2).build();
+    RunResult<Long> result = new TrainingCluster(sc, spec).run(numbers(4), ctx -> {
+      long t0 = System.nanoTime();
+      for (int i = 0; i < 5; i++) {
+        ctx.barrier();
+      }
+      return (System.nanoTime() - t0) / 1_000_000;
+    });
+    for (long millis : result.results()) {
+      assertTrue(millis < 2500, "5 barriers took " + millis + " ms");
+    }
+  }
+
+  @Test
   void seedExample_onePsTwoWorkers_endsAtTenAndTheEvaluatorSawVersionsAdvance() throws Exception {
     ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2).optEvaluator(true)
         .optHeartbeatInterval(Duration.ofMillis(50)).build();

@@ -42,8 +42,13 @@ public final class CoordinatorClient implements AutoCloseable {
 
   /** Waits until all workers of {@code attempt} registered, at most {@code timeout}. */
   public void awaitWorkers(int attempt, Duration timeout) {
+    awaitWorkers(attempt, 0, -1, timeout);
+  }
+
+  /** Arrives at barrier {@code phase} (&gt; 0) as worker {@code index} and waits for the others; phase 0 as above. */
+  public void awaitWorkers(int attempt, int phase, int index, Duration timeout) {
     stub(timeout.plus(callTimeout)).awaitWorkers(AwaitWorkersRequest.newBuilder().setAttempt(attempt)
-        .setTimeoutMs(timeout.toMillis()).build());
+        .setTimeoutMs(timeout.toMillis()).setPhase(phase).setIndex(index).build());
   }
 
   /** Reports progress; returns whether the run is stopping. */

@@ -94,7 +94,8 @@ public final class CoordinatorServer implements AutoCloseable {
       Context context = Context.current();
       List<Integer> missing;
       try {
-        missing = registry.awaitWorkers(request.getAttempt(), request.getTimeoutMs(), context::isCancelled);
+        missing = registry.awaitWorkers(request.getAttempt(), request.getPhase(), request.getIndex(),
+            request.getTimeoutMs(), context::isCancelled);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         response.onError(Status.CANCELLED.withDescription("the coordinator is stopping").asRuntimeException());
@@ -110,7 +111,8 @@ public final class CoordinatorServer implements AutoCloseable {
             + failed.getError().getClassName() + ": " + failed.getError().getMessage()).asRuntimeException());
       } else {
         response.onError(Status.DEADLINE_EXCEEDED.withDescription("workers " + missing + " of stage attempt "
-            + request.getAttempt() + " did not register within " + request.getTimeoutMs() + " ms"
+            + request.getAttempt() + (request.getPhase() == 0 ? " did not register"
+                : " did not reach barrier " + request.getPhase()) + " within " + request.getTimeoutMs() + " ms"
             + (registry.isStopping() ? " (the run is stopping)" : "; are there enough free task slots for the barrier stage?"))
             .asRuntimeException());
       }

@@ -28,6 +28,8 @@ public final class Registry {
   private final Map<String, Member> members = new TreeMap<>();
   private final List<FailureReport> failures = new ArrayList<>();
   private final List<Member> history = new ArrayList<>();
+  /** The last barrier each worker reached, by stage attempt and worker index. */
+  private final Map<Integer, Map<Integer, Integer>> arrivals = new java.util.HashMap<>();
   private boolean stopping;
   private boolean evaluatorStopping;
 
@@ -143,15 +145,45 @@ public final class Registry {
   /** Waits (bounded) until all workers registered for {@code attempt}; returns the missing ones. */
   synchronized List<Integer> awaitWorkers(int attempt, long timeoutMillis, java.util.function.BooleanSupplier cancelled)
       throws InterruptedException {
+    return awaitWorkers(attempt, 0, -1, timeoutMillis, cancelled);
+  }
+
+  /**
+   * Phase 0: waits until every worker of {@code attempt} has registered. Phase n &gt; 0: worker
+   * {@code index} arrives at barrier n, then waits until every worker of the attempt has. Returns
+   * the workers still missing (none on success), early when the run stops, the caller is gone or a
+   * worker of the attempt failed.
+   */
+  synchronized List<Integer> awaitWorkers(int attempt, int phase, int index, long timeoutMillis,
+      java.util.function.BooleanSupplier cancelled) throws InterruptedException {
+    if (phase > 0) {
+      arrivals.computeIfAbsent(attempt, a -> new java.util.HashMap<>()).merge(index, phase, Math::max);
+      notifyAll();
+    }
     long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
-    while (!missingWorkers(attempt).isEmpty() && !stopping && !cancelled.getAsBoolean() && failedWorker(attempt) == null) {
+    while (!missingWorkers(attempt, phase).isEmpty() && !stopping && !cancelled.getAsBoolean()
+        && failedWorker(attempt) == null) {
       long left = (deadline - System.nanoTime()) / 1_000_000L;
       if (left <= 0) {
         break;
       }
       wait(Math.min(left, 200));
     }
-    return missingWorkers(attempt);
+    return missingWorkers(attempt, phase);
+  }
+
+  private List<Integer> missingWorkers(int attempt, int phase) {
+    if (phase == 0) {
+      return missingWorkers(attempt);
+    }
+    Map<Integer, Integer> reached = arrivals.getOrDefault(attempt, Map.of());
+    List<Integer> missing = new ArrayList<>();
+    for (int i = 0; i < numWorkers; i++) {
+      if (reached.getOrDefault(i, 0) < phase) {
+        missing.add(i);
+      }
+    }
+    return missing;
   }
 
   /** Every change of progress reported so far (at most 100,000), oldest first. */

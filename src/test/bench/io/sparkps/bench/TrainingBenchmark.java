@@ -1,0 +1,218 @@
+package io.sparkps.bench;
+
+import io.sparkps.ml.Dl4jEstimator;
+import io.sparkps.ml.Dl4jModel;
+import io.sparkps.ml.data.IdxDataFrames;
+import io.sparkps.ml.data.IdxFile;
+import io.sparkps.ps.Consistency;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Random;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.spark.api.RDDTrainingApproach;
+import org.deeplearning4j.spark.api.Repartition;
+import org.deeplearning4j.spark.impl.multilayer.SparkDl4jMultiLayer;
+import org.deeplearning4j.spark.impl.paramavg.ParameterAveragingTrainingMaster;
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.dataset.DataSet;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
+
+/**
+ * Trains the same networks on the same Fashion-MNIST examples, in one JVM, one after the other:
+ * (a) single-process DL4J, (b) SparkPS with 2 workers and 1 ps, SYNC and ASYNC, (c) dl4j-spark's
+ * ParameterAveragingTrainingMaster with 2 workers. Prints examples/s (wall time of the training
+ * call, Spark launch and data materialization included where the trainer does them; each Spark
+ * trainer warmed up once, untimed) and test accuracy after the same number of examples, then the
+ * ratios. One OpenMP thread per task.
+ *
+ * <p>Arguments: {@code [small|large|both] [examples]} (default both, 60000).
+ */
+public final class TrainingBenchmark {
+  private record Model(String name, int[] hidden, int batch) {}
+
+  private record Figure(String trainer, double examplesPerSecond, double accuracy, double seconds) {}
+
+  private static float[] trainX;
+  private static float[] trainY;
+  private static INDArray testX;
+  private static INDArray testY;
+
+  private TrainingBenchmark() {}
+
+  public static void main(String[] args) throws Exception {
+    String which = args.length > 0 ? args[0] : "both";
+    int examples = args.length > 1 ? Integer.parseInt(args[1]) : 60_000;
+    Path dir = IdxDataFrames.FASHION_MNIST;
+    IdxFile x = IdxFile.read(dir.resolve("train-images-idx3-ubyte.gz"));
+    IdxFile y = IdxFile.read(dir.resolve("train-labels-idx1-ubyte.gz"));
+    trainX = scaled(x.values());
+    trainY = y.values();
+    IdxFile tx = IdxFile.read(dir.resolve("t10k-images-idx3-ubyte.gz"));
+    testX = Nd4j.create(scaled(tx.values()), new long[] {tx.items(), 784}, 'c');
+    testY = oneHot(IdxFile.read(dir.resolve("t10k-labels-idx1-ubyte.gz")).values(), 0, tx.items());
+
+    SparkSession spark = SparkSession.builder().master("local[3]").appName("sparkps-training-benchmark")
+        .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate();
+    spark.sparkContext().setLogLevel("WARN");
+    Dataset<Row> train = IdxDataFrames.fashionMnist(spark, dir, "train", 2).limit(examples).repartition(2).cache();
+    long rows = train.count();
+    System.out.printf(Locale.ROOT, "Fashion-MNIST: %d training examples, %d test; %d cores, OMP_NUM_THREADS=%s%n",
+        rows, tx.items(), Runtime.getRuntime().availableProcessors(), System.getenv("OMP_NUM_THREADS"));
+    List<Model> models = new ArrayList<>();
+    if (!which.equals("large")) {
+      models.add(new Model("784-256-10, batch 64", new int[] {256}, 64));
+    }
+    if (!which.equals("small")) {
+      models.add(new Model("784-1024-1024-10, batch 256", new int[] {1024, 1024}, 256));
+    }
+    try {
+      for (Model m : models) {
+        run(spark, train, (int) rows, m);
+      }
+    } finally {
+      spark.stop();
+    }
+    System.exit(0); // a barrier stage in local mode leaves a non-daemon timer thread
+  }
+
+  private static void run(SparkSession spark, Dataset<Row> train, int examples, Model m) throws Exception {
+    System.out.printf(Locale.ROOT, "%n== %s, %d examples per trainer ==%n", m.name(), examples);
+    MultiLayerConfiguration conf = network(m.hidden());
+    // Warm-up, not timed: a short run of each Spark trainer, so that the JIT and Spark's first jobs
+    // over the cached data do not land in whichever measured run comes first.
+    sparkps(conf, train, 4 * m.batch(), m.batch(), Consistency.SYNC);
+    parameterAveraging(spark, conf, 4 * m.batch(), m.batch());
+    List<Figure> figures = new ArrayList<>();
+    figures.add(singleProcess(conf, examples, m.batch()));
+    figures.add(sparkps(conf, train, examples, m.batch(), Consistency.SYNC));
+    figures.add(sparkps(conf, train, examples, m.batch(), Consistency.ASYNC));
+    figures.add(parameterAveraging(spark, conf, examples, m.batch()));
+    System.out.printf(Locale.ROOT, "%-34s %12s %10s %9s%n", "trainer", "examples/s", "accuracy", "seconds");
+    for (Figure f : figures) {
+      System.out.printf(Locale.ROOT, "%-34s %12.0f %10.4f %9.1f%n", f.trainer(), f.examplesPerSecond(), f.accuracy(),
+          f.seconds());
+    }
+    Figure single = figures.get(0);
+    Figure averaging = figures.get(3);
+    for (Figure f : figures.subList(1, 3)) {
+      System.out.printf(Locale.ROOT, "ratio %s: %.2fx single-process, %.2fx parameter averaging%n", f.trainer(),
+          f.examplesPerSecond() / single.examplesPerSecond(), f.examplesPerSecond() / averaging.examplesPerSecond());
+    }
+  }
+
+  private static MultiLayerConfiguration network(int[] hidden) {
+    NeuralNetConfiguration.ListBuilder b = new NeuralNetConfiguration.Builder().seed(42).dataType(DataType.FLOAT)
+        .updater(new Adam(1e-3)).list();
+    int in = 784;
+    for (int h : hidden) {
+      b.layer(new DenseLayer.Builder().nIn(in).nOut(h).activation(Activation.RELU).build());
+      in = h;
+    }
+    return b.layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(in).nOut(10)
+        .activation(Activation.SOFTMAX).build()).build();
+  }
+
+  private static Figure singleProcess(MultiLayerConfiguration conf, int examples, int batch) {
+    MultiLayerNetwork net = new MultiLayerNetwork(conf.clone());
+    net.init();
+    List<DataSet> batches = minibatches(examples, batch, 7);
+    long t0 = System.nanoTime();
+    for (DataSet d : batches) {
+      net.fit(d);
+    }
+    double seconds = (System.nanoTime() - t0) / 1e9;
+    return new Figure("(a) single-process DL4J", batches.size() * (double) batch / seconds, accuracy(net), seconds);
+  }
+
+  private static Figure sparkps(MultiLayerConfiguration conf, Dataset<Row> train, int examples, int batch,
+      Consistency consistency) {
+    long steps = examples / (2L * batch);
+    Dl4jEstimator estimator = new Dl4jEstimator().setNetworkJson(conf.toJson()).setNumWorkers(2).setNumPs(1)
+        .setBatchSize(batch).setMaxSteps(steps).setConsistency(consistency).setSeed(7);
+    long t0 = System.nanoTime();
+    Dl4jModel model = estimator.fit(train);
+    double seconds = (System.nanoTime() - t0) / 1e9;
+    return new Figure("(b) SparkPS 2 workers + 1 ps, " + consistency, steps * 2 * batch / seconds,
+        accuracy((MultiLayerNetwork) model.network()), seconds);
+  }
+
+  private static Figure parameterAveraging(SparkSession spark, MultiLayerConfiguration conf, int examples, int batch) {
+    JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+    List<DataSet> batches = minibatches(examples, batch, 7);
+    JavaRDD<DataSet> rdd = jsc.parallelize(batches, 2).cache();
+    rdd.count();
+    ParameterAveragingTrainingMaster master = new ParameterAveragingTrainingMaster.Builder(batch)
+        .batchSizePerWorker(batch).averagingFrequency(5).workerPrefetchNumBatches(2).rngSeed(7)
+        .rddTrainingApproach(RDDTrainingApproach.Direct).repartionData(Repartition.Never)
+        .storageLevel(org.apache.spark.storage.StorageLevel.MEMORY_ONLY()).build();
+    SparkDl4jMultiLayer sparkNet = new SparkDl4jMultiLayer(jsc, conf.clone(), master);
+    long t0 = System.nanoTime();
+    MultiLayerNetwork net = sparkNet.fit(rdd);
+    double seconds = (System.nanoTime() - t0) / 1e9;
+    rdd.unpersist();
+    return new Figure("(c) dl4j-spark parameter averaging", batches.size() * (double) batch / seconds, accuracy(net),
+        seconds);
+  }
+
+  private static List<DataSet> minibatches(int examples, int batch, long seed) {
+    int[] order = new int[examples];
+    for (int i = 0; i < examples; i++) {
+      order[i] = i;
+    }
+    Random random = new Random(seed);
+    for (int i = examples - 1; i > 0; i--) {
+      int j = random.nextInt(i + 1);
+      int t = order[i];
+      order[i] = order[j];
+      order[j] = t;
+    }
+    List<DataSet> out = new ArrayList<>();
+    for (int start = 0; start + batch <= examples; start += batch) {
+      float[] xs = new float[batch * 784];
+      float[] labels = new float[batch];
+      for (int b = 0; b < batch; b++) {
+        System.arraycopy(trainX, order[start + b] * 784, xs, b * 784, 784);
+        labels[b] = trainY[order[start + b]];
+      }
+      out.add(new DataSet(Nd4j.create(xs, new long[] {batch, 784}, 'c'), oneHot(labels, 0, batch)));
+    }
+    return out;
+  }
+
+  private static INDArray oneHot(float[] labels, int from, int count) {
+    float[] y = new float[count * 10];
+    for (int i = 0; i < count; i++) {
+      y[i * 10 + (int) labels[from + i]] = 1f;
+    }
+    return Nd4j.create(y, new long[] {count, 10}, 'c');
+  }
+
+  private static float[] scaled(float[] pixels) {
+    float[] out = new float[pixels.length];
+    for (int i = 0; i < pixels.length; i++) {
+      out[i] = pixels[i] / 255f;
+    }
+    return out;
+  }
+
+  private static double accuracy(MultiLayerNetwork net) {
+    return net.evaluate(new org.nd4j.linalg.dataset.adapter.SingletonDataSetIterator(new DataSet(testX, testY)))
+        .accuracy();
+  }
+}
