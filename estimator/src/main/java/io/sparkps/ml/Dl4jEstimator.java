@@ -2,7 +2,6 @@ package io.sparkps.ml;
 
 import io.sparkps.ps.Consistency;
 import io.sparkps.spark.ClusterSpec;
-import io.sparkps.spark.TrainingJob;
 import org.apache.spark.ml.Estimator;
 import org.apache.spark.ml.param.IntParam;
 import org.apache.spark.ml.param.LongParam;
@@ -46,6 +45,8 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   private final org.apache.spark.ml.param.DoubleParam evalEverySeconds;
   /** The specs of the Experiment this estimator was made from, for the model's provenance. */
   private java.util.Map<String, String> experimentRecord = java.util.Map.of();
+  /** Listeners attached to every fit of this estimator (driver-side; not params, not saved). */
+  private transient java.util.List<io.sparkps.spark.ProgressListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   /** An estimator with a random uid and the defaults. */
   public Dl4jEstimator() {
@@ -113,6 +114,18 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
     }
     e.experimentRecord = experiment.record();
     return e;
+  }
+
+  /**
+   * Adds a listener that receives every progress report of each fit (workers' steps and losses,
+   * the evaluator's metrics), live on the driver, and the end of the run.
+   */
+  public Dl4jEstimator addListener(io.sparkps.spark.ProgressListener listener) {
+    if (listeners == null) {
+      listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+    }
+    listeners.add(listener);
+    return this;
   }
 
   /** The input features column (vector or array of numbers). */
@@ -350,12 +363,15 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
         intOf(batchSize), (Long) getOrDefault(seed), isDefined(checkpointDir) ? $(checkpointDir) : null,
         intOf(checkpointInterval));
     EvalWorker evaluator = evaluation == null ? null : evalWorker(evaluation, probe);
-    TrainingJob<float[]> job = Dl4jTrainer.trainAsync(dataset.sparkSession(), spec, dataset.toDF(), settings, evaluator);
+    Dl4jTrainer.Launch launch = Dl4jTrainer.launch(dataset.sparkSession(), spec, dataset.toDF(), settings, evaluator);
+    if (listeners != null) { // null after Java deserialization: listeners stay with the driver's instance
+      listeners.forEach(launch.job()::addListener);
+    }
     String json = $(networkJson);
     java.util.Map<String, String> provenance = new java.util.TreeMap<>(
         Provenance.of(this, dataset.schema(), dataset.sparkSession().version()));
     provenance.putAll(experimentRecord);
-    return new FitJob(job, result -> {
+    return new FitJob(launch, result -> {
       Dl4jModel model = new Dl4jModel(uid, json, result.chief()).withProvenance(provenance)
           .withSummary(TrainingSummary.of(result));
       model.set(model.featuresCol(), $(featuresCol)).set(model.predictionCol(), $(predictionCol))
@@ -382,6 +398,9 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   public Dl4jEstimator copy(ParamMap extra) {
     Dl4jEstimator copy = defaultCopy(extra);
     copy.experimentRecord = experimentRecord;
+    if (listeners != null) {
+      copy.listeners.addAll(listeners);
+    }
     return copy;
   }
 

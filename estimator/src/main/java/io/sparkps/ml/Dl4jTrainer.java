@@ -65,9 +65,16 @@ public final class Dl4jTrainer {
     return trainAsync(spark, spec, data, s, null);
   }
 
+  /** A started run and how many steps each worker will take. */
+  record Launch(TrainingJob<float[]> job, long totalSteps, int stepsPerEpoch) {}
+
   /** {@link #trainAsync} with an evaluator (the spec must ask for one) when {@code evaluator} is not null. */
   static TrainingJob<float[]> trainAsync(SparkSession spark, ClusterSpec spec, Dataset<Row> data, Settings s,
       EvalWorker evaluator) {
+    return launch(spark, spec, data, s, evaluator).job();
+  }
+
+  static Launch launch(SparkSession spark, ClusterSpec spec, Dataset<Row> data, Settings s, EvalWorker evaluator) {
     Net probe = Net.fromJson(s.networkJson());
     LabelKind kind = Schemas.labelKind(data.schema(), s.labelCol(), probe.classification(), probe.outputs());
     if (s.checkpointDir() != null) {
@@ -95,7 +102,8 @@ public final class Dl4jTrainer {
     if (evaluator != null) {
       cluster.withEvaluator(evaluator);
     }
-    return cluster.runAsync(data.select(s.featuresCol(), s.labelCol()), worker);
+    return new Launch(cluster.runAsync(data.select(s.featuresCol(), s.labelCol()), worker), worker.totalSteps(),
+        stepsPerEpoch);
   }
 
   /**

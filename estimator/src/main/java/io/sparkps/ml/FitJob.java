@@ -17,10 +17,35 @@ import java.util.function.Function;
 public final class FitJob {
   private final TrainingJob<float[]> job;
   private final Function<RunResult<float[]>, Dl4jModel> toModel;
+  private final long totalSteps;
+  private final int stepsPerEpoch;
 
-  FitJob(TrainingJob<float[]> job, Function<RunResult<float[]>, Dl4jModel> toModel) {
-    this.job = job;
+  FitJob(Dl4jTrainer.Launch launch, Function<RunResult<float[]>, Dl4jModel> toModel) {
+    this.job = launch.job();
     this.toModel = toModel;
+    this.totalSteps = launch.totalSteps();
+    this.stepsPerEpoch = launch.stepsPerEpoch();
+  }
+
+  /** The steps each worker takes in all (a resumed run starts part-way). */
+  public long totalSteps() {
+    return totalSteps;
+  }
+
+  /** The steps of one epoch over a worker's partition. */
+  public int stepsPerEpoch() {
+    return stepsPerEpoch;
+  }
+
+  /** The run's id (its Spark job groups are {@code sparkps-<id>-...}). */
+  public String runId() {
+    return job.runId();
+  }
+
+  /** Registers a listener for every progress report of the run, live, and its end. */
+  public FitJob addListener(io.sparkps.spark.ProgressListener listener) {
+    job.addListener(listener);
+    return this;
   }
 
   /** Where the run stands. */

@@ -38,6 +38,7 @@ public final class TrainingJob<R> {
   private volatile RuntimeException failure;
   private volatile List<String> psAddresses = List.of();
   private volatile List<VariableInfo> finalVariables = List.of();
+  private final Listeners listeners;
 
   <T> TrainingJob(JavaSparkContext sc, ClusterSpec spec, JavaRDD<T> data, WorkerFunction<T, R> function,
       EvaluatorFunction evaluator) {
@@ -45,6 +46,16 @@ public final class TrainingJob<R> {
     this.spec = spec;
     this.registry = new Registry(spec.numPs(), spec.numWorkers());
     this.launcher = new Launcher<>(sc, spec, runId, data, function, evaluator);
+    this.listeners = new Listeners(runId, registry);
+  }
+
+  /**
+   * Registers a listener for this run's progress (every report, live, then the end); one added
+   * after the end still receives the whole history and the end.
+   */
+  public TrainingJob<R> addListener(ProgressListener listener) {
+    listeners.add(listener);
+    return this;
   }
 
   void start() {
@@ -84,6 +95,7 @@ public final class TrainingJob<R> {
     } finally {
       status = outcome;
       done.countDown();
+      listeners.end(outcome, failure);
     }
   }
 

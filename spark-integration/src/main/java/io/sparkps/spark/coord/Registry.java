@@ -191,6 +191,11 @@ public final class Registry {
     return List.copyOf(history);
   }
 
+  /** The changes of progress from position {@code from} of the history on. */
+  public synchronized List<Member> historySince(int from) {
+    return from >= history.size() ? List.of() : List.copyOf(history.subList(from, history.size()));
+  }
+
   /** The first worker failure reported for stage attempt {@code attempt}, or null. */
   synchronized FailureReport failedWorker(int attempt) {
     for (FailureReport f : failures) {

@@ -1,0 +1,101 @@
+package io.sparkps.cli;
+
+import io.sparkps.ml.data.IdxDataFrames;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.Callable;
+import org.apache.spark.ml.linalg.Vectors;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.SparkSession;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code sparkps demo}: Fashion-MNIST end to end (784-256-10 MLP, 2 workers, 1 ps, evaluation on
+ * the test set), from Debian's {@code dataset-fashion-mnist}; without it, on a generated data set
+ * of the same shape, saying so.
+ */
+@Command(name = "demo", mixinStandardHelpOptions = true, description = "Train on Fashion-MNIST end to end.")
+final class DemoCommand implements Callable<Integer> {
+  @Mixin
+  CommonOptions common = new CommonOptions();
+
+  @Option(names = "--dataset", paramLabel = "DIR", description = "the folder of the Fashion-MNIST IDX files "
+      + "(default: /usr/share/datasets/fashion-mnist)")
+  Path dataset = IdxDataFrames.FASHION_MNIST;
+
+  @Option(names = "--epochs", defaultValue = "2", description = "passes over the data (default: ${DEFAULT-VALUE})")
+  int epochs;
+
+  @Option(names = "--workers", defaultValue = "2", description = "workers (default: ${DEFAULT-VALUE})")
+  int workers;
+
+  @Option(names = "--output", paramLabel = "DIR", defaultValue = "sparkps-demo",
+      description = "the run directory (default: ${DEFAULT-VALUE})")
+  Path output;
+
+  @Override
+  public Integer call() throws Exception {
+    Path dir = TrainingRun.prepare(output, true);
+    SparkSession spark = Sessions.get(common.master, common.conf, workers + 2);
+    Dataset<Row> train;
+    Dataset<Row> test;
+    if (Files.exists(dataset.resolve("train-images-idx3-ubyte.gz"))) {
+      System.out.println("sparkps demo: Fashion-MNIST from " + dataset);
+      train = IdxDataFrames.fashionMnist(spark, dataset, "train", workers).cache();
+      test = IdxDataFrames.fashionMnist(spark, dataset, "t10k", workers).cache();
+    } else {
+      System.out.println("sparkps demo: Fashion-MNIST is not installed at " + dataset + " (install it with "
+          + "'apt-get install dataset-fashion-mnist'); training on a GENERATED data set of the same shape instead "
+          + "(10 classes of 28x28 noisy prototypes), so the figures below say nothing about Fashion-MNIST");
+      train = generated(spark, 12_000, 1, workers).cache();
+      test = generated(spark, 2_000, 2, workers).cache();
+    }
+    TrainCommand t = new TrainCommand();
+    t.columns.featuresCol = "features";
+    t.columns.labelCol = "label";
+    t.network = "mlp";
+    t.workers = workers;
+    t.ps = 1;
+    t.consistency = io.sparkps.ps.Consistency.SYNC;
+    t.epochs = epochs;
+    t.batchSize = 64;
+    t.seed = 42;
+    t.learningRate = 1e-3;
+    t.checkpointInterval = 100;
+    t.evalEverySeconds = 2;
+    var summary = TrainingRun.execute(t.estimator(train), train, test.limit(10_000), dir,
+        !common.noProgress && ConsoleProgress.terminal(), System.out);
+    System.out.println(TrainingRun.describe(summary, dir));
+    System.out.println("sparkps demo: open " + dir.resolve("report.html") + " for the plots");
+    return SparkPsCli.OK;
+  }
+
+  /** Ten classes: fixed random 28x28 prototypes plus noise, pixel values in [0, 1]. */
+  static Dataset<Row> generated(SparkSession spark, int rows, long seed, int partitions) {
+    Random prototypes = new Random(7);
+    double[][] proto = new double[10][784];
+    for (double[] p : proto) {
+      for (int i = 0; i < p.length; i++) {
+        p[i] = prototypes.nextDouble();
+      }
+    }
+    Random random = new Random(seed);
+    List<Row> out = new ArrayList<>(rows);
+    for (int r = 0; r < rows; r++) {
+      int label = r % 10;
+      double[] x = new double[784];
+      for (int i = 0; i < x.length; i++) {
+        x[i] = Math.min(1, Math.max(0, proto[label][i] + random.nextGaussian() * 0.35));
+      }
+      out.add(RowFactory.create(Vectors.dense(x), (double) label));
+    }
+    return spark.createDataFrame(out, IdxDataFrames.schema()).repartition(partitions);
+  }
+}

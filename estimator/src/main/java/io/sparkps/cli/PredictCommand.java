@@ -1,0 +1,60 @@
+package io.sparkps.cli;
+
+import io.sparkps.ml.Dl4jModel;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code sparkps predict}: adds a saved model's predictions to data and writes them as Parquet;
+ * with a label column it also prints the accuracy (or R2).
+ */
+@Command(name = "predict", mixinStandardHelpOptions = true, description = "Predict with a saved model.")
+final class PredictCommand implements Callable<Integer> {
+  @Mixin
+  CommonOptions common = new CommonOptions();
+
+  @Mixin
+  DataOptions columns = new DataOptions();
+
+  @Mixin
+  ModelOptions model = new ModelOptions();
+
+  @Option(names = "--data", required = true, paramLabel = "PATH", description = "the data to predict")
+  String data;
+
+  @Option(names = "--output", paramLabel = "DIR", description = "where to write the predictions (Parquet)")
+  String output;
+
+  @Override
+  public Integer call() throws Exception {
+    SparkSession spark = Sessions.get(common.master, common.conf, 1);
+    Dl4jModel m = model.load();
+    Dataset<Row> frame = columns.load(spark, data, "--data", 2);
+    m.set(m.featuresCol(), columns.featuresCol);
+    Dataset<Row> predicted = m.transform(frame);
+    if (output != null) {
+      predicted.write().mode("overwrite").parquet(output);
+    }
+    StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "sparkps: %d predictions",
+        output == null ? predicted.count() : spark.read().parquet(output).count()));
+    if (output != null) {
+      line.append(" written to ").append(output);
+    }
+    if (Arrays.asList(frame.columns()).contains(columns.labelCol)) {
+      var metrics = Metrics.of(m, frame, columns.labelCol);
+      String key = metrics.containsKey("accuracy") ? "accuracy" : "r2";
+      if (metrics.containsKey(key)) {
+        line.append(String.format(Locale.ROOT, "; %s %.4f", key, metrics.get(key)));
+      }
+    }
+    System.out.println(line);
+    return SparkPsCli.OK;
+  }
+}

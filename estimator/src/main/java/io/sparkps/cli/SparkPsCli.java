@@ -1,0 +1,92 @@
+package io.sparkps.cli;
+
+import io.sparkps.spark.TrainingFailure;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * The {@code sparkps} command line. {@link #main} exits the process when done (a barrier stage in
+ * local mode leaves a non-daemon thread behind); {@link #run} returns the exit code instead.
+ */
+@Command(name = "sparkps", mixinStandardHelpOptions = true, versionProvider = Versions.class,
+    description = "Train Deeplearning4j networks on Spark with sharded parameter servers.",
+    subcommands = {TrainCommand.class, EvaluateCommand.class, PredictCommand.class, InspectCommand.class,
+        DemoCommand.class})
+public final class SparkPsCli implements Runnable {
+  /** Success. */
+  public static final int OK = 0;
+  /** Training (or another step of the command) failed. */
+  public static final int FAILED = 1;
+  /** Bad arguments: unknown flag, missing data, unknown column, unreadable config. */
+  public static final int USAGE = 2;
+
+  @Override
+  public void run() {
+    throw new CommandLine.ParameterException(new CommandLine(this), "a command is missing: train, evaluate, "
+        + "predict, inspect or demo");
+  }
+
+  /** Runs the command line and exits the JVM with its code. */
+  public static void main(String[] args) {
+    if (!Sessions.submitted() && System.getProperty("log4j2.configurationFile") == null) {
+      // On an embedded Spark: warnings only, before anything logs (spark-submit brings its own).
+      System.setProperty("log4j2.configurationFile", "classpath:io/sparkps/cli/log4j2-cli.properties");
+    }
+    int code = run(args, System.out, System.err);
+    Sessions.stopEmbedded();
+    System.out.flush();
+    System.err.flush();
+    System.exit(code);
+  }
+
+  /** Runs the command line and returns its exit code. */
+  public static int run(String[] args, PrintStream out, PrintStream err) {
+    CommandLine cl = new CommandLine(new SparkPsCli());
+    cl.setOut(new PrintWriter(out, true));
+    cl.setErr(new PrintWriter(err, true));
+    cl.setParameterExceptionHandler((e, ignored) -> {
+      err.println("sparkps: " + e.getMessage());
+      e.getCommandLine().usage(err);
+      return USAGE;
+    });
+    cl.setExecutionExceptionHandler((e, command, parsed) -> {
+      if (e instanceof UsageException || e instanceof IllegalArgumentException) {
+        err.println("sparkps " + command.getCommandName() + ": " + firstLine(e.getMessage()));
+        command.usage(err);
+        return USAGE;
+      }
+      if (e instanceof TrainingFailure f) {
+        err.println("sparkps " + command.getCommandName() + ": training failed: " + firstLine(f.getMessage()));
+        if (f.getCause() != null) {
+          err.println("  cause: " + firstLine(String.valueOf(rootCause(f))));
+        }
+        return FAILED;
+      }
+      err.println("sparkps " + command.getCommandName() + ": " + firstLine(String.valueOf(e)));
+      Throwable root = rootCause(e);
+      if (root != e) {
+        err.println("  cause: " + firstLine(String.valueOf(root)));
+      }
+      return FAILED;
+    });
+    return cl.execute(args);
+  }
+
+  static String firstLine(String s) {
+    if (s == null) {
+      return "(no message)";
+    }
+    int nl = s.indexOf('\n');
+    return nl < 0 ? s : s.substring(0, nl);
+  }
+
+  private static Throwable rootCause(Throwable t) {
+    Throwable r = t;
+    while (r.getCause() != null && r.getCause() != r) {
+      r = r.getCause();
+    }
+    return r;
+  }
+}

@@ -1,0 +1,132 @@
+package io.sparkps.cli;
+
+import static org.apache.spark.sql.functions.col;
+import static org.apache.spark.sql.functions.max;
+
+import io.sparkps.ml.Dl4jEstimator;
+import io.sparkps.ps.Consistency;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import org.apache.spark.ml.linalg.Vector;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code sparkps train}: trains a network on a data set into a run directory. */
+@Command(name = "train", mixinStandardHelpOptions = true, description = "Train a network; results go to a run directory.")
+final class TrainCommand implements Callable<Integer> {
+  @Mixin
+  CommonOptions common = new CommonOptions();
+
+  @Mixin
+  DataOptions columns = new DataOptions();
+
+  @Option(names = "--data", required = true, paramLabel = "PATH", description = "the training data")
+  String data;
+
+  @Option(names = "--eval-data", paramLabel = "PATH", description = "held-out data, scored during and after training")
+  String evalData;
+
+  @Option(names = "--network", paramLabel = "SPEC", defaultValue = "mlp", description = "mlp, mlp:H1,H2,..., lenet, "
+      + "or a file with a DL4J configuration's JSON (default: ${DEFAULT-VALUE})")
+  String network;
+
+  @Option(names = "--workers", defaultValue = "2", description = "workers, the chief included (default: ${DEFAULT-VALUE})")
+  int workers;
+
+  @Option(names = "--ps", defaultValue = "1", description = "parameter servers (default: ${DEFAULT-VALUE})")
+  int ps;
+
+  @Option(names = "--consistency", defaultValue = "SYNC", description = "SYNC, ASYNC or SSP (default: ${DEFAULT-VALUE})")
+  Consistency consistency;
+
+  @Option(names = "--staleness", defaultValue = "2", description = "SSP's staleness bound (default: ${DEFAULT-VALUE})")
+  int staleness;
+
+  @Option(names = "--epochs", defaultValue = "1", description = "passes over the data (default: ${DEFAULT-VALUE})")
+  int epochs;
+
+  @Option(names = "--steps", defaultValue = "0", description = "steps per worker instead of epochs")
+  long steps;
+
+  @Option(names = "--batch-size", defaultValue = "64", description = "examples per minibatch and worker "
+      + "(default: ${DEFAULT-VALUE})")
+  int batchSize;
+
+  @Option(names = "--seed", defaultValue = "0", description = "seed of the network and the shuffles")
+  long seed;
+
+  @Option(names = "--learning-rate", defaultValue = "0.001", description = "Adam's learning rate for the presets "
+      + "(default: ${DEFAULT-VALUE})")
+  double learningRate;
+
+  @Option(names = "--output", paramLabel = "DIR", defaultValue = "sparkps-run", description = "the run directory "
+      + "(default: ${DEFAULT-VALUE})")
+  Path output;
+
+  @Option(names = "--overwrite", description = "replace a run already in the run directory")
+  boolean overwrite;
+
+  @Option(names = "--checkpoint-dir", paramLabel = "PATH", description = "save checkpoints there and resume from them")
+  String checkpointDir;
+
+  @Option(names = "--checkpoint-interval", defaultValue = "100", description = "steps between checkpoints")
+  int checkpointInterval;
+
+  @Option(names = "--eval-every", defaultValue = "1", description = "least seconds between evaluations")
+  double evalEverySeconds;
+
+  @Override
+  public Integer call() throws Exception {
+    Path dir = TrainingRun.prepare(output, overwrite);
+    SparkSession spark = Sessions.get(common.master, common.conf, workers + ps + 1);
+    Dataset<Row> train = columns.load(spark, data, "--data", workers);
+    Dataset<Row> eval = evalData == null ? null : columns.load(spark, evalData, "--eval-data", workers);
+    Dl4jEstimator estimator = estimator(train);
+    var summary = TrainingRun.execute(estimator, train, eval, dir, !common.noProgress && ConsoleProgress.terminal(),
+        System.out);
+    System.out.println(TrainingRun.describe(summary, dir));
+    return SparkPsCli.OK;
+  }
+
+  Dl4jEstimator estimator(Dataset<Row> train) {
+    DataOptions.require(train, columns.featuresCol, columns.featureCols == null ? "--features" : "--feature-cols");
+    DataOptions.require(train, columns.labelCol, "--label");
+    String json = network.equals("mlp") || network.startsWith("mlp:") || network.equals("lenet")
+        ? Networks.resolve(network, inputWidth(train), classes(train), seed, learningRate)
+        : Networks.resolve(network, 0, 0, seed, learningRate);
+    Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(json).setFeaturesCol(columns.featuresCol)
+        .setLabelCol(columns.labelCol).setNumWorkers(workers).setNumPs(ps).setConsistency(consistency)
+        .setStaleness(staleness).setEpochs(epochs).setMaxSteps(steps).setBatchSize(batchSize).setSeed(seed)
+        .setCheckpointInterval(checkpointInterval).setEvalEverySeconds(evalEverySeconds);
+    if (checkpointDir != null) {
+      e.setCheckpointDir(checkpointDir);
+    }
+    return e;
+  }
+
+  private long inputWidth(Dataset<Row> train) {
+    Row first = train.select(columns.featuresCol).head();
+    Object v = first.get(0);
+    if (v instanceof Vector vector) {
+      return vector.size();
+    }
+    if (v instanceof scala.collection.Seq<?> seq) {
+      return seq.size();
+    }
+    throw new UsageException("--features: column '" + columns.featuresCol + "' holds " + (v == null ? "null"
+        : v.getClass().getSimpleName()) + ", not a vector: name numeric columns with --feature-cols");
+  }
+
+  private int classes(Dataset<Row> train) {
+    Row top = train.agg(max(col(columns.labelCol))).head();
+    if (top.isNullAt(0) || !(top.get(0) instanceof Number n)) {
+      throw new UsageException("--label: column '" + columns.labelCol + "' must hold class indexes (0, 1, ...) for "
+          + "the presets; index string labels first, or give --network a JSON configuration");
+    }
+    return Math.max(2, (int) n.doubleValue() + 1);
+  }
+}

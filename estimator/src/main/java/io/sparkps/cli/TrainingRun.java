@@ -1,0 +1,110 @@
+package io.sparkps.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.sparkps.ml.Dl4jEstimator;
+import io.sparkps.ml.Dl4jModel;
+import io.sparkps.ml.FitJob;
+import io.sparkps.spark.TaskProgress;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.deeplearning4j.util.ModelSerializer;
+
+/**
+ * One training run of the command line into a run directory: {@code metrics.jsonl} as training
+ * goes, then the Spark ML model ({@code model/}), the DL4J model file ({@code model.dl4j.zip}),
+ * {@code summary.json} (final metrics, timings, provenance) and {@code report.html}.
+ */
+final class TrainingRun {
+  static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+  private TrainingRun() {}
+
+  /** Refuses a run directory that holds a finished run, unless {@code overwrite}; creates it. */
+  static Path prepare(Path dir, boolean overwrite) {
+    if (Files.exists(dir.resolve("summary.json")) && !overwrite) {
+      throw new UsageException("--output " + dir + " holds a run already: choose a new directory or add --overwrite");
+    }
+    try {
+      Files.createDirectories(dir);
+    } catch (IOException e) {
+      throw new UsageException("--output " + dir + ": cannot create it (" + e.getMessage() + ")", e);
+    }
+    return dir.toAbsolutePath();
+  }
+
+  static Map<String, Object> execute(Dl4jEstimator estimator, Dataset<Row> train, Dataset<Row> eval, Path dir,
+      boolean bar, PrintStream out) throws IOException, InterruptedException {
+    long t0 = System.nanoTime();
+    RunRecorder recorder = new RunRecorder(dir.resolve("metrics.jsonl"));
+    FitJob job;
+    try {
+      job = estimator.copy(new org.apache.spark.ml.param.ParamMap()).addListener(recorder).fitAsync(train, eval);
+    } catch (RuntimeException e) {
+      recorder.close();
+      throw e;
+    }
+    out.printf(Locale.ROOT, "sparkps: run %s: %d steps per worker (%d per epoch), %d workers, %d ps%n", job.runId(),
+        job.totalSteps(), job.stepsPerEpoch(), estimator.getOrDefault(estimator.numWorkers()),
+        estimator.getOrDefault(estimator.numPs()));
+    job.addListener(new ConsoleProgress(out, job.totalSteps(), job.stepsPerEpoch(), bar));
+    Dl4jModel model = job.join();
+    double trainSeconds = model.summary().elapsed().toMillis() / 1000.0;
+    model.write().overwrite().save(dir.resolve("model").toUri().toString());
+    ModelSerializer.writeModel(model.network(), dir.resolve("model.dl4j.zip").toFile(), true);
+    Map<String, Object> summary = new LinkedHashMap<>();
+    summary.put("status", "SUCCEEDED");
+    summary.put("runId", job.runId());
+    summary.put("trainSeconds", trainSeconds);
+    long examples = model.summary().workerHistory().stream().collect(java.util.stream.Collectors.toMap(
+        TaskProgress::index, TaskProgress::examples, Math::max)).values().stream().mapToLong(Long::longValue).sum();
+    summary.put("examples", examples);
+    summary.put("examplesPerSecond", Math.round(examples / Math.max(trainSeconds, 1e-9)));
+    summary.put("stageAttempts", model.summary().stageAttempts());
+    Map<String, Object> losses = new LinkedHashMap<>();
+    int workers = (Integer) estimator.getOrDefault(estimator.numWorkers());
+    for (int w = 0; w < workers; w++) {
+      losses.put("worker" + w, model.summary().lastLoss(w));
+    }
+    summary.put("finalLoss", losses);
+    if (eval != null) {
+      summary.put("evaluation", Metrics.of(model, eval, estimator.getOrDefault(estimator.labelCol())));
+      summary.put("lastEvaluatorReport", model.summary().lastEvaluation());
+    }
+    summary.put("files", Map.of("model", "model/", "dl4j", "model.dl4j.zip", "metrics", "metrics.jsonl",
+        "report", "report.html"));
+    summary.put("provenance", model.provenance());
+    summary.put("wallSeconds", Math.round((System.nanoTime() - t0) / 1e6) / 1000.0);
+    try {
+      JSON.writeValue(dir.resolve("summary.json").toFile(), summary);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write summary.json in " + dir, e);
+    }
+    Report.write(dir.resolve("report.html"), "SparkPS run " + job.runId(), recorder.events(), summary);
+    return summary;
+  }
+
+  /** The one line a finished run prints. */
+  @SuppressWarnings("unchecked")
+  static String describe(Map<String, Object> summary, Path dir) {
+    StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "sparkps: trained in %.1f s (%s examples/s)",
+        (Double) summary.get("trainSeconds"), summary.get("examplesPerSecond")));
+    Object evaluation = summary.get("evaluation");
+    if (evaluation instanceof Map<?, ?> m && !m.isEmpty()) {
+      Map<String, Double> metrics = (Map<String, Double>) m;
+      String key = metrics.containsKey("accuracy") ? "accuracy" : "r2";
+      if (metrics.containsKey(key)) {
+        b.append(String.format(Locale.ROOT, ", evaluation %s %.4f", key, metrics.get(key)));
+      }
+    }
+    return b.append("; run directory ").append(dir).toString();
+  }
+}

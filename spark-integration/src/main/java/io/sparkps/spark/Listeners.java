@@ -1,0 +1,88 @@
+package io.sparkps.spark;
+
+import io.sparkps.spark.coord.Registry;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Delivers a run's progress history to its {@link ProgressListener}s from one daemon thread,
+ * started with the first listener: every 200 ms it hands on what the registry recorded since, and
+ * after the run's end the rest and {@code onEnd}.
+ */
+final class Listeners {
+  private static final Logger LOG = LoggerFactory.getLogger(Listeners.class);
+  private static final long PERIOD_MS = 200;
+  private final String runId;
+  private final Registry registry;
+  private final List<ProgressListener> listeners = new CopyOnWriteArrayList<>();
+  private final Object lock = new Object();
+  private Thread thread;
+  private int delivered;
+  private boolean ended;
+  private JobStatus endStatus;
+  private Throwable endFailure;
+
+  Listeners(String runId, Registry registry) {
+    this.runId = runId;
+    this.registry = registry;
+  }
+
+  void add(ProgressListener listener) {
+    listeners.add(listener);
+    synchronized (lock) {
+      if (thread == null) {
+        thread = new Thread(this::loop, "sparkps-listeners-" + runId);
+        thread.setDaemon(true);
+        thread.start();
+      }
+    }
+  }
+
+  /** The run ended: deliver what is left, then {@code onEnd}. */
+  void end(JobStatus status, Throwable failure) {
+    synchronized (lock) {
+      ended = true;
+      endStatus = status;
+      endFailure = failure;
+      lock.notifyAll();
+    }
+  }
+
+  private void loop() {
+    while (true) {
+      boolean last;
+      synchronized (lock) {
+        if (!ended) {
+          try {
+            lock.wait(PERIOD_MS);
+          } catch (InterruptedException e) {
+            return;
+          }
+        }
+        last = ended;
+      }
+      List<Registry.Member> fresh = registry.historySince(delivered);
+      delivered += fresh.size();
+      long now = System.nanoTime();
+      for (Registry.Member m : fresh) {
+        TaskProgress p = Views.of(m, now);
+        listeners.forEach(l -> call(l, () -> l.onProgress(p)));
+      }
+      if (last) {
+        listeners.forEach(l -> call(l, () -> l.onEnd(endStatus, endFailure)));
+        return;
+      }
+    }
+  }
+
+  private void call(ProgressListener listener, Runnable r) {
+    try {
+      r.run();
+    } catch (RuntimeException e) {
+      LOG.warn("progress listener {} of run {} failed and is dropped", listener, runId, e);
+      listeners.remove(listener);
+    }
+  }
+}
