@@ -47,11 +47,11 @@ final class DemoCommand implements Callable<Integer> {
     Dataset<Row> train;
     Dataset<Row> test;
     if (Files.exists(dataset.resolve("train-images-idx3-ubyte.gz"))) {
-      System.out.println("sparkps demo: Fashion-MNIST from " + dataset);
+      SparkPsCli.OUT.println("sparkps demo: Fashion-MNIST from " + dataset);
       train = IdxDataFrames.fashionMnist(spark, dataset, "train", workers).cache();
       test = IdxDataFrames.fashionMnist(spark, dataset, "t10k", workers).cache();
     } else {
-      System.out.println("sparkps demo: Fashion-MNIST is not installed at " + dataset + " (install it with "
+      SparkPsCli.OUT.println("sparkps demo: Fashion-MNIST is not installed at " + dataset + " (install it with "
           + "'apt-get install dataset-fashion-mnist'); training on a GENERATED data set of the same shape instead "
           + "(10 classes of 28x28 noisy prototypes), so the figures below say nothing about Fashion-MNIST");
       train = generated(spark, 12_000, 1, workers).cache();
@@ -71,9 +71,9 @@ final class DemoCommand implements Callable<Integer> {
     t.checkpointInterval = 100;
     t.evalEverySeconds = 2;
     var summary = TrainingRun.execute(t.estimator(train), train, test.limit(10_000), dir,
-        !common.noProgress && ConsoleProgress.terminal(), System.out);
-    System.out.println(TrainingRun.describe(summary, dir));
-    System.out.println("sparkps demo: open " + dir.resolve("report.html") + " for the plots");
+        !common.noProgress && ConsoleProgress.terminal(), SparkPsCli.OUT);
+    SparkPsCli.OUT.println(TrainingRun.describe(summary, dir));
+    SparkPsCli.OUT.println("sparkps demo: open " + dir.resolve("report.html") + " for the plots");
     return SparkPsCli.OK;
   }
 

@@ -32,7 +32,7 @@ final class EvaluateCommand implements Callable<Integer> {
     Dataset<Row> frame = columns.load(spark, data, "--data", 2);
     m.set(m.featuresCol(), columns.featuresCol);
     Map<String, Double> metrics = Metrics.of(m, frame, columns.labelCol);
-    System.out.println(TrainingRun.JSON.writeValueAsString(metrics));
+    SparkPsCli.OUT.println(TrainingRun.JSON.writeValueAsString(metrics));
     return SparkPsCli.OK;
   }
 }

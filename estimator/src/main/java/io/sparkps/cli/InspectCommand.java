@@ -29,13 +29,13 @@ final class InspectCommand implements Callable<Integer> {
     Path summary = path.resolve("summary.json");
     if (Files.isRegularFile(summary)) {
       JsonNode tree = TrainingRun.JSON.readTree(summary.toFile());
-      System.out.println("run directory " + path.toAbsolutePath());
-      System.out.println(TrainingRun.JSON.writeValueAsString(tree));
+      SparkPsCli.OUT.println("run directory " + path.toAbsolutePath());
+      SparkPsCli.OUT.println(TrainingRun.JSON.writeValueAsString(tree));
       long lines;
       try (var stream = Files.lines(path.resolve("metrics.jsonl"))) {
         lines = stream.count();
       }
-      System.out.println("metrics.jsonl: " + lines + " reports; report.html, model/, model.dl4j.zip");
+      SparkPsCli.OUT.println("metrics.jsonl: " + lines + " reports; report.html, model/, model.dl4j.zip");
       return SparkPsCli.OK;
     }
     Sessions.get(common.master, common.conf, 1);
@@ -49,8 +49,8 @@ final class InspectCommand implements Callable<Integer> {
       out.put("trainSeconds", model.summary().elapsed().toMillis() / 1000.0);
       out.put("lastEvaluation", model.summary().lastEvaluation());
     }
-    System.out.println("saved model " + path.toAbsolutePath());
-    System.out.println(TrainingRun.JSON.writeValueAsString(out));
+    SparkPsCli.OUT.println("saved model " + path.toAbsolutePath());
+    SparkPsCli.OUT.println(TrainingRun.JSON.writeValueAsString(out));
     return SparkPsCli.OK;
   }
 }

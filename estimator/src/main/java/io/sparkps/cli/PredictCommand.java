@@ -54,7 +54,7 @@ final class PredictCommand implements Callable<Integer> {
         line.append(String.format(Locale.ROOT, "; %s %.4f", key, metrics.get(key)));
       }
     }
-    System.out.println(line);
+    SparkPsCli.OUT.println(line);
     return SparkPsCli.OK;
   }
 }

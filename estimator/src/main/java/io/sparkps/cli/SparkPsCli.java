@@ -22,6 +22,9 @@ public final class SparkPsCli implements Runnable {
   /** Bad arguments: unknown flag, missing data, unknown column, unreadable config. */
   public static final int USAGE = 2;
 
+  /** Where the commands print (standard output, or what {@link #run} was given). */
+  static volatile PrintStream OUT = System.out;
+
   @Override
   public void run() {
     throw new CommandLine.ParameterException(new CommandLine(this), "a command is missing: train, evaluate, "
@@ -30,6 +33,14 @@ public final class SparkPsCli implements Runnable {
 
   /** Runs the command line and exits the JVM with its code. */
   public static void main(String[] args) {
+    try {
+      Class.forName("org.apache.spark.sql.SparkSession", false, SparkPsCli.class.getClassLoader());
+    } catch (ClassNotFoundException e) {
+      System.err.println("sparkps: Spark is not on the class path. Run it with spark-submit --class "
+          + SparkPsCli.class.getName() + " <this jar> ..., or java <Spark's --add-opens> -cp "
+          + "\"<this jar>:$SPARK_HOME/jars/*\" " + SparkPsCli.class.getName() + " ...");
+      System.exit(USAGE);
+    }
     if (!Sessions.submitted() && System.getProperty("log4j2.configurationFile") == null) {
       // On an embedded Spark: warnings only, before anything logs (spark-submit brings its own).
       System.setProperty("log4j2.configurationFile", "classpath:io/sparkps/cli/log4j2-cli.properties");
@@ -43,6 +54,7 @@ public final class SparkPsCli implements Runnable {
 
   /** Runs the command line and returns its exit code. */
   public static int run(String[] args, PrintStream out, PrintStream err) {
+    OUT = out;
     CommandLine cl = new CommandLine(new SparkPsCli());
     cl.setOut(new PrintWriter(out, true));
     cl.setErr(new PrintWriter(err, true));
@@ -57,8 +69,13 @@ public final class SparkPsCli implements Runnable {
         command.usage(err);
         return USAGE;
       }
+      long step = e instanceof TrainingRun.Failed failed ? failed.lastStep : -1;
+      if (e instanceof TrainingRun.Failed failed) {
+        e = failed.failure;
+      }
       if (e instanceof TrainingFailure f) {
-        err.println("sparkps " + command.getCommandName() + ": training failed: " + firstLine(f.getMessage()));
+        err.println("sparkps " + command.getCommandName() + ": training failed: " + firstLine(f.getMessage())
+            + (step < 0 ? "" : " (its last reported step: " + step + ")"));
         if (f.getCause() != null) {
           err.println("  cause: " + firstLine(String.valueOf(rootCause(f))));
         }

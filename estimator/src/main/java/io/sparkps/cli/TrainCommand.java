@@ -87,8 +87,8 @@ final class TrainCommand implements Callable<Integer> {
     Dataset<Row> eval = evalData == null ? null : columns.load(spark, evalData, "--eval-data", workers);
     Dl4jEstimator estimator = estimator(train);
     var summary = TrainingRun.execute(estimator, train, eval, dir, !common.noProgress && ConsoleProgress.terminal(),
-        System.out);
-    System.out.println(TrainingRun.describe(summary, dir));
+        SparkPsCli.OUT);
+    SparkPsCli.OUT.println(TrainingRun.describe(summary, dir));
     return SparkPsCli.OK;
   }
 

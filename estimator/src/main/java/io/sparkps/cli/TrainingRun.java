@@ -26,6 +26,19 @@ import org.deeplearning4j.util.ModelSerializer;
 final class TrainingRun {
   static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
+  /** Training failed: the run's failure and the last step the failed task reported (-1 if none). */
+  static final class Failed extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final transient io.sparkps.spark.TrainingFailure failure;
+    final long lastStep;
+
+    Failed(io.sparkps.spark.TrainingFailure failure, long lastStep) {
+      super(failure.getMessage(), failure);
+      this.failure = failure;
+      this.lastStep = lastStep;
+    }
+  }
+
   private TrainingRun() {}
 
   /** Refuses a run directory that holds a finished run, unless {@code overwrite}; creates it. */
@@ -56,7 +69,13 @@ final class TrainingRun {
         job.totalSteps(), job.stepsPerEpoch(), estimator.getOrDefault(estimator.numWorkers()),
         estimator.getOrDefault(estimator.numPs()));
     job.addListener(new ConsoleProgress(out, job.totalSteps(), job.stepsPerEpoch(), bar));
-    Dl4jModel model = job.join();
+    Dl4jModel model;
+    try {
+      model = job.join();
+    } catch (io.sparkps.spark.TrainingFailure f) {
+      throw new Failed(f, job.progress().stream().filter(p -> p.role() == f.role() && p.index() == f.index())
+          .mapToLong(TaskProgress::step).max().orElse(-1));
+    }
     double trainSeconds = model.summary().elapsed().toMillis() / 1000.0;
     model.write().overwrite().save(dir.resolve("model").toUri().toString());
     ModelSerializer.writeModel(model.network(), dir.resolve("model.dl4j.zip").toFile(), true);

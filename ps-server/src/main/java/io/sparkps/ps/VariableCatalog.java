@@ -56,7 +56,7 @@ final class VariableCatalog {
   Map<String, List<Placement.Slice>> declare(Collection<VariableSpec> batch) {
     for (VariableSpec spec : batch) {
       VariableSpec known = specs.get(spec.name());
-      if (known != null && !known.equals(spec)) {
+      if (known != null && !known.sameDeclaration(spec)) {
         throw new IllegalArgumentException("variable '" + spec.name() + "' was declared as " + known
             + "; now as " + spec);
       }

@@ -97,6 +97,19 @@ public final class VariableSpec implements java.io.Serializable {
     return allowNonFinite;
   }
 
+  /**
+   * Whether {@code other} declares the same variable: equal but for the values of a VALUES
+   * initializer (only the first creator's values are used, as with TensorFlow's initializers).
+   */
+  boolean sameDeclaration(VariableSpec other) {
+    Initializer i = other.initializer;
+    boolean sameInit = i.kind() == Initializer.Kind.VALUES && initializer.kind() == Initializer.Kind.VALUES
+        || i.equals(initializer);
+    return other.name.equals(name) && Arrays.equals(other.shape, shape) && sameInit
+        && other.optimizer.equals(optimizer) && other.group.equals(group) && other.pinnedShard == pinnedShard
+        && other.allowNonFinite == allowNonFinite;
+  }
+
   @Override
   public boolean equals(Object o) {
     return o instanceof VariableSpec s && s.name.equals(name) && Arrays.equals(s.shape, shape)

@@ -79,6 +79,10 @@ class PsClientTest {
     client.create(spec("v", Initializer.values(values), 7, 5));
     client.initializeAll();
     assertEquals(values, client.pull("v"));
+    // Another task declaring the variable with other initial values (a network of its own,
+    // randomly initialized) is no conflict: the first creator's values stay.
+    client.create(spec("v", Initializer.values(Nd4j.rand(org.nd4j.linalg.api.buffer.DataType.FLOAT, 7, 5)), 7, 5));
+    assertEquals(values, client.pull("v"));
     assertEquals(values.get(org.nd4j.linalg.indexing.NDArrayIndex.interval(2, 6),
         org.nd4j.linalg.indexing.NDArrayIndex.all()), client.pull("v", 2, 6));
   }

@@ -80,7 +80,7 @@ public final class ShardStore {
     if (existing == null) {
       return;
     }
-    if (!existing.spec.equals(decl.getSpec())) {
+    if (!withoutValues(existing.spec).equals(withoutValues(decl.getSpec()))) {
       throw PsError.conflict("variable '" + name + "' already exists on ps " + shardIndex
           + " with a different spec (" + ProtoConvert.describe(existing.spec) + "); this create asks for "
           + ProtoConvert.describe(decl.getSpec()) + ": every task must declare the same variables");
@@ -91,6 +91,17 @@ public final class ShardStore {
           + decl.getRowStart() + ", " + decl.getRowEnd() + ") here: every task must declare the same"
           + " variables in the same batches with the same number of ps shards");
     }
+  }
+
+  /**
+   * The spec without the digest of explicit initial values: as with TensorFlow's initializers,
+   * only the first creator's values are used, and tasks that build the same network may draw
+   * different random initial values (DL4J's random generator is shared by a JVM's threads), so
+   * differing values are no conflict. Shape, initializer kind, optimizer and group must agree.
+   */
+  private static io.sparkps.ps.grpc.proto.VariableSpecProto withoutValues(io.sparkps.ps.grpc.proto.VariableSpecProto s) {
+    return s.getInitializer().getValuesDigest() == 0 ? s
+        : s.toBuilder().setInitializer(s.getInitializer().toBuilder().clearValuesDigest()).build();
   }
 
   private static String describe(GroupSpec g) {

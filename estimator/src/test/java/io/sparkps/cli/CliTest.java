@@ -1,0 +1,141 @@
+package io.sparkps.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sparkps.ml.data.IdxDataFrames;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The command line in this JVM: Fashion-MNIST end to end, and every bad-argument case (exit 2). */
+class CliTest {
+  private static final String FMNIST = IdxDataFrames.FASHION_MNIST.toString();
+  private static SparkSession spark;
+
+  @TempDir
+  Path dir;
+
+  /** What one command printed and returned. */
+  record Result(int code, String out, String err) {}
+
+  @BeforeAll
+  static void start() {
+    spark = SparkSession.builder().master("local[4]").appName("cli").config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").getOrCreate();
+  }
+
+  @AfterAll
+  static void stop() {
+    spark.stop();
+  }
+
+  static Result sparkps(String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int code = SparkPsCli.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new Result(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void fashionMnist_trainPredictEvaluateInspect_endToEnd() throws Exception {
+    Path run = dir.resolve("run");
+    Result train = sparkps("train", "--data", FMNIST + "/train", "--eval-data", FMNIST + "/t10k", "--network",
+        "mlp:64", "--epochs", "1", "--batch-size", "128", "--no-progress", "--output", run.toString());
+    assertEquals(0, train.code(), train.err() + train.out());
+    assertTrue(train.out().contains("[sparkps] step "), "plain progress lines: " + train.out());
+    for (String f : List.of("metrics.jsonl", "summary.json", "report.html", "model.dl4j.zip", "model/metadata",
+        "model/data/network.bin")) {
+      assertTrue(Files.exists(run.resolve(f)), f + " missing; " + train.out());
+    }
+    JsonNode summary = new ObjectMapper().readTree(run.resolve("summary.json").toFile());
+    double accuracy = summary.get("evaluation").get("accuracy").asDouble();
+    assertTrue(accuracy > 0.75, "test accuracy " + accuracy);
+    assertTrue(summary.get("provenance").get("version.dl4j").asText().startsWith("1.0.0"), summary.toString());
+    String report = Files.readString(run.resolve("report.html"));
+    assertEquals(4, report.split("src=\"data:image/png;base64,", -1).length - 1, "four embedded plots");
+    assertTrue(report.contains("Training loss") && report.contains("Evaluation accuracy")
+        && report.contains("Throughput") && report.contains("Progress per worker"));
+    assertTrue(!report.contains("<script") && !report.contains("http"), "the report fetches nothing");
+    List<String> metrics = Files.readAllLines(run.resolve("metrics.jsonl"));
+    assertTrue(metrics.stream().anyMatch(l -> l.contains("\"role\":\"evaluator\"")) && metrics.stream()
+        .anyMatch(l -> l.contains("\"loss\"")), metrics.toString());
+
+    Result predict = sparkps("predict", "--model", run.toString(), "--data", FMNIST + "/t10k", "--output",
+        dir.resolve("predictions").toString());
+    assertEquals(0, predict.code(), predict.err());
+    String expected = String.format(Locale.ROOT, "accuracy %.4f", accuracy);
+    assertTrue(predict.out().contains("10000 predictions") && predict.out().contains(expected),
+        "predict reproduces the reported " + expected + ": " + predict.out());
+
+    Result evaluate = sparkps("evaluate", "--model", run.resolve("model").toString(), "--data", FMNIST + "/t10k");
+    assertEquals(0, evaluate.code(), evaluate.err());
+    assertEquals(accuracy, new ObjectMapper().readTree(evaluate.out()).get("accuracy").asDouble(), 1e-12);
+
+    Result inspectRun = sparkps("inspect", run.toString());
+    assertEquals(0, inspectRun.code(), inspectRun.err());
+    assertTrue(inspectRun.out().contains(summary.get("runId").asText()));
+    Result inspectModel = sparkps("inspect", run.resolve("model").toString());
+    assertEquals(0, inspectModel.code(), inspectModel.err());
+    assertTrue(inspectModel.out().contains("param.numWorkers") && inspectModel.out().contains("lastEvaluation"),
+        inspectModel.out());
+  }
+
+  private static void assertUsage(Result r, String... fragments) {
+    assertEquals(2, r.code(), r.err());
+    for (String f : fragments) {
+      assertTrue(r.err().contains(f), "'" + f + "' in: " + r.err());
+    }
+    assertTrue(r.err().contains("Usage: sparkps"), "the usage follows: " + r.err());
+  }
+
+  @Test
+  void badArguments_exitWithCode2_namingTheArgument() throws Exception {
+    Path csv = dir.resolve("points.csv");
+    Files.write(csv, List.of("x,y,label", "0.1,0.2,0", "0.9,0.8,1", "0.2,0.1,0", "0.8,0.9,1"));
+    assertUsage(sparkps("train", "--data", csv.toString(), "--bogus"), "Unknown option: '--bogus'");
+    assertUsage(sparkps("train"), "Missing required option: '--data=PATH'");
+    assertUsage(sparkps("train", "--data", dir.resolve("nope.parquet").toString()), "--data", "no such file");
+    assertUsage(sparkps("train", "--data", csv.toString(), "--feature-cols", "x,z"), "--feature-cols",
+        "column 'z' is not in the data");
+    assertUsage(sparkps("train", "--data", csv.toString(), "--feature-cols", "x,y", "--label", "y2"), "--label",
+        "column 'y2'");
+    Path bad = dir.resolve("net.json");
+    Files.writeString(bad, "{\"layers\": 3}");
+    assertUsage(sparkps("train", "--data", csv.toString(), "--feature-cols", "x,y", "--network", bad.toString()),
+        "--network " + bad, "not a DL4J");
+    assertUsage(sparkps("train", "--data", csv.toString(), "--feature-cols", "x,y", "--network", "mlp:8,x"),
+        "--network mlp:8,x");
+    assertUsage(sparkps("train", "--data", csv.toString(), "--consistency", "SOMETIMES"), "--consistency",
+        "SOMETIMES");
+    assertUsage(sparkps("predict", "--model", dir.toString(), "--data", csv.toString()), "--model", "no saved model");
+    assertUsage(sparkps("frobnicate"), "Unmatched argument");
+  }
+
+  @Test
+  void aFailingWorker_exitsWithCode1_namingTheTaskAndStep() throws Exception {
+    Path data = dir.resolve("nan.parquet");
+    spark.sql("select array(cast(id % 2 as double), case when id = 150 then double('NaN') else 0.5 end) as features, "
+        + "cast(id % 2 as double) as label from range(0, 200, 1, 1)").write().parquet(data.toString());
+    Result r = sparkps("train", "--data", data.toString(), "--workers", "1", "--network", "mlp:4", "--no-progress",
+        "--output", dir.resolve("run").toString());
+    assertEquals(1, r.code(), r.err() + r.out());
+    Matcher m = Pattern.compile("training failed: chief 0 on \\S+ \\(stage attempt \\d\\) failed: .*column "
+        + "'features' holds NaN in row 150 of partition 0").matcher(r.err());
+    assertTrue(m.find(), r.err());
+  }
+}
