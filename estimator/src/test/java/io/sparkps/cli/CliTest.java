@@ -95,6 +95,30 @@ class CliTest {
         inspectModel.out());
   }
 
+  @Test
+  void demo_withoutFashionMnist_saysHowToInstallIt_andTrainsOnGeneratedData() throws Exception {
+    Path run = dir.resolve("demo");
+    Result r = sparkps("demo", "--dataset", dir.resolve("no-such-folder").toString(), "--epochs", "1",
+        "--no-progress", "--output", run.toString());
+    assertEquals(0, r.code(), r.err() + r.out());
+    assertTrue(r.out().contains("apt-get install dataset-fashion-mnist") && r.out().contains("GENERATED"), r.out());
+    JsonNode summary = new ObjectMapper().readTree(run.resolve("summary.json").toFile());
+    assertTrue(summary.get("evaluation").get("accuracy").asDouble() > 0.9, summary.toString());
+  }
+
+  @Test
+  void presets_areSizedToTheData() {
+    io.sparkps.ml.Dl4jEstimator lenet = new io.sparkps.ml.Dl4jEstimator()
+        .setNetworkJson(Networks.resolve("lenet", 784, 10, 1, 1e-3));
+    org.apache.spark.sql.types.StructType schema = IdxDataFrames.schema();
+    assertTrue(java.util.Arrays.asList(lenet.transformSchema(schema).fieldNames()).contains("probability"));
+    UsageException notSquare = org.junit.jupiter.api.Assertions.assertThrows(UsageException.class,
+        () -> Networks.resolve("lenet", 700, 10, 1, 1e-3));
+    assertTrue(notSquare.getMessage().contains("square"), notSquare.getMessage());
+    String mlp = Networks.resolve("mlp:32,16", 20, 3, 1, 1e-3);
+    assertTrue(mlp.contains("\"nout\" : 32") && mlp.contains("\"nout\" : 16") && mlp.contains("\"nout\" : 3"), mlp);
+  }
+
   private static void assertUsage(Result r, String... fragments) {
     assertEquals(2, r.code(), r.err());
     for (String f : fragments) {

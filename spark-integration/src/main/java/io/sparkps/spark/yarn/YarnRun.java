@@ -1,0 +1,76 @@
+package io.sparkps.spark.yarn;
+
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.client.api.YarnClient;
+import org.apache.spark.launcher.SparkAppHandle;
+
+/** A submitted YARN application: its id, state and tracking URL; wait for it, or kill it. */
+public final class YarnRun {
+  private final SparkAppHandle handle;
+  private final String name;
+  private final CountDownLatch ended = new CountDownLatch(1);
+
+  YarnRun(SparkAppHandle handle, String name) {
+    this.handle = handle;
+    this.name = name;
+    handle.addListener(new SparkAppHandle.Listener() {
+      @Override
+      public void stateChanged(SparkAppHandle h) {
+        if (h.getState().isFinal()) {
+          ended.countDown();
+        }
+      }
+
+      @Override
+      public void infoChanged(SparkAppHandle h) {}
+    });
+    if (handle.getState().isFinal()) {
+      ended.countDown();
+    }
+  }
+
+  /** The YARN application id once YARN gave one (e.g. {@code application_1700000000000_0001}), else null. */
+  public String applicationId() {
+    return handle.getAppId();
+  }
+
+  /** Where the application stands (SUBMITTED, RUNNING, FINISHED, FAILED, KILLED, LOST, ...). */
+  public SparkAppHandle.State state() {
+    return handle.getState();
+  }
+
+  /** The application's tracking URL from the ResourceManager of {@code yarnConf}, or null before it has an id. */
+  public String trackingUrl(Configuration yarnConf) throws Exception {
+    String id = applicationId();
+    if (id == null) {
+      return null;
+    }
+    try (YarnClient client = YarnClient.createYarnClient()) {
+      client.init(yarnConf);
+      client.start();
+      return client.getApplicationReport(ApplicationId.fromString(id)).getTrackingUrl();
+    }
+  }
+
+  /**
+   * Waits at most {@code timeout} for the application to end and returns its final state; the
+   * timeout's message names the application and where it stood.
+   */
+  public SparkAppHandle.State waitFor(Duration timeout) throws InterruptedException, TimeoutException {
+    if (!ended.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      throw new TimeoutException("YARN application " + name + " (" + applicationId() + ") is still " + state()
+          + " after " + timeout.toSeconds() + " s");
+    }
+    return state();
+  }
+
+  /** Kills the application (and the spark-submit process). */
+  public void kill() {
+    handle.kill();
+  }
+}
