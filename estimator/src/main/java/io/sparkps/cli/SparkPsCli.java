@@ -1,6 +1,7 @@
 package io.sparkps.cli;
 
 import io.sparkps.spark.TrainingFailure;
+import org.apache.spark.sql.SparkSession;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import picocli.CommandLine;
@@ -13,7 +14,7 @@ import picocli.CommandLine.Command;
 @Command(name = "sparkps", mixinStandardHelpOptions = true, versionProvider = Versions.class,
     description = "Train Deeplearning4j networks on Spark with sharded parameter servers.",
     subcommands = {TrainCommand.class, EvaluateCommand.class, PredictCommand.class, InspectCommand.class,
-        DemoCommand.class})
+        DemoCommand.class, RunExperimentCommand.class})
 public final class SparkPsCli implements Runnable {
   /** Success. */
   public static final int OK = 0;
@@ -49,6 +50,19 @@ public final class SparkPsCli implements Runnable {
     Sessions.stopEmbedded();
     System.out.flush();
     System.err.flush();
+    if ("cluster".equals(System.getProperty("spark.submit.deployMode"))) {
+      // In YARN's application master: returning (or throwing) lets Spark report the final status;
+      // System.exit would end the master before it does.
+      if (code != OK) {
+        throw new IllegalStateException("sparkps " + String.join(" ", args.length > 0 ? args[0] : "")
+            + " failed with exit code " + code + " (see the messages above)");
+      }
+      return;
+    }
+    if (code != OK && Sessions.submitted() && SparkSession.getActiveSession().isDefined()) {
+      // Client mode: the application's final status in YARN says the run failed.
+      SparkSession.getActiveSession().get().sparkContext().stop(code);
+    }
     System.exit(code);
   }
 

@@ -6,6 +6,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ApplicationReport;
+import org.apache.hadoop.yarn.api.records.FinalApplicationStatus;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.spark.launcher.SparkAppHandle;
 
@@ -15,9 +17,12 @@ public final class YarnRun {
   private final String name;
   private final CountDownLatch ended = new CountDownLatch(1);
 
-  YarnRun(SparkAppHandle handle, String name) {
+  private final Configuration yarnConf;
+
+  YarnRun(SparkAppHandle handle, String name, Configuration yarnConf) {
     this.handle = handle;
     this.name = name;
+    this.yarnConf = yarnConf;
     handle.addListener(new SparkAppHandle.Listener() {
       @Override
       public void stateChanged(SparkAppHandle h) {
@@ -59,14 +64,44 @@ public final class YarnRun {
 
   /**
    * Waits at most {@code timeout} for the application to end and returns its final state; the
-   * timeout's message names the application and where it stood.
+   * timeout's message names the application and where it stood. A driver that ended with a
+   * failure while Spark's handle says FINISHED (client mode reports the context's stop) counts as
+   * FAILED when the ResourceManager says the application failed.
    */
   public SparkAppHandle.State waitFor(Duration timeout) throws InterruptedException, TimeoutException {
     if (!ended.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
       throw new TimeoutException("YARN application " + name + " (" + applicationId() + ") is still " + state()
           + " after " + timeout.toSeconds() + " s");
     }
-    return state();
+    SparkAppHandle.State state = state();
+    if (state == SparkAppHandle.State.FINISHED && yarnConf != null && applicationId() != null) {
+      FinalApplicationStatus status = finalStatus(Duration.ofSeconds(30));
+      if (status == FinalApplicationStatus.FAILED) {
+        return SparkAppHandle.State.FAILED;
+      }
+      if (status == FinalApplicationStatus.KILLED) {
+        return SparkAppHandle.State.KILLED;
+      }
+    }
+    return state;
+  }
+
+  /** The ResourceManager's final status of the application, waiting up to {@code wait} for it to be set. */
+  private FinalApplicationStatus finalStatus(Duration wait) throws InterruptedException {
+    long deadline = System.nanoTime() + wait.toNanos();
+    try (YarnClient client = YarnClient.createYarnClient()) {
+      client.init(yarnConf);
+      client.start();
+      while (true) {
+        ApplicationReport report = client.getApplicationReport(ApplicationId.fromString(applicationId()));
+        if (report.getFinalApplicationStatus() != FinalApplicationStatus.UNDEFINED || System.nanoTime() > deadline) {
+          return report.getFinalApplicationStatus();
+        }
+        Thread.sleep(200);
+      }
+    } catch (java.io.IOException | org.apache.hadoop.yarn.exceptions.YarnException e) {
+      return FinalApplicationStatus.UNDEFINED; // the ResourceManager cannot tell: Spark's word stands
+    }
   }
 
   /** Kills the application (and the spark-submit process). */

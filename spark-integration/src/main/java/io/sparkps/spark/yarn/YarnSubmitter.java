@@ -115,6 +115,11 @@ public final class YarnSubmitter {
    * returns at once; the run's handle follows the application's id and state.
    */
   public YarnRun submit() throws IOException {
+    return submit(null);
+  }
+
+  /** {@link #submit()}, with the cluster's configuration so that the run can ask its ResourceManager. */
+  public YarnRun submit(org.apache.hadoop.conf.Configuration yarnConf) throws IOException {
     SparkLauncher launcher = new SparkLauncher(b.launcherEnv).setMaster("yarn").setDeployMode(b.deployMode)
         .setAppName(b.appName).setAppResource(b.appResource).setMainClass(b.mainClass).redirectError();
     if (b.sparkHome != null) {
@@ -128,7 +133,7 @@ public final class YarnSubmitter {
     b.jars.forEach(launcher::addJar);
     launcher.addAppArgs(b.args.toArray(String[]::new));
     SparkAppHandle handle = launcher.startApplication();
-    return new YarnRun(handle, b.appName);
+    return new YarnRun(handle, b.appName, yarnConf);
   }
 
   /** Builds a {@link YarnSubmitter}. */

@@ -1,0 +1,176 @@
+package io.sparkps.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkps.spark.Role;
+import io.sparkps.spark.yarn.TaskSpec;
+import io.sparkps.spark.yarn.YarnRun;
+import io.sparkps.spark.yarn.YarnSubmitter;
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.apache.hadoop.yarn.client.api.YarnClient;
+import org.apache.spark.launcher.SparkAppHandle;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * SparkPS on a real YARN cluster (MiniYARNCluster in this JVM, containers in JVMs of their own):
+ * preflight failures before submission, and a training run with 1 ps, 2 workers and an evaluator
+ * submitted through {@link YarnSubmitter} in client and in cluster mode.
+ */
+class YarnIT {
+  @TempDir
+  static Path work;
+
+  private static MiniYarn yarn;
+  private static Path data;
+
+  @BeforeAll
+  static void start() throws Exception {
+    yarn = new MiniYarn(work);
+    data = work.resolve("points.csv");
+    Random random = new Random(3);
+    List<String> lines = new ArrayList<>(List.of("x,y,label"));
+    for (int i = 0; i < 600; i++) {
+      int cls = i % 2;
+      lines.add((cls == 0 ? -1.5 : 1.5) + random.nextGaussian() * 0.6 + "," + random.nextGaussian() + "," + cls);
+    }
+    Files.write(data, lines);
+  }
+
+  @AfterAll
+  static void stop() {
+    if (yarn != null) {
+      yarn.close();
+    }
+  }
+
+  private static String shadedJar() {
+    return Stream.of(System.getProperty("java.class.path").split(File.pathSeparator))
+        .filter(p -> Path.of(p).getFileName().toString().matches("sparkps-estimator-.*-all\\.jar")).findFirst()
+        .orElseThrow(() -> new AssertionError("the shaded jar is not on the test class path"));
+  }
+
+  private YarnSubmitter.Builder train(Path output, String deployMode) {
+    YarnSubmitter.Builder b = YarnSubmitter.builder()
+        .setApplication(shadedJar(), "io.sparkps.cli.SparkPsCli", List.of("train", "--data", data.toString(),
+            "--eval-data", data.toString(), "--feature-cols", "x,y", "--network", "mlp:8", "--epochs", "3",
+            "--batch-size", "16", "--learning-rate", "0.02", "--no-progress", "--output", output.toString()))
+        .setTaskSpec(Role.CHIEF, TaskSpec.of(1024, 1, 1)).setTaskSpec(Role.WORKER, TaskSpec.of(1024, 1, 1))
+        .setTaskSpec(Role.PS, TaskSpec.of(768, 1, 1)).setTaskSpec(Role.EVALUATOR, TaskSpec.of(768, 1, 1))
+        .optQueue("training").optDeployMode(deployMode).optAppName("sparkps-" + deployMode)
+        .optDriver(1024, 1).optSparkHome(yarn.sparkHome.toString()).optLog(work.resolve(deployMode + ".log"));
+    yarn.sparkConf().forEach(b::optConf);
+    yarn.launcherEnv().forEach(b::optLauncherEnv);
+    return b;
+  }
+
+  private int applications() throws Exception {
+    try (YarnClient client = YarnClient.createYarnClient()) {
+      client.init(yarn.conf);
+      client.start();
+      return client.getApplications().size();
+    }
+  }
+
+  @Test
+  void preflight_refusesWhatTheClusterCannotRun_beforeSubmitting() throws Exception {
+    int before = applications();
+    IllegalArgumentException queue = assertThrows(IllegalArgumentException.class,
+        () -> train(work.resolve("q"), "client").optQueue("nightly").build().preflight(yarn.conf));
+    assertTrue(queue.getMessage().contains("queue 'nightly' does not exist") && queue.getMessage().contains("training"),
+        queue.getMessage());
+    IllegalArgumentException label = assertThrows(IllegalArgumentException.class, () -> train(work.resolve("l"),
+        "client").setTaskSpec(Role.WORKER, TaskSpec.of(1024, 1, 1).withNodeLabel("tpu")).build().preflight(yarn.conf));
+    assertTrue(label.getMessage().contains("node label 'tpu' does not exist") && label.getMessage().contains("gpu"),
+        label.getMessage());
+    IllegalArgumentException big = assertThrows(IllegalArgumentException.class, () -> train(work.resolve("b"),
+        "client").setTaskSpec(Role.WORKER, TaskSpec.of(4096, 1, 1)).build().preflight(yarn.conf));
+    assertTrue(big.getMessage().contains("needs 4096 MiB") && big.getMessage().contains("2048 MiB"), big.getMessage());
+    IllegalArgumentException many = assertThrows(IllegalArgumentException.class, () -> train(work.resolve("m"),
+        "client").setTaskSpec(Role.WORKER, TaskSpec.of(2048, 1, 5)).build().preflight(yarn.conf));
+    assertTrue(many.getMessage().contains("needs 8 executors"), many.getMessage());
+    train(work.resolve("ok"), "client").build().preflight(yarn.conf);
+    train(work.resolve("gpu"), "client").setTaskSpec(Role.CHIEF, TaskSpec.of(1024, 1, 1).withNodeLabel("gpu"))
+        .setTaskSpec(Role.WORKER, TaskSpec.of(1024, 1, 1).withNodeLabel("gpu"))
+        .setTaskSpec(Role.PS, TaskSpec.of(768, 1, 1).withNodeLabel("gpu"))
+        .setTaskSpec(Role.EVALUATOR, TaskSpec.of(768, 1, 1).withNodeLabel("gpu")).build().preflight(yarn.conf);
+    assertEquals(before, applications(), "no application was left behind");
+  }
+
+  private void trainsOnYarn(String deployMode) throws Exception {
+    Path output = work.resolve("run-" + deployMode);
+    YarnSubmitter submitter = train(output, deployMode).build();
+    submitter.preflight(yarn.conf);
+    YarnRun run = submitter.submit(yarn.conf);
+    SparkAppHandle.State state = run.waitFor(Duration.ofMinutes(5));
+    String log = Files.readString(work.resolve(deployMode + ".log"));
+    assertEquals(SparkAppHandle.State.FINISHED, state, log);
+    assertTrue(run.applicationId() != null && run.applicationId().startsWith("application_"), run.applicationId());
+    assertTrue(Files.exists(output.resolve("summary.json")), "no summary.json; spark-submit said:\n" + log);
+    String summary = Files.readString(output.resolve("summary.json"));
+    assertTrue(summary.contains("\"accuracy\"") && Files.exists(output.resolve("model/metadata")), summary);
+    assertTrue(Files.readString(output.resolve("metrics.jsonl")).contains("\"role\":\"evaluator\""));
+  }
+
+  @Test
+  void cliTrain_inClientMode_onYarnContainers() throws Exception {
+    trainsOnYarn("client");
+  }
+
+  @Test
+  void experiment_inClusterMode_onYarnContainers() throws Exception {
+    io.sparkps.ml.Experiment experiment = io.sparkps.ml.Experiment.builder()
+        .setNetworkJson(new org.deeplearning4j.nn.conf.NeuralNetConfiguration.Builder().seed(3)
+            .updater(new org.nd4j.linalg.learning.config.Adam(0.02)).list()
+            .layer(new org.deeplearning4j.nn.conf.layers.DenseLayer.Builder().nIn(2).nOut(8)
+                .activation(org.nd4j.linalg.activations.Activation.TANH).build())
+            .layer(new org.deeplearning4j.nn.conf.layers.OutputLayer.Builder(
+                org.nd4j.linalg.lossfunctions.LossFunctions.LossFunction.MCXENT).nIn(8).nOut(2)
+                .activation(org.nd4j.linalg.activations.Activation.SOFTMAX).build())
+            .build().toJson())
+        .setTrainSpec(io.sparkps.ml.TrainSpec.builder().optInput(io.sparkps.ml.InputFn.csv(data.toString(), "x", "y"))
+            .optBatchSize(16).optEpochs(3).build())
+        .optEvalSpec(io.sparkps.ml.EvalSpec.builder().optInput(io.sparkps.ml.InputFn.csv(data.toString(), "x", "y"))
+            .build())
+        .optCluster(2, 1).build();
+    Path output = work.resolve("run-experiment");
+    YarnSubmitter.Builder b = train(output, "cluster").optAppName("sparkps-experiment");
+    io.sparkps.ml.YarnExperiments.prepare(b, java.util.Map.of(Role.CHIEF, TaskSpec.of(1024, 1, 1), Role.WORKER,
+        TaskSpec.of(1024, 1, 1), Role.PS, TaskSpec.of(768, 1, 1), Role.EVALUATOR, TaskSpec.of(768, 1, 1)), experiment,
+        shadedJar(), output.toString(), work.resolve("staging"));
+    YarnSubmitter submitter = b.optLog(work.resolve("experiment.log")).build();
+    assertTrue(submitter.dryRun().contains("run-experiment --experiment "), submitter.dryRun());
+    submitter.preflight(yarn.conf);
+    YarnRun run = submitter.submit(yarn.conf);
+    SparkAppHandle.State state = run.waitFor(Duration.ofMinutes(5));
+    String log = Files.readString(work.resolve("experiment.log"));
+    assertEquals(SparkAppHandle.State.FINISHED, state, log);
+    assertTrue(Files.exists(output.resolve("summary.json")), "no summary.json; spark-submit said:\n" + log);
+    String summary = Files.readString(output.resolve("summary.json"));
+    assertTrue(summary.contains("\"accuracy\"") && summary.contains("experiment.train"), summary);
+  }
+
+  @Test
+  void aFailingRun_isReportedFailed() throws Exception {
+    Path output = work.resolve("run-failing");
+    YarnSubmitter.Builder b = train(output, "client").optLog(work.resolve("failing.log"));
+    b.setApplication(shadedJar(), "io.sparkps.cli.SparkPsCli", List.of("train", "--data", data.toString(),
+        "--feature-cols", "x,y", "--label", "no_such_column", "--no-progress", "--output", output.toString()));
+    YarnRun run = b.build().submit(yarn.conf);
+    SparkAppHandle.State state = run.waitFor(Duration.ofMinutes(3));
+    String log = Files.readString(work.resolve("failing.log"));
+    assertEquals(SparkAppHandle.State.FAILED, state, log);
+    assertTrue(log.contains("column 'no_such_column' is not in the data"), log);
+  }
+}
