@@ -117,6 +117,8 @@ class YarnIT {
     String log = Files.readString(work.resolve(deployMode + ".log"));
     assertEquals(SparkAppHandle.State.FINISHED, state, log);
     assertTrue(run.applicationId() != null && run.applicationId().startsWith("application_"), run.applicationId());
+    String url = run.trackingUrl(yarn.conf);
+    assertTrue(url != null && url.contains(run.applicationId()), "tracking URL " + url);
     assertTrue(Files.exists(output.resolve("summary.json")), "no summary.json; spark-submit said:\n" + log);
     String summary = Files.readString(output.resolve("summary.json"));
     assertTrue(summary.contains("\"accuracy\"") && Files.exists(output.resolve("model/metadata")), summary);
