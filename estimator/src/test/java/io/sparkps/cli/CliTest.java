@@ -34,8 +34,7 @@ class CliTest {
 
   @BeforeAll
   static void start() {
-    spark = SparkSession.builder().master("local[4]").appName("cli").config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").getOrCreate();
+    spark = io.sparkps.ml.LocalSpark.start(4, "cli");
   }
 
   @AfterAll

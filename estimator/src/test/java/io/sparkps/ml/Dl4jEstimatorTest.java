@@ -41,8 +41,7 @@ class Dl4jEstimatorTest {
 
   @BeforeAll
   static void start() {
-    spark = SparkSession.builder().master("local[4]").appName("estimator").config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").getOrCreate();
+    spark = io.sparkps.ml.LocalSpark.start(4, "estimator");
     Random random = new Random(3);
     List<Row> rows = new ArrayList<>();
     for (int i = 0; i < 1200; i++) {

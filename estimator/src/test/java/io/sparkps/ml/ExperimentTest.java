@@ -48,8 +48,7 @@ class ExperimentTest {
 
   @BeforeAll
   static void start() {
-    spark = SparkSession.builder().master("local[6]").appName("experiment").config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").getOrCreate();
+    spark = io.sparkps.ml.LocalSpark.start(6, "experiment");
     Random random = new Random(8);
     List<Row> rows = new ArrayList<>();
     for (int i = 0; i < 1000; i++) {

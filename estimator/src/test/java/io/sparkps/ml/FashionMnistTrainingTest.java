@@ -34,8 +34,7 @@ class FashionMnistTrainingTest {
 
   @BeforeAll
   static void start() throws IOException {
-    spark = SparkSession.builder().master("local[4]").appName("fashion-mnist").config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").getOrCreate();
+    spark = io.sparkps.ml.LocalSpark.start(4, "fashion-mnist");
     train = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 2).cache();
     IdxFile x = IdxFile.read(IdxDataFrames.FASHION_MNIST.resolve("t10k-images-idx3-ubyte.gz"));
     testX = Nd4j.create(x.values(), new long[] {x.items(), 784}, 'c').divi(255);

@@ -51,8 +51,7 @@ class TargetsAndGraphsTest {
 
   @BeforeAll
   static void start() {
-    spark = SparkSession.builder().master("local[4]").appName("targets").config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").getOrCreate();
+    spark = io.sparkps.ml.LocalSpark.start(4, "targets");
     Random random = new Random(11);
     List<Row> classes = new ArrayList<>();
     List<Row> values = new ArrayList<>();

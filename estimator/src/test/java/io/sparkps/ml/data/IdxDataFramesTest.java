@@ -19,8 +19,7 @@ class IdxDataFramesTest {
 
   @BeforeAll
   static void start() {
-    spark = SparkSession.builder().master("local[2]").appName("idx-test").config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").getOrCreate();
+    spark = io.sparkps.ml.LocalSpark.start(2, "idx-test");
   }
 
   @AfterAll

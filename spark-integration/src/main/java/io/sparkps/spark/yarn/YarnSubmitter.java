@@ -60,6 +60,9 @@ public final class YarnSubmitter {
     if (!b.hadoopFileSystems.isEmpty()) {
       conf.put("spark.kerberos.access.hadoopFileSystems", String.join(",", b.hadoopFileSystems));
     }
+    if (!b.packages.isEmpty()) {
+      conf.put("spark.jars.packages", String.join(",", b.packages));
+    }
     if (b.driverMemoryMb > 0) {
       conf.put("spark.driver.memory", b.driverMemoryMb + "m");
     }
@@ -144,6 +147,7 @@ public final class YarnSubmitter {
     private final Map<String, String> launcherEnv = new LinkedHashMap<>();
     private final List<String> files = new ArrayList<>();
     private final List<String> jars = new ArrayList<>();
+    private final List<String> packages = new ArrayList<>();
     private final List<String> hadoopFileSystems = new ArrayList<>();
     private List<String> args = List.of();
     private String appResource;
@@ -197,6 +201,12 @@ public final class YarnSubmitter {
     /** Jars added to the driver's and executors' class paths. */
     public Builder optJars(List<String> paths) {
       jars.addAll(paths);
+      return this;
+    }
+
+    /** Maven coordinates of packages to add (group:artifact:version), resolved by spark-submit. */
+    public Builder optPackages(List<String> coordinates) {
+      packages.addAll(coordinates);
       return this;
     }
 

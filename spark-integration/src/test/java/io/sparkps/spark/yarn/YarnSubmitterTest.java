@@ -22,7 +22,7 @@ class YarnSubmitterTest {
   void specs_becomeOneExecutorPerTask_sizedToTheLargestRole_andTheNotesSaySo() {
     YarnSubmitter s = base().setTaskSpec(Role.EVALUATOR, TaskSpec.of(1024, 1, 1)).optQueue("training")
         .optEnv("DATA_VERSION", "7").optHadoopFileSystems(List.of("hdfs://nn2:8020")).optAppName("fmnist")
-        .optMaxAttempts(2).build();
+        .optMaxAttempts(2).optPackages(List.of("org.example:features:1.2")).build();
     Map<String, String> conf = s.sparkConf();
     assertEquals("6", conf.get("spark.executor.instances"), "1 chief + 2 workers + 2 ps + 1 evaluator");
     assertEquals("2", conf.get("spark.executor.cores"));
@@ -38,6 +38,7 @@ class YarnSubmitterTest {
     assertEquals("hdfs://nn2:8020", conf.get("spark.kerberos.access.hadoopFileSystems"));
     assertEquals("fmnist", conf.get("spark.app.name"));
     assertEquals("2", conf.get("spark.yarn.maxAppAttempts"));
+    assertEquals("org.example:features:1.2", conf.get("spark.jars.packages"));
     assertEquals(2, s.plan().notes().size(), s.plan().notes().toString());
     assertTrue(s.plan().notes().get(0).contains("ps asked for 2048 MiB, 1 vcores"), s.plan().notes().toString());
   }
