@@ -363,7 +363,26 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
         intOf(batchSize), (Long) getOrDefault(seed), isDefined(checkpointDir) ? $(checkpointDir) : null,
         intOf(checkpointInterval));
     EvalWorker evaluator = evaluation == null ? null : evalWorker(evaluation, probe);
-    Dl4jTrainer.Launch launch = Dl4jTrainer.launch(dataset.sparkSession(), spec, dataset.toDF(), settings, evaluator);
+    Dl4jTrainer.Launch launch;
+    try {
+      launch = Dl4jTrainer.launch(dataset.sparkSession(), spec, dataset.toDF(), settings, evaluator);
+    } catch (RuntimeException e) {
+      if (evaluator != null) {
+        evaluator.release();
+      }
+      throw e;
+    }
+    if (evaluator != null) {
+      launch.job().addListener(new io.sparkps.spark.ProgressListener() {
+        @Override
+        public void onProgress(io.sparkps.spark.TaskProgress progress) {}
+
+        @Override
+        public void onEnd(io.sparkps.spark.JobStatus status, Throwable failure) {
+          evaluator.release();
+        }
+      });
+    }
     if (listeners != null) { // null after Java deserialization: listeners stay with the driver's instance
       listeners.forEach(launch.job()::addListener);
     }
@@ -390,8 +409,10 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
     }
     io.sparkps.ml.data.Minibatches checked = io.sparkps.ml.data.Minibatches.of(rows.iterator(), -1, $(featuresCol),
         $(labelCol), (int) probe.inputWidth(), kind, (int) probe.outputs());
-    return new EvalWorker($(networkJson), checked.features(), checked.labels(), checked.size(),
-        (long) (1000 * (Double) getOrDefault(evalEverySeconds)));
+    org.apache.spark.broadcast.Broadcast<EvalWorker.Rows> broadcast = org.apache.spark.api.java.JavaSparkContext
+        .fromSparkContext(evaluation.sparkSession().sparkContext())
+        .broadcast(new EvalWorker.Rows(checked.features(), checked.labels(), checked.size()));
+    return new EvalWorker($(networkJson), broadcast, (long) (1000 * (Double) getOrDefault(evalEverySeconds)));
   }
 
   @Override

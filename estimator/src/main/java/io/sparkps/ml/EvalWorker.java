@@ -18,16 +18,16 @@ import org.nd4j.linalg.factory.Nd4j;
  */
 final class EvalWorker implements EvaluatorFunction {
   private static final long serialVersionUID = 1L;
+  /** The held-out rows, a row of the input width and one of the output width per example. */
+  record Rows(float[] features, float[] labels, int rows) implements java.io.Serializable {}
+
   private final String networkJson;
-  private final float[] features;
-  private final float[] labels;
-  private final int rows;
+  private final org.apache.spark.broadcast.Broadcast<Rows> rows;
   private final long everyMillis;
 
-  EvalWorker(String networkJson, float[] features, float[] labels, int rows, long everyMillis) {
+  /** An evaluator of {@code rows} (broadcast once, not shipped with the task). */
+  EvalWorker(String networkJson, org.apache.spark.broadcast.Broadcast<Rows> rows, long everyMillis) {
     this.networkJson = networkJson;
-    this.features = features;
-    this.labels = labels;
     this.rows = rows;
     this.everyMillis = everyMillis;
   }
@@ -46,12 +46,17 @@ final class EvalWorker implements EvaluatorFunction {
       if (version > seen && version > 0) {
         seen = version;
         ctx.ps().pullInto(variables.views(net.params()));
-        ctx.progress().report(version, rows, metrics(net, data));
+        ctx.progress().report(version, rows.value().rows(), metrics(net, data));
       }
       if (!stopping) {
         Thread.sleep(everyMillis);
       }
     } while (!stopping);
+  }
+
+  /** Frees the broadcast held-out rows (the driver calls it when the run has ended). */
+  void release() {
+    rows.destroy();
   }
 
   /** The metrics of {@code net} on {@code data}: classification or regression ones, by the network's loss. */
@@ -79,9 +84,8 @@ final class EvalWorker implements EvaluatorFunction {
   }
 
   private DataSet dataSet(Net net) {
-    long width = net.inputWidth();
-    long outputs = net.outputs();
-    return new DataSet(Nd4j.create(features, new long[] {rows, width}, 'c'),
-        Nd4j.create(labels, new long[] {rows, outputs}, 'c'));
+    Rows r = rows.value();
+    return new DataSet(Nd4j.create(r.features(), new long[] {r.rows(), net.inputWidth()}, 'c'),
+        Nd4j.create(r.labels(), new long[] {r.rows(), net.outputs()}, 'c'));
   }
 }
