@@ -1,7 +1,6 @@
 package io.sparkps.ml;
 
 import io.sparkps.ps.Consistency;
-import io.sparkps.spark.ClusterSpec;
 import org.apache.spark.ml.Estimator;
 import org.apache.spark.ml.param.IntParam;
 import org.apache.spark.ml.param.LongParam;
@@ -13,7 +12,6 @@ import org.apache.spark.ml.util.DefaultParamsWritable;
 import org.apache.spark.ml.util.Identifiable$;
 import org.apache.spark.ml.util.MLReader;
 import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -310,7 +308,7 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
     return this;
   }
 
-  private Net probe() {
+  Net probe() {
     if (!isDefined(networkJson)) {
       throw new IllegalArgumentException("networkJson is not set: setNetworkJson(conf.toJson()) with a DL4J "
           + "MultiLayerConfiguration or ComputationGraphConfiguration");
@@ -351,68 +349,17 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
    * history is in the model's {@link Dl4jModel#summary()}.
    */
   public FitJob fitAsync(Dataset<?> dataset, Dataset<?> evaluation) {
-    transformSchema(dataset.schema());
-    Net probe = probe();
-    io.sparkps.ml.data.LabelKind kind = Schemas.labelKind(dataset.schema(), $(labelCol), probe.classification(),
-        probe.outputs());
-    InputChecks.check(dataset, $(featuresCol), $(labelCol), probe.inputWidth(), kind, probe.outputs());
-    ClusterSpec spec = ClusterSpec.builder().setNumPs(intOf(numPs)).setNumWorkers(intOf(numWorkers))
-        .optEvaluator(evaluation != null).build();
-    Dl4jTrainer.Settings settings = new Dl4jTrainer.Settings($(networkJson), $(featuresCol), $(labelCol),
-        Consistency.valueOf($(consistency)), intOf(staleness), intOf(epochs), (Long) getOrDefault(maxSteps),
-        intOf(batchSize), (Long) getOrDefault(seed), isDefined(checkpointDir) ? $(checkpointDir) : null,
-        intOf(checkpointInterval));
-    EvalWorker evaluator = evaluation == null ? null : evalWorker(evaluation, probe);
-    Dl4jTrainer.Launch launch;
-    try {
-      launch = Dl4jTrainer.launch(dataset.sparkSession(), spec, dataset.toDF(), settings, evaluator);
-    } catch (RuntimeException e) {
-      if (evaluator != null) {
-        evaluator.release();
-      }
-      throw e;
-    }
-    if (evaluator != null) {
-      launch.job().addListener(new io.sparkps.spark.ProgressListener() {
-        @Override
-        public void onProgress(io.sparkps.spark.TaskProgress progress) {}
-
-        @Override
-        public void onEnd(io.sparkps.spark.JobStatus status, Throwable failure) {
-          evaluator.release();
-        }
-      });
-    }
-    if (listeners != null) { // null after Java deserialization: listeners stay with the driver's instance
-      listeners.forEach(launch.job()::addListener);
-    }
-    String json = $(networkJson);
-    java.util.Map<String, String> provenance = new java.util.TreeMap<>(
-        Provenance.of(this, dataset.schema(), dataset.sparkSession().version()));
-    provenance.putAll(experimentRecord);
-    return new FitJob(launch, result -> {
-      Dl4jModel model = new Dl4jModel(uid, json, result.chief()).withProvenance(provenance)
-          .withSummary(TrainingSummary.of(result));
-      model.set(model.featuresCol(), $(featuresCol)).set(model.predictionCol(), $(predictionCol))
-          .set(model.probabilityCol(), $(probabilityCol)).set(model.rawPredictionCol(), $(rawPredictionCol));
-      return model.setParent(this);
-    });
+    return Fitting.start(this, dataset, evaluation);
   }
 
-  private EvalWorker evalWorker(Dataset<?> evaluation, Net probe) {
-    transformSchema(evaluation.schema());
-    io.sparkps.ml.data.LabelKind kind = Schemas.labelKind(evaluation.schema(), $(labelCol), probe.classification(),
-        probe.outputs());
-    java.util.List<Row> rows = evaluation.toDF().select($(featuresCol), $(labelCol)).collectAsList();
-    if (rows.isEmpty()) {
-      throw new IllegalArgumentException("the evaluation DataFrame is empty: give held-out rows or no evaluation data");
-    }
-    io.sparkps.ml.data.Minibatches checked = io.sparkps.ml.data.Minibatches.of(rows.iterator(), -1, $(featuresCol),
-        $(labelCol), (int) probe.inputWidth(), kind, (int) probe.outputs());
-    org.apache.spark.broadcast.Broadcast<EvalWorker.Rows> broadcast = org.apache.spark.api.java.JavaSparkContext
-        .fromSparkContext(evaluation.sparkSession().sparkContext())
-        .broadcast(new EvalWorker.Rows(checked.features(), checked.labels(), checked.size()));
-    return new EvalWorker($(networkJson), broadcast, (long) (1000 * (Double) getOrDefault(evalEverySeconds)));
+  /** The listeners to attach to each fit (none after Java deserialization: they stay with the driver's instance). */
+  java.util.List<io.sparkps.spark.ProgressListener> listeners() {
+    return listeners == null ? java.util.List.of() : listeners;
+  }
+
+  /** The Experiment's specs this estimator was made from, for the provenance. */
+  java.util.Map<String, String> experimentRecord() {
+    return experimentRecord;
   }
 
   @Override
@@ -433,9 +380,5 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   /** Loads an estimator saved at {@code path}. */
   public static Dl4jEstimator load(String path) {
     return read().load(path);
-  }
-
-  private int intOf(IntParam p) {
-    return (Integer) getOrDefault(p);
   }
 }

@@ -1,0 +1,95 @@
+package io.sparkps.ml;
+
+import io.sparkps.ml.data.LabelKind;
+import io.sparkps.ml.data.Minibatches;
+import io.sparkps.ps.Consistency;
+import io.sparkps.spark.ClusterSpec;
+import io.sparkps.spark.JobStatus;
+import io.sparkps.spark.ProgressListener;
+import io.sparkps.spark.TaskProgress;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.broadcast.Broadcast;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+
+/**
+ * One {@link Dl4jEstimator#fitAsync} from params to a running job: checks the data against the
+ * network, builds the trainer's settings and the evaluator, launches, and turns the chief's
+ * parameters into the {@link Dl4jModel} with its provenance and summary.
+ */
+final class Fitting {
+  private Fitting() {}
+
+  static FitJob start(Dl4jEstimator e, Dataset<?> dataset, Dataset<?> evaluation) {
+    e.transformSchema(dataset.schema());
+    Net probe = e.probe();
+    String featuresCol = e.getOrDefault(e.featuresCol());
+    String labelCol = e.getOrDefault(e.labelCol());
+    LabelKind kind = Schemas.labelKind(dataset.schema(), labelCol, probe.classification(), probe.outputs());
+    InputChecks.check(dataset, featuresCol, labelCol, probe.inputWidth(), kind, probe.outputs());
+    ClusterSpec spec = ClusterSpec.builder().setNumPs(intOf(e, e.numPs())).setNumWorkers(intOf(e, e.numWorkers()))
+        .optEvaluator(evaluation != null).build();
+    String json = e.getOrDefault(e.networkJson());
+    Dl4jTrainer.Settings settings = new Dl4jTrainer.Settings(json, featuresCol, labelCol,
+        Consistency.valueOf(e.getOrDefault(e.consistency())), intOf(e, e.staleness()), intOf(e, e.epochs()),
+        (Long) e.getOrDefault(e.maxSteps()), intOf(e, e.batchSize()), (Long) e.getOrDefault(e.seed()),
+        e.isDefined(e.checkpointDir()) ? e.getOrDefault(e.checkpointDir()) : null, intOf(e, e.checkpointInterval()));
+    EvalWorker evaluator = evaluation == null ? null : evalWorker(e, evaluation, probe);
+    Dl4jTrainer.Launch launch;
+    try {
+      launch = Dl4jTrainer.launch(dataset.sparkSession(), spec, dataset.toDF(), settings, evaluator);
+    } catch (RuntimeException failure) {
+      if (evaluator != null) {
+        evaluator.release();
+      }
+      throw failure;
+    }
+    if (evaluator != null) {
+      launch.job().addListener(new ProgressListener() {
+        @Override
+        public void onProgress(TaskProgress progress) {}
+
+        @Override
+        public void onEnd(JobStatus status, Throwable failure) {
+          evaluator.release();
+        }
+      });
+    }
+    e.listeners().forEach(launch.job()::addListener);
+    Map<String, String> provenance = new TreeMap<>(Provenance.of(e, dataset.schema(), dataset.sparkSession().version()));
+    provenance.putAll(e.experimentRecord());
+    return new FitJob(launch, result -> {
+      Dl4jModel model = new Dl4jModel(e.uid(), json, result.chief()).withProvenance(provenance)
+          .withSummary(TrainingSummary.of(result));
+      model.set(model.featuresCol(), featuresCol).set(model.predictionCol(), e.getOrDefault(e.predictionCol()))
+          .set(model.probabilityCol(), e.getOrDefault(e.probabilityCol()))
+          .set(model.rawPredictionCol(), e.getOrDefault(e.rawPredictionCol()));
+      return model.setParent(e);
+    });
+  }
+
+  /** The evaluator of {@code evaluation}: its rows checked like training rows, then broadcast. */
+  private static EvalWorker evalWorker(Dl4jEstimator e, Dataset<?> evaluation, Net probe) {
+    e.transformSchema(evaluation.schema());
+    String featuresCol = e.getOrDefault(e.featuresCol());
+    String labelCol = e.getOrDefault(e.labelCol());
+    LabelKind kind = Schemas.labelKind(evaluation.schema(), labelCol, probe.classification(), probe.outputs());
+    List<Row> rows = evaluation.toDF().select(featuresCol, labelCol).collectAsList();
+    if (rows.isEmpty()) {
+      throw new IllegalArgumentException("the evaluation DataFrame is empty: give held-out rows or no evaluation data");
+    }
+    Minibatches checked = Minibatches.of(rows.iterator(), -1, featuresCol, labelCol, (int) probe.inputWidth(), kind,
+        (int) probe.outputs());
+    Broadcast<EvalWorker.Rows> broadcast = JavaSparkContext.fromSparkContext(evaluation.sparkSession().sparkContext())
+        .broadcast(new EvalWorker.Rows(checked.features(), checked.labels(), checked.size()));
+    return new EvalWorker(e.getOrDefault(e.networkJson()), broadcast,
+        (long) (1000 * (Double) e.getOrDefault(e.evalEverySeconds())));
+  }
+
+  private static int intOf(Dl4jEstimator e, org.apache.spark.ml.param.IntParam p) {
+    return (Integer) e.getOrDefault(p);
+  }
+}
