@@ -33,11 +33,16 @@ class YarnIT {
   static Path work;
 
   private static MiniYarn yarn;
+  private static org.apache.hadoop.hdfs.MiniDFSCluster hdfs;
   private static Path data;
 
   @BeforeAll
   static void start() throws Exception {
     yarn = new MiniYarn(work);
+    org.apache.hadoop.conf.Configuration dfs = new org.apache.hadoop.conf.Configuration();
+    dfs.set(org.apache.hadoop.hdfs.MiniDFSCluster.HDFS_MINIDFS_BASEDIR, work.resolve("hdfs").toString());
+    hdfs = new org.apache.hadoop.hdfs.MiniDFSCluster.Builder(dfs).numDataNodes(1).build();
+    hdfs.waitActive();
     data = work.resolve("points.csv");
     Random random = new Random(3);
     List<String> lines = new ArrayList<>(List.of("x,y,label"));
@@ -52,6 +57,9 @@ class YarnIT {
   static void stop() {
     if (yarn != null) {
       yarn.close();
+    }
+    if (hdfs != null) {
+      hdfs.shutdown();
     }
   }
 
@@ -146,11 +154,12 @@ class YarnIT {
         .optEvalSpec(io.sparkps.ml.EvalSpec.builder().optInput(io.sparkps.ml.InputFn.csv(data.toString(), "x", "y"))
             .build())
         .optCluster(2, 1).build();
-    Path output = work.resolve("run-experiment");
-    YarnSubmitter.Builder b = train(output, "cluster").optAppName("sparkps-experiment");
+    // The driver runs in a YARN container: the run directory goes to HDFS.
+    String output = hdfs.getURI() + "/runs/experiment";
+    YarnSubmitter.Builder b = train(work.resolve("unused"), "cluster").optAppName("sparkps-experiment");
     io.sparkps.ml.YarnExperiments.prepare(b, java.util.Map.of(Role.CHIEF, TaskSpec.of(1024, 1, 1), Role.WORKER,
         TaskSpec.of(1024, 1, 1), Role.PS, TaskSpec.of(768, 1, 1), Role.EVALUATOR, TaskSpec.of(768, 1, 1)), experiment,
-        shadedJar(), output.toString(), work.resolve("staging"));
+        shadedJar(), output, work.resolve("staging"));
     YarnSubmitter submitter = b.optLog(work.resolve("experiment.log")).build();
     assertTrue(submitter.dryRun().contains("run-experiment --experiment "), submitter.dryRun());
     submitter.preflight(yarn.conf);
@@ -158,8 +167,15 @@ class YarnIT {
     SparkAppHandle.State state = run.waitFor(Duration.ofMinutes(5));
     String log = Files.readString(work.resolve("experiment.log"));
     assertEquals(SparkAppHandle.State.FINISHED, state, log);
-    assertTrue(Files.exists(output.resolve("summary.json")), "no summary.json; spark-submit said:\n" + log);
-    String summary = Files.readString(output.resolve("summary.json"));
+    org.apache.hadoop.fs.FileSystem fs = hdfs.getFileSystem();
+    org.apache.hadoop.fs.Path runs = new org.apache.hadoop.fs.Path("/runs/experiment");
+    for (String f : List.of("summary.json", "metrics.jsonl", "report.html", "model.dl4j.zip", "model/metadata")) {
+      assertTrue(fs.exists(new org.apache.hadoop.fs.Path(runs, f)), f + " is not in HDFS; spark-submit said:\n" + log);
+    }
+    String summary;
+    try (var in = fs.open(new org.apache.hadoop.fs.Path(runs, "summary.json"))) {
+      summary = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    }
     assertTrue(summary.contains("\"accuracy\"") && summary.contains("experiment.train"), summary);
   }
 

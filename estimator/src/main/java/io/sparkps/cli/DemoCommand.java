@@ -38,12 +38,12 @@ final class DemoCommand implements Callable<Integer> {
 
   @Option(names = "--output", paramLabel = "DIR", defaultValue = "sparkps-demo",
       description = "the run directory (default: ${DEFAULT-VALUE})")
-  Path output;
+  String output;
 
   @Override
   public Integer call() throws Exception {
-    Path dir = TrainingRun.prepare(output, true);
     SparkSession spark = Sessions.get(common.master, common.conf, workers + 2);
+    RunDirectory dir = RunDirectory.prepare(output, true, spark.sparkContext().hadoopConfiguration());
     Dataset<Row> train;
     Dataset<Row> test;
     if (Files.exists(dataset.resolve("train-images-idx3-ubyte.gz"))) {
@@ -73,7 +73,7 @@ final class DemoCommand implements Callable<Integer> {
     var summary = TrainingRun.execute(t.estimator(train), train, test.limit(10_000), dir,
         !common.noProgress && ConsoleProgress.terminal(), SparkPsCli.OUT);
     SparkPsCli.OUT.println(TrainingRun.describe(summary, dir));
-    SparkPsCli.OUT.println("sparkps demo: open " + dir.resolve("report.html") + " for the plots");
+    SparkPsCli.OUT.println("sparkps demo: open " + dir + "/report.html for the plots");
     return SparkPsCli.OK;
   }
 

@@ -2,16 +2,20 @@ package io.sparkps.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sparkps.ml.Dl4jModel;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 
-/** {@code sparkps inspect}: what a run directory or a saved model holds. */
+/** {@code sparkps inspect}: what a run directory or a saved model holds (local or any Hadoop file system). */
 @Command(name = "inspect", mixinStandardHelpOptions = true,
     description = "Show what a run directory or saved model holds: provenance, params, metrics.")
 final class InspectCommand implements Callable<Integer> {
@@ -19,27 +23,35 @@ final class InspectCommand implements Callable<Integer> {
   CommonOptions common = new CommonOptions();
 
   @Parameters(paramLabel = "PATH", description = "a run directory or a saved model")
-  Path path;
+  String path;
 
   @Override
   public Integer call() throws Exception {
-    if (!Files.exists(path)) {
+    Path dir = new Path(path);
+    FileSystem fs = dir.getFileSystem(new Configuration());
+    if (!fs.exists(dir)) {
       throw new UsageException("PATH " + path + ": no such file or directory");
     }
-    Path summary = path.resolve("summary.json");
-    if (Files.isRegularFile(summary)) {
-      JsonNode tree = TrainingRun.JSON.readTree(summary.toFile());
-      SparkPsCli.OUT.println("run directory " + path.toAbsolutePath());
-      SparkPsCli.OUT.println(TrainingRun.JSON.writeValueAsString(tree));
-      long lines;
-      try (var stream = Files.lines(path.resolve("metrics.jsonl"))) {
-        lines = stream.count();
+    Path summary = new Path(dir, "summary.json");
+    if (fs.isFile(summary)) {
+      JsonNode tree;
+      try (var in = fs.open(summary)) {
+        tree = TrainingRun.JSON.readTree(in);
       }
+      long lines = 0;
+      try (BufferedReader r = new BufferedReader(new InputStreamReader(fs.open(new Path(dir, "metrics.jsonl")),
+          StandardCharsets.UTF_8))) {
+        while (r.readLine() != null) {
+          lines++;
+        }
+      }
+      SparkPsCli.OUT.println("run directory " + fs.makeQualified(dir));
+      SparkPsCli.OUT.println(TrainingRun.JSON.writeValueAsString(tree));
       SparkPsCli.OUT.println("metrics.jsonl: " + lines + " reports; report.html, model/, model.dl4j.zip");
       return SparkPsCli.OK;
     }
     Sessions.get(common.master, common.conf, 1);
-    Dl4jModel model = ModelOptions.of(path.toString()).load();
+    Dl4jModel model = ModelOptions.of(path).load();
     Map<String, Object> out = new TreeMap<>();
     out.put("uid", model.uid());
     out.put("classifier", model.isClassifier());
@@ -49,7 +61,7 @@ final class InspectCommand implements Callable<Integer> {
       out.put("trainSeconds", model.summary().elapsed().toMillis() / 1000.0);
       out.put("lastEvaluation", model.summary().lastEvaluation());
     }
-    SparkPsCli.OUT.println("saved model " + path.toAbsolutePath());
+    SparkPsCli.OUT.println("saved model " + fs.makeQualified(dir));
     SparkPsCli.OUT.println(TrainingRun.JSON.writeValueAsString(out));
     return SparkPsCli.OK;
   }

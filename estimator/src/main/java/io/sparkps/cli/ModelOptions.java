@@ -1,8 +1,6 @@
 package io.sparkps.cli;
 
 import io.sparkps.ml.Dl4jModel;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import picocli.CommandLine.Option;
 
 /** {@code --model}: a saved model, or a run directory holding one. */
@@ -18,20 +16,23 @@ final class ModelOptions {
   }
 
   Dl4jModel load() {
-    String path = model;
-    if (!path.contains("://")) {
-      Path p = Path.of(path);
-      if (Files.isDirectory(p.resolve("model"))) {
-        p = p.resolve("model");
+    String uri;
+    try {
+      org.apache.hadoop.fs.Path p = new org.apache.hadoop.fs.Path(model);
+      org.apache.hadoop.fs.FileSystem fs = p.getFileSystem(new org.apache.hadoop.conf.Configuration());
+      if (fs.isDirectory(new org.apache.hadoop.fs.Path(p, "model"))) {
+        p = new org.apache.hadoop.fs.Path(p, "model"); // a run directory
       }
-      if (!Files.isDirectory(p.resolve("metadata"))) {
+      if (!fs.isDirectory(new org.apache.hadoop.fs.Path(p, "metadata"))) {
         throw new UsageException("--model " + model + ": no saved model there (a directory written by "
             + "Dl4jModel.write().save or a run directory)");
       }
-      path = p.toUri().toString();
+      uri = fs.makeQualified(p).toUri().toString();
+    } catch (java.io.IOException e) {
+      throw new UsageException("--model " + model + ": cannot read it (" + e.getMessage() + ")", e);
     }
     try {
-      return Dl4jModel.load(path);
+      return Dl4jModel.load(uri);
     } catch (RuntimeException e) {
       throw new UsageException("--model " + model + ": cannot load it (" + SparkPsCli.firstLine(e.getMessage()) + ")",
           e);

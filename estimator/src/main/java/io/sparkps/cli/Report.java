@@ -3,9 +3,6 @@ package io.sparkps.cli;
 import io.sparkps.spark.Role;
 import io.sparkps.spark.TaskProgress;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -28,8 +25,7 @@ final class Report {
 
   private Report() {}
 
-  static void write(Path file, String title, List<RunRecorder.Event> events, Map<String, Object> summary)
-      throws IOException {
+  static String html(String title, List<RunRecorder.Event> events, Map<String, Object> summary) throws IOException {
     System.setProperty("java.awt.headless", "true");
     StringBuilder html = new StringBuilder();
     html.append("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>").append(escape(title))
@@ -44,7 +40,7 @@ final class Report {
     html.append(chart("Throughput", "seconds", "examples/s", throughput(events)));
     html.append(chart("Progress per worker", "seconds", "step", progress(events)));
     html.append("</body></html>\n");
-    Files.writeString(file, html, StandardCharsets.UTF_8);
+    return html.toString();
   }
 
   private static String table(Map<String, Object> summary) {

@@ -28,7 +28,7 @@ final class RunExperimentCommand implements Callable<Integer> {
   Path file;
 
   @Option(names = "--output", required = true, paramLabel = "DIR", description = "the run directory")
-  Path output;
+  String output;
 
   @Override
   public Integer call() throws Exception {
@@ -43,8 +43,8 @@ final class RunExperimentCommand implements Callable<Integer> {
       throw new UsageException("--experiment " + file + ": not a serialized Experiment this jar can read (" + e
           + "); its InputFns must be classes of this jar or of a jar shipped with it", e);
     }
-    Path dir = TrainingRun.prepare(output, true);
     SparkSession spark = Sessions.get(common.master, common.conf, experiment.numWorkers() + experiment.numPs() + 1);
+    RunDirectory dir = RunDirectory.prepare(output, true, spark.sparkContext().hadoopConfiguration());
     var train = experiment.trainSpec().input().load(spark);
     var eval = experiment.evalSpec() == null || experiment.evalSpec().input() == null ? null
         : experiment.evalSpec().input().load(spark).limit(experiment.evalSpec().maxRows());

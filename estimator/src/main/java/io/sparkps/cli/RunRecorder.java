@@ -9,8 +9,6 @@ import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -32,8 +30,12 @@ final class RunRecorder implements ProgressListener, AutoCloseable {
   private final long t0 = System.nanoTime();
   private final List<Event> events = new ArrayList<>();
 
-  RunRecorder(Path file) throws IOException {
-    this.out = Files.newBufferedWriter(file, StandardCharsets.UTF_8);
+  private final org.apache.hadoop.fs.FSDataOutputStream stream;
+
+  /** A recorder writing to {@code stream} (flushed to readers after every line). */
+  RunRecorder(org.apache.hadoop.fs.FSDataOutputStream stream) {
+    this.stream = stream;
+    this.out = new BufferedWriter(new java.io.OutputStreamWriter(stream, StandardCharsets.UTF_8));
   }
 
   @Override
@@ -57,6 +59,7 @@ final class RunRecorder implements ProgressListener, AutoCloseable {
       out.write(JSON.writeValueAsString(line));
       out.newLine();
       out.flush();
+      stream.hflush();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write metrics.jsonl", e);
     }

@@ -65,7 +65,7 @@ final class TrainCommand implements Callable<Integer> {
 
   @Option(names = "--output", paramLabel = "DIR", defaultValue = "sparkps-run", description = "the run directory "
       + "(default: ${DEFAULT-VALUE})")
-  Path output;
+  String output;
 
   @Option(names = "--overwrite", description = "replace a run already in the run directory")
   boolean overwrite;
@@ -81,8 +81,8 @@ final class TrainCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    Path dir = TrainingRun.prepare(output, overwrite);
     SparkSession spark = Sessions.get(common.master, common.conf, workers + ps + 1);
+    RunDirectory dir = RunDirectory.prepare(output, overwrite, spark.sparkContext().hadoopConfiguration());
     Dataset<Row> train = columns.load(spark, data, "--data", workers);
     Dataset<Row> eval = evalData == null ? null : columns.load(spark, evalData, "--eval-data", workers);
     Dl4jEstimator estimator = estimator(train);

@@ -8,9 +8,6 @@ import io.sparkps.ml.FitJob;
 import io.sparkps.spark.TaskProgress;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -41,23 +38,10 @@ final class TrainingRun {
 
   private TrainingRun() {}
 
-  /** Refuses a run directory that holds a finished run, unless {@code overwrite}; creates it. */
-  static Path prepare(Path dir, boolean overwrite) {
-    if (Files.exists(dir.resolve("summary.json")) && !overwrite) {
-      throw new UsageException("--output " + dir + " holds a run already: choose a new directory or add --overwrite");
-    }
-    try {
-      Files.createDirectories(dir);
-    } catch (IOException e) {
-      throw new UsageException("--output " + dir + ": cannot create it (" + e.getMessage() + ")", e);
-    }
-    return dir.toAbsolutePath();
-  }
-
-  static Map<String, Object> execute(Dl4jEstimator estimator, Dataset<Row> train, Dataset<Row> eval, Path dir,
+  static Map<String, Object> execute(Dl4jEstimator estimator, Dataset<Row> train, Dataset<Row> eval, RunDirectory dir,
       boolean bar, PrintStream out) throws IOException, InterruptedException {
     long t0 = System.nanoTime();
-    RunRecorder recorder = new RunRecorder(dir.resolve("metrics.jsonl"));
+    RunRecorder recorder = new RunRecorder(dir.create("metrics.jsonl"));
     FitJob job;
     try {
       job = estimator.copy(new org.apache.spark.ml.param.ParamMap()).addListener(recorder).fitAsync(train, eval);
@@ -77,8 +61,10 @@ final class TrainingRun {
           .mapToLong(TaskProgress::step).max().orElse(-1));
     }
     double trainSeconds = model.summary().elapsed().toMillis() / 1000.0;
-    model.write().overwrite().save(dir.resolve("model").toUri().toString());
-    ModelSerializer.writeModel(model.network(), dir.resolve("model.dl4j.zip").toFile(), true);
+    model.write().overwrite().save(dir.uri("model"));
+    try (java.io.OutputStream zip = dir.create("model.dl4j.zip")) {
+      ModelSerializer.writeModel(model.network(), zip, true);
+    }
     Map<String, Object> summary = new LinkedHashMap<>();
     summary.put("status", "SUCCEEDED");
     summary.put("runId", job.runId());
@@ -102,18 +88,14 @@ final class TrainingRun {
         "report", "report.html"));
     summary.put("provenance", model.provenance());
     summary.put("wallSeconds", Math.round((System.nanoTime() - t0) / 1e6) / 1000.0);
-    try {
-      JSON.writeValue(dir.resolve("summary.json").toFile(), summary);
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot write summary.json in " + dir, e);
-    }
-    Report.write(dir.resolve("report.html"), "SparkPS run " + job.runId(), recorder.events(), summary);
+    dir.write("summary.json", JSON.writeValueAsString(summary));
+    dir.write("report.html", Report.html("SparkPS run " + job.runId(), recorder.events(), summary));
     return summary;
   }
 
   /** The one line a finished run prints. */
   @SuppressWarnings("unchecked")
-  static String describe(Map<String, Object> summary, Path dir) {
+  static String describe(Map<String, Object> summary, RunDirectory dir) {
     StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "sparkps: trained in %.1f s (%s examples/s)",
         (Double) summary.get("trainSeconds"), summary.get("examplesPerSecond")));
     Object evaluation = summary.get("evaluation");
