@@ -62,18 +62,13 @@ public final class Dl4jTrainer {
 
   /** Starts training; the job's result is the chief's final parameters (and the others' null). */
   public static TrainingJob<float[]> trainAsync(SparkSession spark, ClusterSpec spec, Dataset<Row> data, Settings s) {
-    return trainAsync(spark, spec, data, s, null);
+    return launch(spark, spec, data, s, null).job();
   }
 
   /** A started run and how many steps each worker will take. */
   record Launch(TrainingJob<float[]> job, long totalSteps, int stepsPerEpoch) {}
 
-  /** {@link #trainAsync} with an evaluator (the spec must ask for one) when {@code evaluator} is not null. */
-  static TrainingJob<float[]> trainAsync(SparkSession spark, ClusterSpec spec, Dataset<Row> data, Settings s,
-      EvalWorker evaluator) {
-    return launch(spark, spec, data, s, evaluator).job();
-  }
-
+  /** Starts a run, with an evaluator (the spec must ask for one) when {@code evaluator} is not null. */
   static Launch launch(SparkSession spark, ClusterSpec spec, Dataset<Row> data, Settings s, EvalWorker evaluator) {
     Net probe = Net.fromJson(s.networkJson());
     LabelKind kind = Schemas.labelKind(data.schema(), s.labelCol(), probe.classification(), probe.outputs());
