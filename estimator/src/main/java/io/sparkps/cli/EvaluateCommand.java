@@ -1,11 +1,7 @@
 package io.sparkps.cli;
 
-import io.sparkps.ml.Dl4jModel;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
-import org.apache.spark.sql.SparkSession;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -27,11 +23,8 @@ final class EvaluateCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    SparkSession spark = Sessions.get(common.master, common.conf, 1);
-    Dl4jModel m = model.load();
-    Dataset<Row> frame = columns.load(spark, data, "--data", 2);
-    m.set(m.featuresCol(), columns.featuresCol);
-    Map<String, Double> metrics = Metrics.of(m, frame, columns.labelCol);
+    ModelOptions.Scoring s = model.scoring(common, columns, data);
+    Map<String, Double> metrics = Metrics.of(s.model(), s.frame(), columns.labelCol);
     SparkPsCli.OUT.println(TrainingRun.JSON.writeValueAsString(metrics));
     return SparkPsCli.OK;
   }

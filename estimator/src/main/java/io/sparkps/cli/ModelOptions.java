@@ -9,6 +9,19 @@ final class ModelOptions {
       description = "a saved Dl4jModel, or a run directory (its model/)")
   String model;
 
+  /** A saved model to score {@code data} with: the session, the model (reading {@code columns}' features), the frame. */
+  record Scoring(org.apache.spark.sql.SparkSession spark, Dl4jModel model,
+      org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> frame) {}
+
+  /** Starts the session, loads the model and the data of {@code --data}. */
+  Scoring scoring(CommonOptions common, DataOptions columns, String data) {
+    org.apache.spark.sql.SparkSession spark = Sessions.get(common.master, common.conf, 1);
+    Dl4jModel m = load();
+    org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> frame = columns.load(spark, data, "--data", 2);
+    m.set(m.featuresCol(), columns.featuresCol);
+    return new Scoring(spark, m, frame);
+  }
+
   static ModelOptions of(String path) {
     ModelOptions o = new ModelOptions();
     o.model = path;

@@ -34,10 +34,10 @@ final class PredictCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    SparkSession spark = Sessions.get(common.master, common.conf, 1);
-    Dl4jModel m = model.load();
-    Dataset<Row> frame = columns.load(spark, data, "--data", 2);
-    m.set(m.featuresCol(), columns.featuresCol);
+    ModelOptions.Scoring s = model.scoring(common, columns, data);
+    SparkSession spark = s.spark();
+    Dl4jModel m = s.model();
+    Dataset<Row> frame = s.frame();
     Dataset<Row> predicted = m.transform(frame);
     if (output != null) {
       predicted.write().mode("overwrite").parquet(output);

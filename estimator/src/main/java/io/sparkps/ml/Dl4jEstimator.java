@@ -131,7 +131,7 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
     return featuresCol;
   }
 
-  /** The label column (class index). */
+  /** The label column (class index or one-hot vector for classifiers, number or vector for regressors). */
   public Param<String> labelCol() {
     return labelCol;
   }
@@ -323,7 +323,11 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
 
   @Override
   public StructType transformSchema(StructType schema) {
-    Net net = probe();
+    return transformSchema(schema, probe());
+  }
+
+  /** The output schema for {@code net} (built from networkJson), checking the label column against it. */
+  StructType transformSchema(StructType schema, Net net) {
     Schemas.labelKind(schema, $(labelCol), net.classification(), net.outputs());
     return Schemas.withPredictions(schema, $(featuresCol), outputs(net));
   }

@@ -62,15 +62,18 @@ public final class Dl4jTrainer {
 
   /** Starts training; the job's result is the chief's final parameters (and the others' null). */
   public static TrainingJob<float[]> trainAsync(SparkSession spark, ClusterSpec spec, Dataset<Row> data, Settings s) {
-    return launch(spark, spec, data, s, null).job();
+    return launch(spark, spec, data, s, null, Net.fromJson(s.networkJson())).job();
   }
 
   /** A started run and how many steps each worker will take. */
   record Launch(TrainingJob<float[]> job, long totalSteps, int stepsPerEpoch) {}
 
-  /** Starts a run, with an evaluator (the spec must ask for one) when {@code evaluator} is not null. */
-  static Launch launch(SparkSession spark, ClusterSpec spec, Dataset<Row> data, Settings s, EvalWorker evaluator) {
-    Net probe = Net.fromJson(s.networkJson());
+  /**
+   * Starts a run, with an evaluator (the spec must ask for one) when {@code evaluator} is not null;
+   * {@code probe} is the settings' network, built once on the driver for the checks.
+   */
+  static Launch launch(SparkSession spark, ClusterSpec spec, Dataset<Row> data, Settings s, EvalWorker evaluator,
+      Net probe) {
     LabelKind kind = Schemas.labelKind(data.schema(), s.labelCol(), probe.classification(), probe.outputs());
     if (s.checkpointDir() != null) {
       // A checkpoint of another network or ps count fails here, before launch, not in every attempt.

@@ -24,8 +24,8 @@ final class Fitting {
   private Fitting() {}
 
   static FitJob start(Dl4jEstimator e, Dataset<?> dataset, Dataset<?> evaluation) {
-    e.transformSchema(dataset.schema());
-    Net probe = e.probe();
+    Net probe = e.probe(); // the one network this fit builds on the driver
+    e.transformSchema(dataset.schema(), probe);
     String featuresCol = e.getOrDefault(e.featuresCol());
     String labelCol = e.getOrDefault(e.labelCol());
     LabelKind kind = Schemas.labelKind(dataset.schema(), labelCol, probe.classification(), probe.outputs());
@@ -40,7 +40,7 @@ final class Fitting {
     EvalWorker evaluator = evaluation == null ? null : evalWorker(e, evaluation, probe);
     Dl4jTrainer.Launch launch;
     try {
-      launch = Dl4jTrainer.launch(dataset.sparkSession(), spec, dataset.toDF(), settings, evaluator);
+      launch = Dl4jTrainer.launch(dataset.sparkSession(), spec, dataset.toDF(), settings, evaluator, probe);
     } catch (RuntimeException failure) {
       if (evaluator != null) {
         evaluator.release();
@@ -73,7 +73,7 @@ final class Fitting {
 
   /** The evaluator of {@code evaluation}: its rows checked like training rows, then broadcast. */
   private static EvalWorker evalWorker(Dl4jEstimator e, Dataset<?> evaluation, Net probe) {
-    e.transformSchema(evaluation.schema());
+    e.transformSchema(evaluation.schema(), probe);
     String featuresCol = e.getOrDefault(e.featuresCol());
     String labelCol = e.getOrDefault(e.labelCol());
     LabelKind kind = Schemas.labelKind(evaluation.schema(), labelCol, probe.classification(), probe.outputs());
