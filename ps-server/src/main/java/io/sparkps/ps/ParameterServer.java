@@ -71,11 +71,13 @@ public final class ParameterServer implements AutoCloseable {
     ShardStore store = new ShardStore(config.shardIndex, waiters);
     FloatPool pool = new FloatPool(256L << 20);
     int bulkPort = 0;
+    String localId = "";
     if (config.inProcessName == null) {
       try {
         bulk = new BulkServer(config.host, config.token, new Updates(store), new Reads(store, config.chunkBytes / 4),
             pool, new DefaultThreadFactory(name + "-bulk", true));
         bulkPort = bulk.port();
+        localId = bulk.localId();
       } catch (IOException e) {
         releaseThreads();
         throw new UncheckedIOException("ps " + config.shardIndex + " could not open its bulk port on "
@@ -83,7 +85,7 @@ public final class ParameterServer implements AutoCloseable {
       }
     }
     PsService service = new PsService(store, waiters, pool, config.chunkBytes / 4,
-        config.inProcessName != null, config.maxWait.toMillis(), bulkPort, this::closeInBackground);
+        config.inProcessName != null, config.maxWait.toMillis(), bulkPort, localId, this::closeInBackground);
     var definition = ServerInterceptors.intercept(service.definition(), Auth.server(config.token, "ps " + config.shardIndex));
     try {
       if (config.inProcessName != null) {

@@ -30,6 +30,8 @@ import org.nd4j.linalg.factory.Nd4j;
  * advances it). A client is thread-safe; closing it twice is a no-op.
  */
 public final class PsClient implements AutoCloseable {
+  /** System property that turns same-JVM transfers off when {@code false}; see {@link Builder#optSameJvmTransfers}. */
+  public static final String SAME_JVM_PROPERTY = "sparkps.ps.sameJvmTransfers";
   private final Builder config;
   private final Connections connections;
   private final List<ShardStub> shards;
@@ -39,7 +41,8 @@ public final class PsClient implements AutoCloseable {
 
   private PsClient(Builder config) {
     this.config = config;
-    this.connections = new Connections(config.shards, config.token, config.callTimeout, config.flowControlWindow);
+    this.connections = new Connections(config.shards, config.token, config.callTimeout, config.flowControlWindow,
+        config.sameJvm);
     this.shards = connections.stubs();
     this.catalog = new VariableCatalog(new Placement(shards.size(), config.splitBytes),
         () -> Calls.all(shards, "listVariables", ShardStub::list, config.callTimeout));
@@ -260,6 +263,13 @@ public final class PsClient implements AutoCloseable {
     transfers.setStep(step);
   }
 
+  /** How bulk transfers reach a shard: {@code "same-jvm"}, {@code "tcp"} or {@code "grpc"} (none). */
+  String bulkTransport(int shard) {
+    checkOpen();
+    var bulk = connections.bulk(shard);
+    return bulk == null ? "grpc" : bulk.transport();
+  }
+
   /** The number of shards. */
   public int numShards() {
     return shards.size();
@@ -305,6 +315,7 @@ public final class PsClient implements AutoCloseable {
     private long splitBytes = Placement.DEFAULT_SPLIT_BYTES;
     private int chunkBytes = 1 << 20;
     private int flowControlWindow = 32 << 20;
+    private boolean sameJvm = !"false".equalsIgnoreCase(System.getProperty(SAME_JVM_PROPERTY, "true"));
 
     private Builder() {}
 
@@ -371,6 +382,16 @@ public final class PsClient implements AutoCloseable {
         throw new IllegalArgumentException("flowControlWindow must be >= 65535, got " + bytes);
       }
       this.flowControlWindow = bytes;
+      return this;
+    }
+
+    /**
+     * Whether bulk transfers to a shard in this JVM go through memory instead of its loopback
+     * socket (default true, or the system property {@value PsClient#SAME_JVM_PROPERTY}). Such
+     * shards are found by a random id in their hello reply and must take this client's token.
+     */
+    public Builder optSameJvmTransfers(boolean enabled) {
+      this.sameJvm = enabled;
       return this;
     }
 

@@ -1,6 +1,6 @@
 package io.sparkps.ps;
 
-import io.sparkps.ps.bulk.BulkClient;
+import io.sparkps.ps.bulk.BulkChannel;
 import io.sparkps.ps.grpc.Connections;
 import io.sparkps.ps.grpc.Frame;
 import io.sparkps.ps.grpc.FrameMarshaller;
@@ -158,7 +158,7 @@ final class Transfers {
         return;
       }
       futures.put(stub, CompletableFuture.supplyAsync(() -> {
-        BulkClient bulk = connections.bulk(shard);
+        BulkChannel bulk = connections.bulk(shard);
         if (bulk == null) {
           return stub.update(TensorCodec.frames(template, list, chunkBytes)).join();
         }
@@ -276,7 +276,7 @@ final class Transfers {
       }
       boolean awaitFirst = !noWait && request.getItemsList().stream().anyMatch(i -> mayWait.test(i.getName()));
       futures.put(stub, CompletableFuture.supplyAsync(() -> {
-        BulkClient bulk = connections.bulk(shard);
+        BulkChannel bulk = connections.bulk(shard);
         if (bulk == null) {
           return stub.pull(request, sink, wait).join();
         }

@@ -9,15 +9,22 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 
-/** The real transport: Netty on loopback, tensors far above gRPC's 4 MiB message limit. */
+/**
+ * The real transport: Netty on loopback, tensors far above gRPC's 4 MiB message limit; bulk data
+ * over the shards' sockets, and through memory where client and shard share the JVM.
+ */
 class NettyTransportTest {
-  @Test
-  void assignAndPull_24MiBVariableOverTwoShards_roundTripsExactly() {
-    try (TestCluster cluster = TestCluster.netty(2); PsClient c = cluster.client(0)) {
+  @ParameterizedTest(name = "same JVM transfers: {0}")
+  @ValueSource(booleans = {false, true})
+  void assignAndPull_24MiBVariableOverTwoShards_roundTripsExactly(boolean sameJvm) {
+    try (TestCluster cluster = TestCluster.netty(2, sameJvm); PsClient c = cluster.client(0)) {
+      assertEquals(sameJvm ? "same-jvm" : "tcp", c.bulkTransport(1));
       c.create(VariableSpec.of("big", 3000, 2048));
       c.initializeAll();
       INDArray values = Nd4j.rand(DataType.FLOAT, 3000, 2048);
@@ -31,9 +38,10 @@ class NettyTransportTest {
     }
   }
 
-  @Test
-  void bulkPush_withNaN_isRejectedByTheShardAndNothingChanges() {
-    try (TestCluster cluster = TestCluster.netty(1); PsClient c = cluster.client(0)) {
+  @ParameterizedTest(name = "same JVM transfers: {0}")
+  @ValueSource(booleans = {false, true})
+  void bulkPush_withNaN_isRejectedByTheShardAndNothingChanges(boolean sameJvm) {
+    try (TestCluster cluster = TestCluster.netty(1, sameJvm); PsClient c = cluster.client(0)) {
       c.create(VariableSpec.builder().setName("w").setShape(1024, 1024).optInitializer(Initializer.constant(1)).build());
       c.initializeAll();
       INDArray g = Nd4j.ones(DataType.FLOAT, 1024, 1024);
@@ -49,9 +57,11 @@ class NettyTransportTest {
     }
   }
 
-  @Test
-  void syncOverBulk_pullsWaitForTheOtherWorker() throws Exception {
-    try (TestCluster cluster = TestCluster.netty(2); PsClient w0 = cluster.client(0); PsClient w1 = cluster.client(1)) {
+  @ParameterizedTest(name = "same JVM transfers: {0}")
+  @ValueSource(booleans = {false, true})
+  void syncOverBulk_pullsWaitForTheOtherWorker(boolean sameJvm) throws Exception {
+    try (TestCluster cluster = TestCluster.netty(2, sameJvm); PsClient w0 = cluster.client(0);
+        PsClient w1 = cluster.client(1)) {
       VariableSpec spec = VariableSpec.builder().setName("big").setShape(2048, 1024).optGroup("sync")
           .optOptimizer(OptimizerConfig.sgd(1)).build();
       for (PsClient c : List.of(w0, w1)) {
@@ -70,6 +80,20 @@ class NettyTransportTest {
       INDArray step1 = next.get(30, java.util.concurrent.TimeUnit.SECONDS);
       assertEquals(-2.0, step1.getDouble(2047, 1023), 0, "one SGD step with the average of 1 and 3");
       assertEquals(-2.0 * 2048 * 1024, step1.sumNumber().doubleValue(), 1);
+    }
+  }
+
+  @Test
+  void sameJvmTransfers_toAStoppedShard_failNamingIt() {
+    try (TestCluster cluster = TestCluster.netty(1, true); PsClient c = cluster.client(0)) {
+      c.create(VariableSpec.of("w", 1024, 1024));
+      c.initializeAll();
+      INDArray g = Nd4j.ones(DataType.FLOAT, 1024, 1024);
+      c.push(Map.of("w", g));
+      assertEquals("same-jvm", c.bulkTransport(0));
+      cluster.servers.get(0).close();
+      RuntimeException e = assertThrows(RuntimeException.class, () -> c.push(Map.of("w", g)));
+      assertTrue(e.getMessage().contains("ps 0"), e.getMessage());
     }
   }
 

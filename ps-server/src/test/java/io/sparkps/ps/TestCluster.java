@@ -9,6 +9,7 @@ final class TestCluster implements AutoCloseable {
   final PsToken token = PsToken.generate();
   final List<ParameterServer> servers = new ArrayList<>();
   private final List<PsClient> clients = new ArrayList<>();
+  private boolean sameJvm;
 
   static TestCluster inProcess(int shards) {
     TestCluster c = new TestCluster();
@@ -20,8 +21,15 @@ final class TestCluster implements AutoCloseable {
     return c;
   }
 
+  /** Shards on loopback sockets; clients move bulk data over the sockets too. */
   static TestCluster netty(int shards) {
+    return netty(shards, false);
+  }
+
+  /** Shards on loopback sockets; with {@code sameJvm}, clients move bulk data through memory. */
+  static TestCluster netty(int shards, boolean sameJvm) {
     TestCluster c = new TestCluster();
+    c.sameJvm = sameJvm;
     for (int i = 0; i < shards; i++) {
       c.servers.add(ParameterServer.builder().setShardIndex(i).setToken(c.token).optThreads(2).build().start());
     }
@@ -33,7 +41,8 @@ final class TestCluster implements AutoCloseable {
   }
 
   PsClient client(int worker) {
-    return client(PsClient.builder().setShards(addresses()).setToken(token).optWorker(worker));
+    return client(PsClient.builder().setShards(addresses()).setToken(token).optWorker(worker)
+        .optSameJvmTransfers(sameJvm));
   }
 
   PsClient client(PsClient.Builder builder) {

@@ -26,7 +26,7 @@ import java.util.function.Function;
  * Every request is bounded: a timer closes its connection when the deadline passes. Failures are
  * thrown as gRPC {@link io.grpc.StatusRuntimeException}s so the client maps them in one place.
  */
-public final class BulkClient implements AutoCloseable {
+public final class BulkClient implements BulkChannel {
   private final InetSocketAddress address;
   private final byte[] token;
   private final Duration timeout;
@@ -43,6 +43,7 @@ public final class BulkClient implements AutoCloseable {
   }
 
   /** Sends an update whose payload is {@code parts} (little-endian floats), written straight from them. */
+  @Override
   public UpdateReply update(FrameHeader header, List<ByteBuffer> parts) {
     return call(ch -> {
       long bytes = 0;
@@ -58,6 +59,7 @@ public final class BulkClient implements AutoCloseable {
   }
 
   /** Reads without waiting; each segment's bytes go straight into {@code target.apply(segment)}. */
+  @Override
   public FrameHeader read(PullRequest request, Function<Segment, ByteBuffer> target) {
     return call(ch -> {
       BulkWire.writeFully(ch, request(BulkWire.READ, request.toByteArray(), 0));
@@ -166,6 +168,11 @@ public final class BulkClient implements AutoCloseable {
     } catch (IOException e) {
       // nothing left to release
     }
+  }
+
+  @Override
+  public String transport() {
+    return "tcp";
   }
 
   /** Closes every pooled connection; idempotent. */

@@ -5,10 +5,8 @@ import io.sparkps.ps.PsToken;
 import io.sparkps.ps.grpc.StatusMapping;
 import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.PullRequest;
-import io.sparkps.ps.server.FiniteCheck;
 import io.sparkps.ps.server.FloatPool;
 import io.sparkps.ps.server.FloatRange;
-import io.sparkps.ps.server.Payload;
 import io.sparkps.ps.server.Reads;
 import io.sparkps.ps.server.Updates;
 import java.io.IOException;
@@ -18,7 +16,6 @@ import java.nio.ByteOrder;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.security.MessageDigest;
-import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadFactory;
@@ -32,9 +29,8 @@ public final class BulkServer implements AutoCloseable {
   private static final int CHUNK = 256 << 10;
   private final ServerSocketChannel server;
   private final byte[] token;
-  private final Updates updates;
-  private final Reads reads;
-  private final FloatPool pool;
+  private final ShardAccess access;
+  private final String localId;
   private final ThreadFactory threads;
   private final Set<SocketChannel> open = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
@@ -44,11 +40,15 @@ public final class BulkServer implements AutoCloseable {
       ThreadFactory threads) throws IOException {
     this.server = ServerSocketChannel.open().bind(new InetSocketAddress(host, 0));
     this.token = token.secret().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-    this.updates = updates;
-    this.reads = reads;
-    this.pool = pool;
+    this.access = new ShardAccess(updates, reads, pool);
+    this.localId = LocalShards.register(this.token, access);
     this.threads = threads;
     threads.newThread(this::acceptLoop).start();
+  }
+
+  /** The key under which clients in this JVM find the shard ({@link LocalBulk}). */
+  public String localId() {
+    return localId;
   }
 
   /** The bound port. */
@@ -131,27 +131,12 @@ public final class BulkServer implements AutoCloseable {
       if (payloadBytes % 4 != 0 || payloadBytes > Integer.MAX_VALUE) {
         throw new IOException("bulk payload of " + payloadBytes + " bytes is not a float32 array");
       }
-      int n = (int) (payloadBytes / 4);
-      float[] data = pool.take(n);
-      try {
-        int firstBad = -1;
-        for (int done = 0; done < n; ) {
-          int k = Math.min(n - done, buffer.capacity() / 4);
-          buffer.clear().limit(k * 4);
-          BulkWire.readFully(ch, buffer);
-          buffer.flip();
-          buffer.asFloatBuffer().get(data, done, k);
-          if (firstBad < 0) {
-            int bad = FiniteCheck.firstNonFinite(data, done, k);
-            firstBad = bad < 0 ? -1 : done + bad;
-          }
-          done += k;
-        }
-        int checked = firstBad;
-        respond(() -> updates.apply(List.of(new Payload(header, data, n, checked))).toByteArray());
-      } finally {
-        pool.give(data);
-      }
+      respond(() -> access.update(header, (int) (payloadBytes / 4), buffer.capacity() / 4, (dst, at, count) -> {
+        buffer.clear().limit(count * 4);
+        BulkWire.readFully(ch, buffer);
+        buffer.flip();
+        buffer.asFloatBuffer().get(dst, at, count);
+      }).toByteArray());
     }
 
     private void read(PullRequest request) throws IOException {
@@ -160,9 +145,8 @@ public final class BulkServer implements AutoCloseable {
       byte[] failure = null;
       int code = 0;
       try {
-        reads.validate(request);
         buffer.clear();
-        reads.read(request, (frame, parts) -> {
+        access.read(request, (frame, parts) -> {
           all.addAllSegments(frame.getSegmentsList());
           for (FloatRange r : parts) {
             ensure(bytes[0] + 4L * r.length());
@@ -213,13 +197,15 @@ public final class BulkServer implements AutoCloseable {
   }
 
   private interface ReplySupplier {
-    byte[] get();
+    byte[] get() throws IOException;
   }
 
   /** Stops accepting and closes every connection. */
   @Override
   public void close() {
     closed = true;
+    LocalShards.unregister(localId);
+    access.close();
     try {
       server.close();
     } catch (IOException e) {

@@ -9,7 +9,9 @@ import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import io.grpc.Status;
 import io.sparkps.ps.PsToken;
+import io.sparkps.ps.bulk.BulkChannel;
 import io.sparkps.ps.bulk.BulkClient;
+import io.sparkps.ps.bulk.LocalBulk;
 import io.sparkps.ps.grpc.proto.HelloReply;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,16 +38,20 @@ public final class Connections implements AutoCloseable {
   private final PsToken token;
   private final Duration callTimeout;
   private final ScheduledExecutorService timer;
-  private final Map<Integer, Optional<BulkClient>> bulk = new ConcurrentHashMap<>();
+  private final Map<Integer, Optional<BulkChannel>> bulk = new ConcurrentHashMap<>();
   private final List<ShardStub> stubs = new ArrayList<>();
   private final ExecutorService executor;
   private final EventLoopGroup eventLoops;
+  private final boolean sameJvm;
 
   /**
    * Channels to {@code addresses} ({@code host:port} or {@code inprocess:name}), index i being
-   * shard i, each call carrying {@code token}.
+   * shard i, each call carrying {@code token}; bulk transfers to shards in this JVM go through
+   * memory when {@code sameJvm} is set.
    */
-  public Connections(List<String> addresses, PsToken token, Duration callTimeout, int flowControlWindow) {
+  public Connections(List<String> addresses, PsToken token, Duration callTimeout, int flowControlWindow,
+      boolean sameJvm) {
+    this.sameJvm = sameJvm;
     this.addresses = List.copyOf(addresses);
     this.token = token;
     this.callTimeout = callTimeout;
@@ -87,14 +93,15 @@ public final class Connections implements AutoCloseable {
   }
 
   /**
-   * The bulk client of a shard, or null when it has none (in process). Asks the shard once, and
-   * checks that it is the shard the address list says it is.
+   * The bulk channel of a shard, or null when it has none (in process): through memory when the
+   * shard runs in this JVM (and {@code sameJvm} is on), else over its bulk port. Asks the shard
+   * once, and checks that it is the shard the address list says it is.
    */
-  public BulkClient bulk(int shard) {
+  public BulkChannel bulk(int shard) {
     return bulk.computeIfAbsent(shard, this::openBulk).orElse(null);
   }
 
-  private Optional<BulkClient> openBulk(int shard) {
+  private Optional<BulkChannel> openBulk(int shard) {
     String address = addresses.get(shard);
     if (address.startsWith(IN_PROCESS)) {
       return Optional.empty();
@@ -118,6 +125,12 @@ public final class Connections implements AutoCloseable {
     if (hello.getBulkPort() == 0) {
       return Optional.empty();
     }
+    if (sameJvm) {
+      Optional<BulkChannel> local = LocalBulk.find(hello.getLocalId(), token, "ps " + shard + " at " + address);
+      if (local.isPresent()) {
+        return local;
+      }
+    }
     String host = address.substring(0, address.lastIndexOf(':'));
     return Optional.of(new BulkClient(host, hello.getBulkPort(), token, callTimeout, timer));
   }
@@ -140,7 +153,7 @@ public final class Connections implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    bulk.values().forEach(b -> b.ifPresent(BulkClient::close));
+    bulk.values().forEach(b -> b.ifPresent(BulkChannel::close));
     executor.shutdownNow();
     timer.shutdownNow();
     if (eventLoops != null) {

@@ -51,14 +51,16 @@ public final class PsService {
   private final Runnable onShutdown;
   private final String name;
   private final int bulkPort;
+  private final String localId;
 
   /**
    * A service over {@code store}. {@code copyPayloads} must be set for in-process transports,
    * which hand frames over without serializing them.
    */
   public PsService(ShardStore store, Waiters waiters, FloatPool pool, int maxFrameFloats,
-      boolean copyPayloads, long maxWaitMs, int bulkPort, Runnable onShutdown) {
+      boolean copyPayloads, long maxWaitMs, int bulkPort, String localId, Runnable onShutdown) {
     this.bulkPort = bulkPort;
+    this.localId = localId;
     this.store = store;
     this.updates = new Updates(store);
     this.reads = new Reads(store, maxFrameFloats);
@@ -89,7 +91,7 @@ public final class PsService {
         .addMethod(PsMethods.AWAIT_READABLE, ServerCalls.asyncUnaryCall(this::awaitReadable))
         .addMethod(PsMethods.HELLO, ServerCalls.asyncUnaryCall((HelloRequest r, StreamObserver<HelloReply> o) ->
             reply(o, () -> HelloReply.newBuilder().setShard(store.shardIndex()).setBulkPort(bulkPort)
-                .setBulkVersion(1).build())))
+                .setBulkVersion(1).setLocalId(localId).build())))
         .addMethod(PsMethods.ECHO, ServerCalls.asyncUnaryCall((r, o) -> reply(o, () -> r)))
         .addMethod(PsMethods.SHUTDOWN, ServerCalls.asyncUnaryCall((r, o) -> {
           reply(o, ShutdownReply::getDefaultInstance);

@@ -165,8 +165,9 @@ public final class TransportBenchmark {
       for (int i = 0; i < shards; i++) {
         servers.add(ParameterServer.builder().setShardIndex(i).setToken(token).build().start());
       }
+      // the socket path: one JVM holds client and servers here, which would otherwise move bulk data through memory
       client = PsClient.builder().setShards(servers.stream().map(ParameterServer::address).toList())
-          .setToken(token).build();
+          .setToken(token).optSameJvmTransfers(false).build();
       for (int mib : SIZES_MIB) {
         long rows = (mib << 20) / 4 / 1024;
         client.create(VariableSpec.of(name(mib), rows, 1024));

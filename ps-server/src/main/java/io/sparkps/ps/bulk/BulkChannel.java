@@ -1,0 +1,29 @@
+package io.sparkps.ps.bulk;
+
+import io.sparkps.ps.grpc.proto.FrameHeader;
+import io.sparkps.ps.grpc.proto.PullRequest;
+import io.sparkps.ps.grpc.proto.Segment;
+import io.sparkps.ps.grpc.proto.UpdateReply;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * A client's bulk data plane to one shard: over the shard's bulk port ({@link BulkClient}), or
+ * through memory when the shard runs in the client's own JVM ({@link LocalBulk}). Failures are
+ * thrown as gRPC {@link io.grpc.StatusRuntimeException}s either way.
+ */
+public interface BulkChannel extends AutoCloseable {
+  /** Sends an update whose payload is {@code parts} (little-endian floats). */
+  UpdateReply update(FrameHeader header, List<ByteBuffer> parts);
+
+  /** Reads without waiting; each segment's floats go into {@code target.apply(segment)}. */
+  FrameHeader read(PullRequest request, Function<Segment, ByteBuffer> target);
+
+  /** How the bytes travel, for diagnostics: {@code "tcp"} or {@code "same-jvm"}. */
+  String transport();
+
+  /** Releases the channel's connections; idempotent. */
+  @Override
+  void close();
+}
