@@ -8,11 +8,9 @@ import io.sparkps.spark.RunResult;
 import io.sparkps.spark.TrainingCluster;
 import io.sparkps.spark.TrainingJob;
 import java.io.Serializable;
-import java.util.List;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.functions;
 import org.deeplearning4j.nn.api.Model;
 
 /**
@@ -80,18 +78,16 @@ public final class Dl4jTrainer {
       Checkpoints.latest(s.checkpointDir()).ifPresent(marker -> Checkpoints.checkFits(s.checkpointDir(), marker,
           NetworkVariables.of(probe, null), spec.numPs()));
     }
-    // Rows per partition, in one cheap job: data in one non-empty partition per worker is trained
-    // on where it is; anything else is spread evenly over the workers first (a shuffle).
-    List<Row> counts = data.groupBy(functions.spark_partition_id().as("p")).count().collectAsList();
-    long rows = counts.stream().mapToLong(r -> r.getLong(1)).sum();
-    if (rows == 0) {
-      throw new IllegalArgumentException("the DataFrame is empty: there is nothing to train on");
-    }
+    // One cheap job checks the data and counts rows per partition: data in one non-empty partition
+    // per worker is trained on where it is; anything else is spread evenly over the workers first.
+    InputChecks.Partitions partitions = InputChecks.check(data, s.featuresCol(), s.labelCol(), probe.inputWidth(), kind,
+        probe.outputs());
+    long rows = partitions.total();
     if (rows < spec.numWorkers()) {
       throw new IllegalArgumentException("the DataFrame has " + rows + " rows for " + spec.numWorkers() + " workers: "
           + "every worker needs at least one row; use fewer workers");
     }
-    if (data.rdd().getNumPartitions() != spec.numWorkers() || counts.size() != spec.numWorkers()) {
+    if (partitions.rows().length != spec.numWorkers() || partitions.nonEmpty() != spec.numWorkers()) {
       data = data.repartition(spec.numWorkers());
     }
     int stepsPerEpoch = (int) Math.max(1, rows / ((long) spec.numWorkers() * s.batchSize()));

@@ -28,8 +28,6 @@ final class Fitting {
     e.transformSchema(dataset.schema(), probe);
     String featuresCol = e.getOrDefault(e.featuresCol());
     String labelCol = e.getOrDefault(e.labelCol());
-    LabelKind kind = Schemas.labelKind(dataset.schema(), labelCol, probe.classification(), probe.outputs());
-    InputChecks.check(dataset, featuresCol, labelCol, probe.inputWidth(), kind, probe.outputs());
     ClusterSpec spec = ClusterSpec.builder().setNumPs(intOf(e, e.numPs())).setNumWorkers(intOf(e, e.numWorkers()))
         .optEvaluator(evaluation != null).build();
     String json = e.getOrDefault(e.networkJson());

@@ -1,58 +1,124 @@
 package io.sparkps.ml;
 
 import static org.apache.spark.sql.functions.col;
-import static org.apache.spark.sql.functions.max;
-import static org.apache.spark.sql.functions.min;
 
 import io.sparkps.ml.data.LabelKind;
+import java.io.Serializable;
+import java.util.Iterator;
 import java.util.List;
+import org.apache.spark.api.java.function.Function2;
 import org.apache.spark.ml.linalg.Vector;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 
 /**
- * What can be known about the data before launch, checked on the driver with cheap Spark jobs:
- * the DataFrame is not empty, the features fit the network's input, labels are present and fit
- * its output. Row-level problems further in are caught by each worker with the row's partition
- * and offset.
+ * What can be known about the data before launch, checked on the driver with two cheap Spark jobs
+ * (the first row's features; per partition over the label column alone: rows, nulls, range or
+ * first width): the DataFrame is not empty, the features fit the network's input, labels are
+ * present and fit its output. Row-level problems further in are caught by each worker with the
+ * row's partition and offset.
  */
 final class InputChecks {
   private InputChecks() {}
 
-  static void check(Dataset<?> data, String featuresCol, String labelCol, long inputs, LabelKind kind, long outputs) {
+  /** Rows in each partition of the data, by partition index (the launch decides from them whether to shuffle). */
+  record Partitions(long[] rows) {
+    long total() {
+      long n = 0;
+      for (long r : rows) {
+        n += r;
+      }
+      return n;
+    }
+
+    long nonEmpty() {
+      long n = 0;
+      for (long r : rows) {
+        n += r > 0 ? 1 : 0;
+      }
+      return n;
+    }
+  }
+
+  /** One partition's label column: rows, nulls, smallest and largest number, width of the first value. */
+  private record LabelStats(int partition, long rows, long nulls, double lo, double hi, long firstWidth)
+      implements Serializable {}
+
+  static Partitions check(Dataset<?> data, String featuresCol, String labelCol, long inputs, LabelKind kind,
+      long outputs) {
     List<Row> first = data.toDF().select(featuresCol).limit(1).collectAsList();
     if (first.isEmpty()) {
       throw new IllegalArgumentException("the DataFrame is empty: there is nothing to train on");
     }
-    Object features = first.get(0).get(0);
-    long size = features instanceof Vector v ? v.size()
-        : features instanceof scala.collection.Seq<?> s ? s.size() : -1;
+    long size = width(first.get(0).get(0));
     if (size != inputs) {
       throw new IllegalArgumentException("column '" + featuresCol + "' has " + size + " values in its first row but the "
           + "network's first layer takes " + inputs + ": fix nIn of the first layer or the features");
     }
-    long nulls = data.toDF().filter(col(labelCol).isNull()).count();
+    List<LabelStats> stats = data.toDF().select(col(labelCol)).javaRDD()
+        .mapPartitionsWithIndex(new Scan(), false).collect();
+    long[] rows = new long[stats.size()];
+    long nulls = 0;
+    double lo = Double.POSITIVE_INFINITY;
+    double hi = Double.NEGATIVE_INFINITY;
+    long firstWidth = -1;
+    for (LabelStats s : stats) {
+      rows[s.partition()] = s.rows();
+      nulls += s.nulls();
+      lo = Math.min(lo, s.lo());
+      hi = Math.max(hi, s.hi());
+      firstWidth = firstWidth < 0 ? s.firstWidth() : firstWidth;
+    }
     if (nulls > 0) {
       throw new IllegalArgumentException("column '" + labelCol + "' is null in " + nulls + " rows: drop or fill them first");
     }
     if (kind != LabelKind.CLASS_INDEX) {
       // The first row's width here; every row's width and values where the workers read them.
-      Object label = data.toDF().select(labelCol).limit(1).collectAsList().get(0).get(0);
-      long width = label instanceof Vector v ? v.size() : label instanceof scala.collection.Seq<?> s ? s.size() : 1;
-      if (width != outputs) {
-        throw new IllegalArgumentException("column '" + labelCol + "' has " + width + " values in its first row but the "
-            + "output layer has " + outputs + " units: fix nOut of the output layer or the labels");
+      if (firstWidth != outputs) {
+        throw new IllegalArgumentException("column '" + labelCol + "' has " + firstWidth + " values in its first row "
+            + "but the output layer has " + outputs + " units: fix nOut of the output layer or the labels");
       }
-      return;
-    }
-    long classes = outputs;
-    Row range = data.toDF().agg(min(col(labelCol)), max(col(labelCol))).head();
-    double lo = ((Number) range.get(0)).doubleValue();
-    double hi = ((Number) range.get(1)).doubleValue();
-    if (lo < 0 || hi >= classes) {
+    } else if (lo < 0 || hi >= outputs) {
       throw new IllegalArgumentException("column '" + labelCol + "' ranges over [" + lo + ", " + hi + "] but the output "
-          + "layer has " + classes + " classes: labels must be class indexes in [0, " + classes + ")"
+          + "layer has " + outputs + " classes: labels must be class indexes in [0, " + outputs + ")"
           + " (use a StringIndexer, or give the output layer more units)");
+    }
+    return new Partitions(rows);
+  }
+
+  private static long width(Object value) {
+    return value instanceof Vector v ? v.size() : value instanceof scala.collection.Seq<?> s ? s.size()
+        : value instanceof Number ? 1 : -1;
+  }
+
+  /** Scans one partition's label column. */
+  private static final class Scan implements Function2<Integer, Iterator<Row>, Iterator<LabelStats>> {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public Iterator<LabelStats> call(Integer partition, Iterator<Row> labels) {
+      long rows = 0;
+      long nulls = 0;
+      double lo = Double.POSITIVE_INFINITY;
+      double hi = Double.NEGATIVE_INFINITY;
+      long firstWidth = -1;
+      while (labels.hasNext()) {
+        Row r = labels.next();
+        rows++;
+        if (r.isNullAt(0)) {
+          nulls++;
+          continue;
+        }
+        Object value = r.get(0);
+        if (firstWidth < 0) {
+          firstWidth = width(value);
+        }
+        if (value instanceof Number n) {
+          lo = Math.min(lo, n.doubleValue());
+          hi = Math.max(hi, n.doubleValue());
+        }
+      }
+      return List.of(new LabelStats(partition, rows, nulls, lo, hi, firstWidth)).iterator();
     }
   }
 }
