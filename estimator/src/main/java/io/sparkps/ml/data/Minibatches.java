@@ -1,10 +1,13 @@
 package io.sparkps.ml.data;
 
+import java.nio.ByteOrder;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Random;
 import org.apache.spark.ml.linalg.Vector;
 import org.apache.spark.sql.Row;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
 
@@ -38,14 +41,28 @@ public final class Minibatches {
     FloatBuffer features = new FloatBuffer();
     FloatBuffer labels = new FloatBuffer();
     int offset = 0;
+    int featuresAt = -1;
+    int labelAt = -1;
     while (data.hasNext()) {
       Row row = data.next();
-      String where = "row " + offset + " of partition " + partition;
-      appendFeatures(features, row, featuresCol, width, where);
-      appendLabel(labels, row, labelCol, kind, outputs, where);
+      if (featuresAt < 0) {
+        featuresAt = row.fieldIndex(featuresCol);
+        labelAt = row.fieldIndex(labelCol);
+      }
+      Where where = new Where(offset, partition);
+      appendFeatures(features, row.get(featuresAt), featuresCol, width, where);
+      appendLabel(labels, row.get(labelAt), labelCol, kind, outputs, where);
       offset++;
     }
     return new Minibatches(features.toArray(), labels.toArray(), offset, width, outputs);
+  }
+
+  /** A row's place, for messages (built into text only when one is needed). */
+  private record Where(int offset, int partition) {
+    @Override
+    public String toString() {
+      return "row " + offset + " of partition " + partition;
+    }
   }
 
   /** {@link #of(Iterator, int, String, String, int, LabelKind, int)} with class-index labels. */
@@ -54,8 +71,7 @@ public final class Minibatches {
     return of(data, partition, featuresCol, labelCol, width, LabelKind.CLASS_INDEX, classes);
   }
 
-  private static void appendFeatures(FloatBuffer out, Row row, String col, int width, String where) {
-    Object value = row.get(row.fieldIndex(col));
+  private static void appendFeatures(FloatBuffer out, Object value, String col, int width, Where where) {
     if (value == null) {
       throw new IllegalArgumentException("column '" + col + "' is null in " + where + ": drop or fill such rows first");
     }
@@ -65,27 +81,37 @@ public final class Minibatches {
     }
     double[] values = numbers(value, col, where);
     check(col, values.length, width, where);
-    for (double d : values) {
-      out.add(finite(col, d, where));
+    float[] a = out.reserve(values.length);
+    int at = out.size();
+    for (int i = 0; i < values.length; i++) {
+      a[at + i] = (float) values[i];
     }
+    for (int i = 0; i < values.length; i++) {
+      // NaN and infinity survive the cast, so one branch-light pass over the floats finds them
+      if (!Float.isFinite(a[at + i])) {
+        finite(col, values[i], where);
+        throw new IllegalArgumentException("column '" + col + "' holds " + values[i] + " in " + where
+            + ", beyond the float32 range the network computes in: scale the features first");
+      }
+    }
+    out.advance(values.length);
   }
 
-  private static void check(String col, int size, int width, String where) {
+  private static void check(String col, int size, int width, Where where) {
     if (size != width) {
       throw new IllegalArgumentException("column '" + col + "' has " + size + " values in " + where + " but the network "
           + "takes " + width + ": every feature vector must have the network's input size");
     }
   }
 
-  private static float finite(String col, double d, String where) {
+  private static float finite(String col, double d, Where where) {
     if (!Double.isFinite(d)) {
       throw new IllegalArgumentException("column '" + col + "' holds " + d + " in " + where + ": clean or impute it first");
     }
     return (float) d;
   }
 
-  private static void appendLabel(FloatBuffer out, Row row, String col, LabelKind kind, int outputs, String where) {
-    Object value = row.get(row.fieldIndex(col));
+  private static void appendLabel(FloatBuffer out, Object value, String col, LabelKind kind, int outputs, Where where) {
     if (value == null) {
       throw new IllegalArgumentException("column '" + col + "' is null in " + where + ": drop or fill such rows first");
     }
@@ -125,7 +151,7 @@ public final class Minibatches {
     }
   }
 
-  private static double[] numbers(Object value, String col, String where) {
+  private static double[] numbers(Object value, String col, Where where) {
     if (value instanceof Number n) {
       return new double[] {n.doubleValue()};
     }
@@ -201,19 +227,25 @@ public final class Minibatches {
 
       @Override
       public DataSet next() {
-        float[] x = new float[batchSize * width];
-        float[] y = new float[batchSize * outputs];
+        INDArray x = Nd4j.createUninitialized(DataType.FLOAT, new long[] {batchSize, width}, 'c');
+        INDArray y = Nd4j.createUninitialized(DataType.FLOAT, new long[] {batchSize, outputs}, 'c');
+        java.nio.FloatBuffer xs = floats(x);
+        java.nio.FloatBuffer ys = floats(y);
         for (int b = 0; b < batchSize; b++) {
           int r = order[next];
           next = (next + 1) % rows;
-          System.arraycopy(features, r * width, x, b * width, width);
-          System.arraycopy(labels, r * outputs, y, b * outputs, outputs);
+          xs.put(features, r * width, width);
+          ys.put(labels, r * outputs, outputs);
         }
         step++;
-        return new DataSet(Nd4j.create(x, new long[] {batchSize, width}, 'c'),
-            Nd4j.create(y, new long[] {batchSize, outputs}, 'c'));
+        return new DataSet(x, y);
       }
     };
+  }
+
+  /** The array's own memory as floats (written in bulk, not element by element). */
+  private static java.nio.FloatBuffer floats(INDArray a) {
+    return a.data().asNio().order(ByteOrder.nativeOrder()).asFloatBuffer();
   }
 
   /** A growable float array. */
@@ -222,10 +254,23 @@ public final class Minibatches {
     private int n;
 
     void add(float v) {
-      if (n == a.length) {
-        a = java.util.Arrays.copyOf(a, a.length * 2);
+      reserve(1)[n++] = v;
+    }
+
+    /** The backing array, with room for {@code more} values after {@link #size()}. */
+    float[] reserve(int more) {
+      if (n + more > a.length) {
+        a = java.util.Arrays.copyOf(a, Math.max(a.length * 2, n + more));
       }
-      a[n++] = v;
+      return a;
+    }
+
+    int size() {
+      return n;
+    }
+
+    void advance(int count) {
+      n += count;
     }
 
     float[] toArray() {

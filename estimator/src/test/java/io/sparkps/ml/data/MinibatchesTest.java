@@ -46,6 +46,10 @@ class MinibatchesTest {
     assertMessage(List.of(row(VECTORS, Vectors.dense(1, 2), 0.0), row(VECTORS, Vectors.dense(1, 2, 3), 0.0)),
         "column 'features' has 3 values in row 1 of partition 4 but the network takes 2");
     assertMessage(List.of(row(VECTORS, Vectors.dense(Double.NaN, 2), 0.0)), "holds NaN in row 0 of partition 4");
+    assertMessage(List.of(row(VECTORS, Vectors.dense(1, 2), 0.0), row(VECTORS, Vectors.dense(1, Double.NEGATIVE_INFINITY),
+        0.0)), "holds -Infinity in row 1 of partition 4");
+    assertMessage(List.of(row(VECTORS, Vectors.dense(1e300, 2), 0.0)), "holds 1.0E300 in row 0 of partition 4, beyond "
+        + "the float32 range");
     assertMessage(List.of(row(VECTORS, null, 0.0)), "column 'features' is null in row 0 of partition 4");
     assertMessage(List.of(row(VECTORS, Vectors.dense(1, 2), 3.0)), "but the output layer has 3 classes");
     assertMessage(List.of(row(VECTORS, Vectors.dense(1, 2), 0.5)), "labels must be whole numbers");
