@@ -5,10 +5,13 @@ import io.sparkps.ml.Dl4jModel;
 import io.sparkps.ml.data.IdxDataFrames;
 import io.sparkps.ml.data.IdxFile;
 import io.sparkps.ps.Consistency;
+import io.sparkps.ps.PsClient;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Random;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -34,18 +37,29 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
 
 /**
  * Trains the same networks on the same Fashion-MNIST examples, in one JVM, one after the other:
- * (a) single-process DL4J, (b) SparkPS with 2 workers and 1 ps, SYNC and ASYNC, (c) dl4j-spark's
- * ParameterAveragingTrainingMaster with 2 workers. Prints examples/s (wall time of the training
- * call, Spark launch and data materialization included where the trainer does them; each Spark
- * trainer warmed up once, untimed) and test accuracy after the same number of examples, then the
- * ratios. One OpenMP thread per task.
+ * (a) single-process DL4J, (b) SparkPS with 2 workers and 1 ps, SYNC and ASYNC (bulk data through
+ * memory, as in any local Spark; and once more over the shard's loopback socket, as between
+ * executors), (c) dl4j-spark's ParameterAveragingTrainingMaster with 2 workers. Prints examples/s
+ * (wall time of the training call, Spark launch and data materialization included where the
+ * trainer does them; each Spark trainer warmed up once, untimed) and test accuracy after the same
+ * number of examples, then the ratios. The trainers take turns for several rounds; figures are
+ * medians over the rounds, ratios medians of the per-round ratios. One OpenMP thread per task.
  *
- * <p>Arguments: {@code [small|large|both] [examples]} (default both, 60000).
+ * <p>Arguments: {@code [small|large|both] [examples] [rounds]} (default both, 60000, 3).
  */
 public final class TrainingBenchmark {
   private record Model(String name, int[] hidden, int batch) {}
 
-  private record Figure(String trainer, double examplesPerSecond, double accuracy, double seconds) {}
+  private record Figure(double examplesPerSecond, double accuracy, double seconds) {}
+
+  private interface Trainer {
+    Figure run(MultiLayerConfiguration conf, int examples, int batch) throws Exception;
+  }
+
+  private static final String SINGLE = "(a) single-process DL4J";
+  private static final String AVERAGING = "(c) dl4j-spark parameter averaging";
+  private static final List<String> SPARKPS = List.of("(b) SparkPS SYNC", "(b) SparkPS ASYNC",
+      "(b) SparkPS SYNC, socket", "(b) SparkPS ASYNC, socket");
 
   private static float[] trainX;
   private static float[] trainY;
@@ -57,6 +71,7 @@ public final class TrainingBenchmark {
   public static void main(String[] args) throws Exception {
     String which = args.length > 0 ? args[0] : "both";
     int examples = args.length > 1 ? Integer.parseInt(args[1]) : 60_000;
+    int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 3;
     Path dir = IdxDataFrames.FASHION_MNIST;
     IdxFile x = IdxFile.read(dir.resolve("train-images-idx3-ubyte.gz"));
     IdxFile y = IdxFile.read(dir.resolve("train-labels-idx1-ubyte.gz"));
@@ -72,8 +87,9 @@ public final class TrainingBenchmark {
     spark.sparkContext().setLogLevel("WARN");
     Dataset<Row> train = IdxDataFrames.fashionMnist(spark, dir, "train", 2).limit(examples).repartition(2).cache();
     long rows = train.count();
-    System.out.printf(Locale.ROOT, "Fashion-MNIST: %d training examples, %d test; %d cores, OMP_NUM_THREADS=%s%n",
-        rows, tx.items(), Runtime.getRuntime().availableProcessors(), System.getenv("OMP_NUM_THREADS"));
+    System.out.printf(Locale.ROOT, "Fashion-MNIST: %d training examples, %d test; %d cores, OMP_NUM_THREADS=%s, "
+        + "%d rounds%n", rows, tx.items(), Runtime.getRuntime().availableProcessors(), System.getenv("OMP_NUM_THREADS"),
+        rounds);
     List<Model> models = new ArrayList<>();
     if (!which.equals("large")) {
       models.add(new Model("784-256-10, batch 64", new int[] {256}, 64));
@@ -83,7 +99,7 @@ public final class TrainingBenchmark {
     }
     try {
       for (Model m : models) {
-        run(spark, train, (int) rows, m);
+        run(spark, train, (int) rows, m, rounds);
       }
     } finally {
       spark.stop();
@@ -91,29 +107,53 @@ public final class TrainingBenchmark {
     System.exit(0); // a barrier stage in local mode leaves a non-daemon timer thread
   }
 
-  private static void run(SparkSession spark, Dataset<Row> train, int examples, Model m) throws Exception {
+  private static void run(SparkSession spark, Dataset<Row> train, int examples, Model m, int rounds) throws Exception {
     System.out.printf(Locale.ROOT, "%n== %s, %d examples per trainer ==%n", m.name(), examples);
     MultiLayerConfiguration conf = network(m.hidden());
     // Warm-up, not timed: a short run of each Spark trainer, so that the JIT and Spark's first jobs
     // over the cached data do not land in whichever measured run comes first.
-    sparkps(conf, train, 4 * m.batch(), m.batch(), Consistency.SYNC);
+    sparkps(conf, train, 4 * m.batch(), m.batch(), Consistency.SYNC, true);
     parameterAveraging(spark, conf, 4 * m.batch(), m.batch());
-    List<Figure> figures = new ArrayList<>();
-    figures.add(singleProcess(conf, examples, m.batch()));
-    figures.add(sparkps(conf, train, examples, m.batch(), Consistency.SYNC));
-    figures.add(sparkps(conf, train, examples, m.batch(), Consistency.ASYNC));
-    figures.add(parameterAveraging(spark, conf, examples, m.batch()));
-    System.out.printf(Locale.ROOT, "%-34s %12s %10s %9s%n", "trainer", "examples/s", "accuracy", "seconds");
-    for (Figure f : figures) {
-      System.out.printf(Locale.ROOT, "%-34s %12.0f %10.4f %9.1f%n", f.trainer(), f.examplesPerSecond(), f.accuracy(),
-          f.seconds());
+    Map<String, Trainer> trainers = new LinkedHashMap<>();
+    trainers.put(SINGLE, TrainingBenchmark::singleProcess);
+    trainers.put(SPARKPS.get(0), (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, true));
+    trainers.put(SPARKPS.get(1), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, true));
+    trainers.put(SPARKPS.get(2), (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, false));
+    trainers.put(SPARKPS.get(3), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false));
+    trainers.put(AVERAGING, (c, n, b) -> parameterAveraging(spark, c, n, b));
+    Map<String, List<Figure>> figures = new LinkedHashMap<>();
+    for (int round = 1; round <= rounds; round++) {
+      for (Map.Entry<String, Trainer> t : trainers.entrySet()) {
+        Figure f = t.getValue().run(conf, examples, m.batch());
+        figures.computeIfAbsent(t.getKey(), k -> new ArrayList<>()).add(f);
+        System.out.printf(Locale.ROOT, "  round %d  %-30s %8.0f examples/s  accuracy %.4f  %6.1f s%n", round,
+            t.getKey(), f.examplesPerSecond(), f.accuracy(), f.seconds());
+      }
     }
-    Figure single = figures.get(0);
-    Figure averaging = figures.get(3);
-    for (Figure f : figures.subList(1, 3)) {
-      System.out.printf(Locale.ROOT, "ratio %s: %.2fx single-process, %.2fx parameter averaging%n", f.trainer(),
-          f.examplesPerSecond() / single.examplesPerSecond(), f.examplesPerSecond() / averaging.examplesPerSecond());
+    System.out.printf(Locale.ROOT, "%-34s %12s %10s %9s   (medians of %d rounds)%n", "trainer", "examples/s", "accuracy",
+        "seconds", rounds);
+    figures.forEach((name, list) -> System.out.printf(Locale.ROOT, "%-34s %12.0f %10.4f %9.1f%n", name,
+        median(list, Figure::examplesPerSecond), median(list, Figure::accuracy), median(list, Figure::seconds)));
+    System.out.println("ratios (median of per-round ratios, min-max):");
+    for (String name : SPARKPS) {
+      System.out.printf(Locale.ROOT, "  %-26s %s single-process   %s parameter averaging%n", name,
+          ratio(figures.get(name), figures.get(SINGLE)), ratio(figures.get(name), figures.get(AVERAGING)));
     }
+  }
+
+  private static double median(List<Figure> list, java.util.function.ToDoubleFunction<Figure> value) {
+    double[] v = list.stream().mapToDouble(value).sorted().toArray();
+    return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+  }
+
+  private static String ratio(List<Figure> a, List<Figure> b) {
+    List<Figure> r = new ArrayList<>();
+    for (int i = 0; i < a.size(); i++) {
+      r.add(new Figure(a.get(i).examplesPerSecond() / b.get(i).examplesPerSecond(), 0, 0));
+    }
+    double lo = r.stream().mapToDouble(Figure::examplesPerSecond).min().orElse(0);
+    double hi = r.stream().mapToDouble(Figure::examplesPerSecond).max().orElse(0);
+    return String.format(Locale.ROOT, "%5.2fx (%.2f-%.2f)", median(r, Figure::examplesPerSecond), lo, hi);
   }
 
   private static MultiLayerConfiguration network(int[] hidden) {
@@ -137,19 +177,24 @@ public final class TrainingBenchmark {
       net.fit(d);
     }
     double seconds = (System.nanoTime() - t0) / 1e9;
-    return new Figure("(a) single-process DL4J", batches.size() * (double) batch / seconds, accuracy(net), seconds);
+    return new Figure(batches.size() * (double) batch / seconds, accuracy(net), seconds);
   }
 
+  /** SparkPS; {@code sameJvm} false sends bulk data over the shard's loopback socket, as between executors. */
   private static Figure sparkps(MultiLayerConfiguration conf, Dataset<Row> train, int examples, int batch,
-      Consistency consistency) {
+      Consistency consistency, boolean sameJvm) {
     long steps = examples / (2L * batch);
     Dl4jEstimator estimator = new Dl4jEstimator().setNetworkJson(conf.toJson()).setNumWorkers(2).setNumPs(1)
         .setBatchSize(batch).setMaxSteps(steps).setConsistency(consistency).setSeed(7);
-    long t0 = System.nanoTime();
-    Dl4jModel model = estimator.fit(train);
-    double seconds = (System.nanoTime() - t0) / 1e9;
-    return new Figure("(b) SparkPS 2 workers + 1 ps, " + consistency, steps * 2 * batch / seconds,
-        accuracy((MultiLayerNetwork) model.network()), seconds);
+    System.setProperty(PsClient.SAME_JVM_PROPERTY, String.valueOf(sameJvm));
+    try {
+      long t0 = System.nanoTime();
+      Dl4jModel model = estimator.fit(train);
+      double seconds = (System.nanoTime() - t0) / 1e9;
+      return new Figure(steps * 2 * batch / seconds, accuracy((MultiLayerNetwork) model.network()), seconds);
+    } finally {
+      System.clearProperty(PsClient.SAME_JVM_PROPERTY);
+    }
   }
 
   private static Figure parameterAveraging(SparkSession spark, MultiLayerConfiguration conf, int examples, int batch) {
@@ -166,8 +211,7 @@ public final class TrainingBenchmark {
     MultiLayerNetwork net = sparkNet.fit(rdd);
     double seconds = (System.nanoTime() - t0) / 1e9;
     rdd.unpersist();
-    return new Figure("(c) dl4j-spark parameter averaging", batches.size() * (double) batch / seconds, accuracy(net),
-        seconds);
+    return new Figure(batches.size() * (double) batch / seconds, accuracy(net), seconds);
   }
 
   private static List<DataSet> minibatches(int examples, int batch, long seed) {
