@@ -42,10 +42,11 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
  * executors), (c) dl4j-spark's ParameterAveragingTrainingMaster with 2 workers. Prints examples/s
  * (wall time of the training call, Spark launch and data materialization included where the
  * trainer does them; each Spark trainer warmed up once, untimed) and test accuracy after the same
- * number of examples, then the ratios. The trainers take turns for several rounds; figures are
- * medians over the rounds, ratios medians of the per-round ratios. One OpenMP thread per task.
+ * number of examples, then the ratios. The trainers take turns for several rounds, each round
+ * starting one trainer later; figures are medians over the rounds, ratios medians of the
+ * per-round ratios. One OpenMP thread per task.
  *
- * <p>Arguments: {@code [small|large|both] [examples] [rounds]} (default both, 60000, 3).
+ * <p>Arguments: {@code [small|large|both] [examples] [rounds]} (default both, 60000, 5).
  */
 public final class TrainingBenchmark {
   private record Model(String name, int[] hidden, int batch) {}
@@ -71,7 +72,7 @@ public final class TrainingBenchmark {
   public static void main(String[] args) throws Exception {
     String which = args.length > 0 ? args[0] : "both";
     int examples = args.length > 1 ? Integer.parseInt(args[1]) : 60_000;
-    int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 3;
+    int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 5;
     Path dir = IdxDataFrames.FASHION_MNIST;
     IdxFile x = IdxFile.read(dir.resolve("train-images-idx3-ubyte.gz"));
     IdxFile y = IdxFile.read(dir.resolve("train-labels-idx1-ubyte.gz"));
@@ -122,13 +123,15 @@ public final class TrainingBenchmark {
     trainers.put(SPARKPS.get(3), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false));
     trainers.put(AVERAGING, (c, n, b) -> parameterAveraging(spark, c, n, b));
     Map<String, List<Figure>> figures = new LinkedHashMap<>();
+    List<Map.Entry<String, Trainer>> order = new ArrayList<>(trainers.entrySet());
     for (int round = 1; round <= rounds; round++) {
-      for (Map.Entry<String, Trainer> t : trainers.entrySet()) {
+      for (Map.Entry<String, Trainer> t : order) {
         Figure f = t.getValue().run(conf, examples, m.batch());
         figures.computeIfAbsent(t.getKey(), k -> new ArrayList<>()).add(f);
         System.out.printf(Locale.ROOT, "  round %d  %-30s %8.0f examples/s  accuracy %.4f  %6.1f s%n", round,
             t.getKey(), f.examplesPerSecond(), f.accuracy(), f.seconds());
       }
+      java.util.Collections.rotate(order, -1); // the order shifts by one trainer each round
     }
     System.out.printf(Locale.ROOT, "%-34s %12s %10s %9s   (medians of %d rounds)%n", "trainer", "examples/s", "accuracy",
         "seconds", rounds);

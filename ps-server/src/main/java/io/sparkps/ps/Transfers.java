@@ -30,7 +30,10 @@ import org.nd4j.linalg.factory.Nd4j;
 
 /** The data-moving half of {@link PsClient}: builds frames per shard and reads frames into arrays. */
 final class Transfers {
-  /** Transfers to one shard of at least this many bytes go over its bulk port when it has one. */
+  /**
+   * Transfers to one shard of at least this many bytes go over its bulk port when it has one; to a
+   * shard in this JVM, dense transfers of any size go through memory.
+   */
   static final long BULK_MIN_BYTES = 1L << 20;
   private final List<ShardStub> shards;
   private final Connections connections;
@@ -153,7 +156,7 @@ final class Transfers {
       ShardStub stub = shards.get(shard);
       long bytes = list.stream().mapToLong(p -> p.bytes().remaining()).sum();
       boolean dense = list.stream().allMatch(p -> p.rows().isEmpty());
-      if (bytes < BULK_MIN_BYTES || !dense) {
+      if ((bytes < BULK_MIN_BYTES && !connections.sameJvm(shard)) || !dense) {
         futures.put(stub, stub.update(TensorCodec.frames(template, list, chunkBytes)));
         return;
       }
@@ -270,7 +273,7 @@ final class Transfers {
     requests.forEach((shard, builder) -> {
       PullRequest request = builder.build();
       ShardStub stub = shards.get(shard);
-      if (bytesPerShard.getOrDefault(shard, 0L) < BULK_MIN_BYTES) {
+      if (bytesPerShard.getOrDefault(shard, 0L) < BULK_MIN_BYTES && !connections.sameJvm(shard)) {
         futures.put(stub, stub.pull(request, sink, wait).thenApply(f -> f));
         return;
       }

@@ -35,6 +35,12 @@ class NettyTransportTest {
       c.push(Map.of("big", Nd4j.ones(DataType.FLOAT, 3000, 2048)));
       assertEquals(values.sub(0.01), c.pull("big"));
       assertEquals(2, c.listVariables().size());
+      c.create(VariableSpec.of("small", 4, 4)); // below the bulk size: gRPC, or memory in the same JVM
+      c.initializeAll();
+      INDArray small = Nd4j.rand(DataType.FLOAT, 4, 4);
+      c.assign("small", small);
+      c.push(Map.of("small", Nd4j.ones(DataType.FLOAT, 4, 4)));
+      assertEquals(small.sub(0.01), c.pull("small"));
     }
   }
 

@@ -135,6 +135,11 @@ public final class Connections implements AutoCloseable {
     return Optional.of(new BulkClient(host, hello.getBulkPort(), token, callTimeout, timer));
   }
 
+  /** Whether the shard's bulk transfers go through memory (it runs in this JVM and same-JVM transfers are on). */
+  public boolean sameJvm(int shard) {
+    return this.sameJvm && bulk(shard) instanceof LocalBulk;
+  }
+
   /** One stub per shard, index i for shard i. */
   public List<ShardStub> stubs() {
     return stubs;
