@@ -3,7 +3,9 @@
  * frames and extra copies cost most of the CPU on small machines) and go over a plain TCP stream
  * per connection, authenticated with the run's token, moving bytes between the socket and ND4J's
  * off-heap buffers with no user-space copy on the client and one on the server. Control calls and
- * small transfers stay on gRPC.
+ * small transfers stay on gRPC. A client in the shard's own JVM ({@link io.sparkps.ps.bulk.LocalBulk},
+ * found through {@code HelloReply.local_id} and the token) skips the socket for dense transfers of
+ * any size: one copy between ND4J's buffers and the shard's arrays, the same checks and locks.
  *
  * <p>Wire format (big-endian lengths):
  * <pre>
