@@ -6,7 +6,6 @@ import io.sparkps.ps.grpc.ShardStub;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.EchoMessage;
 import io.sparkps.ps.grpc.proto.ListVariablesReply;
-import io.sparkps.ps.grpc.proto.SliceDecl;
 import io.sparkps.ps.grpc.proto.UpdateOp;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,7 +15,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.TreeSet;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
@@ -69,17 +67,9 @@ public final class PsClient implements AutoCloseable {
    */
   public void create(Collection<VariableSpec> batch) {
     checkOpen();
-    Map<String, List<Placement.Slice>> placed = catalog.declare(batch);
-    Map<Integer, CreateRequest.Builder> perShard = new LinkedHashMap<>();
-    for (VariableSpec spec : batch) {
-      for (Placement.Slice slice : placed.get(spec.name())) {
-        perShard.computeIfAbsent(slice.shard(), s -> CreateRequest.newBuilder())
-            .addSlices(SliceDecl.newBuilder().setSpec(ProtoConvert.toProto(spec))
-                .setRowStart(slice.rowStart()).setRowEnd(slice.rowEnd()));
-      }
-    }
-    Calls.some(shards, perShard.keySet(), "create " + names(batch),
-        s -> s.create(perShard.get(s.index()).build()), config.callTimeout);
+    Map<Integer, CreateRequest> perShard = catalog.declare(batch);
+    Calls.some(shards, perShard.keySet(), "create " + names(batch), s -> s.create(perShard.get(s.index())),
+        config.callTimeout);
   }
 
   /** {@link #create(Collection)} for one variable. */
@@ -114,13 +104,7 @@ public final class PsClient implements AutoCloseable {
 
   /** The variables, of all the shards hold, that are not initialized (as TF's report_uninitialized_variables). */
   public List<String> reportUninitialized() {
-    Set<String> names = new TreeSet<>();
-    for (VariableInfo v : listVariables()) {
-      if (!v.initialized()) {
-        names.add(v.name());
-      }
-    }
-    return List.copyOf(names);
+    return listVariables().stream().filter(v -> !v.initialized()).map(VariableInfo::name).distinct().sorted().toList();
   }
 
   /** Every slice on every shard with shape, rows, version and state: for debugging. */

@@ -1,7 +1,9 @@
 package io.sparkps.ps;
 
 import io.sparkps.ps.grpc.ProtoConvert;
+import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.ListVariablesReply;
+import io.sparkps.ps.grpc.proto.SliceDecl;
 import io.sparkps.ps.grpc.proto.VariableInfoProto;
 import io.sparkps.ps.grpc.proto.VariableSpecProto;
 import java.util.ArrayList;
@@ -52,8 +54,11 @@ final class VariableCatalog {
     return spec == null || groupModes.getOrDefault(spec.group(), Consistency.SYNC) != Consistency.ASYNC;
   }
 
-  /** Places a batch of new variables; a name declared before with another spec is an error. */
-  Map<String, List<Placement.Slice>> declare(Collection<VariableSpec> batch) {
+  /**
+   * Places a batch of new variables (a name declared before with another spec is an error) and
+   * returns the create request of each shard that holds a slice of them.
+   */
+  Map<Integer, CreateRequest> declare(Collection<VariableSpec> batch) {
     for (VariableSpec spec : batch) {
       VariableSpec known = specs.get(spec.name());
       if (known != null && !known.sameDeclaration(spec)) {
@@ -63,7 +68,16 @@ final class VariableCatalog {
     }
     Map<String, List<Placement.Slice>> placed = placement.place(batch);
     batch.forEach(spec -> specs.putIfAbsent(spec.name(), spec));
-    return placed;
+    Map<Integer, CreateRequest.Builder> perShard = new LinkedHashMap<>();
+    for (VariableSpec spec : batch) {
+      for (Placement.Slice slice : placed.get(spec.name())) {
+        perShard.computeIfAbsent(slice.shard(), s -> CreateRequest.newBuilder()).addSlices(SliceDecl.newBuilder()
+            .setSpec(ProtoConvert.toProto(spec)).setRowStart(slice.rowStart()).setRowEnd(slice.rowEnd()));
+      }
+    }
+    Map<Integer, CreateRequest> requests = new LinkedHashMap<>();
+    perShard.forEach((shard, b) -> requests.put(shard, b.build()));
+    return requests;
   }
 
   /** The spec of a variable, learning it from the shards if this client did not declare it. */
