@@ -135,9 +135,17 @@ public final class Connections implements AutoCloseable {
     return Optional.of(new BulkClient(host, hello.getBulkPort(), token, callTimeout, timer));
   }
 
-  /** Whether the shard's bulk transfers go through memory (it runs in this JVM and same-JVM transfers are on). */
+  /**
+   * Whether the shard's bulk transfers go through memory (it runs in this JVM and same-JVM
+   * transfers are on). False when the shard does not answer: the call that follows fails with
+   * the mapped error.
+   */
   public boolean sameJvm(int shard) {
-    return this.sameJvm && bulk(shard) instanceof LocalBulk;
+    try {
+      return this.sameJvm && bulk(shard) instanceof LocalBulk;
+    } catch (RuntimeException e) {
+      return false;
+    }
   }
 
   /** One stub per shard, index i for shard i. */
