@@ -8,8 +8,10 @@ import io.sparkps.spark.coord.Registry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -25,6 +27,9 @@ import org.apache.spark.api.java.JavaSparkContext;
  * @param <R> the workers' result type
  */
 public final class TrainingJob<R> {
+  /** The runs of this JVM that have started and not ended, for notebooks' interrupt and for inspection. */
+  private static final Set<TrainingJob<?>> RUNNING = ConcurrentHashMap.newKeySet();
+
   private final JavaSparkContext sc;
   private final ClusterSpec spec;
   private final String runId = UUID.randomUUID().toString().substring(0, 8);
@@ -58,7 +63,16 @@ public final class TrainingJob<R> {
     return this;
   }
 
+  /**
+   * The runs started in this JVM that have not ended yet, in no particular order. A notebook
+   * kernel cancels these when the user interrupts a cell.
+   */
+  public static List<TrainingJob<?>> running() {
+    return List.copyOf(RUNNING);
+  }
+
   void start() {
+    RUNNING.add(this);
     Thread thread = new Thread(this::lifecycle, "sparkps-run-" + runId);
     thread.setDaemon(true);
     thread.start();
@@ -94,6 +108,7 @@ public final class TrainingJob<R> {
       }
     } finally {
       status = outcome;
+      RUNNING.remove(this);
       done.countDown();
       listeners.end(outcome, failure);
     }

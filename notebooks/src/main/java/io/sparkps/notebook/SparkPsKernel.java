@@ -1,0 +1,166 @@
+package io.sparkps.notebook;
+
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
+import jdk.jshell.SourceCodeAnalysis;
+import jdk.jshell.SourceCodeAnalysis.Completeness;
+import org.dflib.jjava.jupyter.kernel.BaseKernel;
+import org.dflib.jjava.jupyter.kernel.JupyterIO;
+import org.dflib.jjava.jupyter.kernel.LanguageInfo;
+import org.dflib.jjava.jupyter.kernel.ReplacementOptions;
+import org.dflib.jjava.jupyter.kernel.comm.CommManager;
+import org.dflib.jjava.jupyter.kernel.display.DisplayData;
+import org.dflib.jjava.jupyter.kernel.display.Renderer;
+import org.dflib.jjava.jupyter.kernel.util.StringStyler;
+import org.dflib.jjava.jupyter.kernel.util.TextColor;
+
+/**
+ * The Java (SparkPS) Jupyter kernel: cells are Java, evaluated by JShell in this JVM, where
+ * Spark and SparkPS are on the class path. The last expression's value is displayed (a
+ * {@code Dataset} as a table, an image or chart inline, a job as its progress); an interrupt
+ * cancels the running SparkPS runs and Spark jobs and interrupts the cell instead of killing the
+ * kernel. The shell channel's thread runs cells, one at a time; the control channel's thread
+ * delivers interrupts.
+ */
+public final class SparkPsKernel extends BaseKernel {
+  /** What every session imports before the first cell. */
+  static final List<String> STARTUP = List.of(
+      "import java.util.*;",
+      "import java.util.stream.*;",
+      "import java.time.Duration;",
+      "import java.nio.file.*;",
+      "import org.apache.spark.sql.*;",
+      "import org.apache.spark.api.java.*;",
+      "import io.sparkps.notebook.Notebook;",
+      "import static io.sparkps.notebook.Notebook.*;");
+
+  private final CellRunner cells;
+  /** The error of the cell that ran last; read by {@link #formatError} on the same thread. */
+  private CellException lastError;
+
+  /** A kernel whose cells see {@code classPath}; the JVM's class path when run by a kernelspec. */
+  public SparkPsKernel(String classPath) {
+    super("SparkPS", Notebook.version(), new LanguageInfo.Builder("java").version(Runtime.version().toString())
+            .mimetype("text/x-java-source").fileExtension(".jshell").pygments("java").codemirror("text/x-java").build(),
+        Collections.emptyList(), null, new JupyterIO(java.nio.charset.StandardCharsets.UTF_8), new CommManager(),
+        new Renderer(), null, null, false, new StringStyler.Builder().addPrimaryStyle(TextColor.BOLD_RESET_FG)
+            .addSecondaryStyle(TextColor.RED_FG).addHighlightStyle(TextColor.BOLD_RESET_FG).build());
+    Notebook.attach(io.display);
+    this.cells = new CellRunner(classPath, STARTUP, io.out, io.err);
+  }
+
+  @Override
+  public Object evalRaw(String source) {
+    lastError = null;
+    try {
+      Object value = cells.run(source);
+      return value == CellRunner.NO_VALUE ? null : value;
+    } catch (CellException e) {
+      lastError = e;
+      if (e.getCause() instanceof Exception thrown) {
+        throw CellErrors.<RuntimeException>rethrow(thrown); // Jupyter names the error by the cell's own exception
+      }
+      throw e.getCause() == null ? new CompilationError(e.getMessage()) : new ErrorInCell(e);
+    } finally {
+      io.out.flush();
+      io.err.flush();
+    }
+  }
+
+  @Override
+  public DisplayData eval(String expr) {
+    Object value = evalRaw(expr);
+    return value == null ? null : Displays.render(value);
+  }
+
+  /** The traceback of the cell's error with cell lines; other errors as the base class shows them. */
+  @Override
+  public List<String> formatError(Throwable e) {
+    CellException cell = lastError;
+    boolean ours = cell != null && (e == cell.getCause() || e instanceof CompilationError || e instanceof ErrorInCell);
+    return ours ? cell.traceback() : super.formatError(e);
+  }
+
+  @Override
+  public DisplayData inspect(String code, int at, boolean extraDetail) {
+    List<SourceCodeAnalysis.Documentation> docs = cells.analysis().documentation(code, at, extraDetail);
+    if (docs.isEmpty()) {
+      return null;
+    }
+    StringBuilder text = new StringBuilder();
+    for (SourceCodeAnalysis.Documentation d : docs) {
+      text.append(d.signature()).append('\n');
+      if (d.javadoc() != null) {
+        text.append(d.javadoc()).append('\n');
+      }
+    }
+    return new DisplayData(text.toString().strip());
+  }
+
+  @Override
+  public ReplacementOptions complete(String code, int at) {
+    int[] anchor = new int[1];
+    LinkedHashSet<String> names = new LinkedHashSet<>();
+    for (SourceCodeAnalysis.Suggestion s : cells.analysis().completionSuggestions(code, at, anchor)) {
+      names.add(s.continuation());
+    }
+    return names.isEmpty() ? null : new ReplacementOptions(List.copyOf(names), anchor[0], at);
+  }
+
+  @Override
+  public String isComplete(String code) {
+    String remaining = code;
+    while (!remaining.isBlank()) {
+      SourceCodeAnalysis.CompletionInfo info = cells.analysis().analyzeCompletion(remaining);
+      Completeness c = info.completeness();
+      if (c == Completeness.EMPTY) {
+        break;
+      }
+      if (c == Completeness.DEFINITELY_INCOMPLETE || c == Completeness.CONSIDERED_INCOMPLETE) {
+        return "    ";
+      }
+      if (c == Completeness.UNKNOWN) {
+        return IS_COMPLETE_BAD;
+      }
+      remaining = info.remaining();
+    }
+    return IS_COMPLETE_YES;
+  }
+
+  /**
+   * Jupyter's interrupt: cancels this JVM's SparkPS runs (they end CANCELLED, their tasks
+   * stopped), then Spark's running jobs, then interrupts the cell's thread so that a wait in it
+   * returns. The kernel and its Spark session stay up.
+   */
+  @Override
+  public void interrupt() {
+    Interrupts.interrupt(cells);
+  }
+
+  @Override
+  public void onShutdown(boolean isRestarting) {
+    Interrupts.interrupt(cells);
+    Notebook.stopSpark();
+    cells.close();
+    super.onShutdown(isRestarting);
+  }
+
+  /** A cell that javac rejected (the message names the cell line). */
+  static final class CompilationError extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    CompilationError(String message) {
+      super(message);
+    }
+  }
+
+  /** A cell that threw an {@link Error} (which Jupyter's handler would not catch). */
+  static final class ErrorInCell extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    ErrorInCell(CellException cell) {
+      super(cell.errorName() + ": " + cell.getMessage(), cell.getCause());
+    }
+  }
+}
