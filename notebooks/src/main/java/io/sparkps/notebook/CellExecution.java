@@ -3,6 +3,7 @@ package io.sparkps.notebook;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import jdk.jshell.execution.DirectExecutionControl;
 import jdk.jshell.spi.ExecutionControl;
 import jdk.jshell.spi.ExecutionControlProvider;
@@ -16,6 +17,10 @@ import jdk.jshell.spi.ExecutionEnv;
  */
 final class CellExecution extends DirectExecutionControl {
   private volatile Thread running;
+  /** A cell is being evaluated (compiling or running one of its snippets). */
+  private volatile boolean inCell;
+  /** An interrupt arrived while the cell was between snippets: the next one fails at once. */
+  private final AtomicBoolean interruptPending = new AtomicBoolean();
   private Object lastValue;
   private Throwable lastThrown;
 
@@ -44,6 +49,9 @@ final class CellExecution extends DirectExecutionControl {
     lastThrown = null;
     running = thread;
     try {
+      if (interruptPending.getAndSet(false)) {
+        throw new InvocationTargetException(new InterruptedException("the cell was interrupted"));
+      }
       Object value = doitMethod.invoke(null);
       lastValue = value;
       return valueString(value);
@@ -75,12 +83,27 @@ final class CellExecution extends DirectExecutionControl {
     return running != null;
   }
 
-  /** Interrupts the thread running the current snippet, if one is running. */
+  /** Marks the start and end of a cell; an interrupt between its snippets must still stop it. */
+  void cellRunning(boolean running) {
+    inCell = running;
+    interruptPending.set(false);
+  }
+
+  /**
+   * Interrupts the thread running the current snippet; between two snippets of a cell (JShell
+   * compiles each before it runs), the next snippet fails with InterruptedException instead.
+   */
   @Override
   public void stop() {
     Thread t = running;
     if (t != null) {
       t.interrupt();
+    } else if (inCell) {
+      interruptPending.set(true);
+      t = running; // the snippet may have started meanwhile: it would miss the flag
+      if (t != null) {
+        t.interrupt();
+      }
     }
   }
 

@@ -57,11 +57,16 @@ final class CellRunner implements AutoCloseable {
    */
   Object run(String cell) throws CellException {
     cellNumber++;
-    Object value = NO_VALUE;
-    for (CellSource snippet : split(cell)) {
-      value = evaluate(snippet);
+    execution.cellRunning(true);
+    try {
+      Object value = NO_VALUE;
+      for (CellSource snippet : split(cell)) {
+        value = evaluate(snippet);
+      }
+      return value;
+    } finally {
+      execution.cellRunning(false);
     }
-    return value;
   }
 
   /** Interrupts the running cell's thread (a blocking wait in it then throws InterruptedException). */

@@ -5,7 +5,9 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import jdk.jshell.SourceCodeAnalysis;
 import jdk.jshell.SourceCodeAnalysis.Completeness;
+import org.dflib.jjava.jupyter.channels.ShellReplyEnvironment;
 import org.dflib.jjava.jupyter.kernel.BaseKernel;
+import org.dflib.jjava.jupyter.kernel.HelpLink;
 import org.dflib.jjava.jupyter.kernel.JupyterIO;
 import org.dflib.jjava.jupyter.kernel.LanguageInfo;
 import org.dflib.jjava.jupyter.kernel.ReplacementOptions;
@@ -14,6 +16,10 @@ import org.dflib.jjava.jupyter.kernel.display.DisplayData;
 import org.dflib.jjava.jupyter.kernel.display.Renderer;
 import org.dflib.jjava.jupyter.kernel.util.StringStyler;
 import org.dflib.jjava.jupyter.kernel.util.TextColor;
+import org.dflib.jjava.jupyter.messages.Header;
+import org.dflib.jjava.jupyter.messages.Message;
+import org.dflib.jjava.jupyter.messages.reply.KernelInfoReply;
+import org.dflib.jjava.jupyter.messages.request.KernelInfoRequest;
 
 /**
  * The Java (SparkPS) Jupyter kernel: cells are Java, evaluated by JShell in this JVM, where
@@ -82,6 +88,13 @@ public final class SparkPsKernel extends BaseKernel {
     return ours ? cell.traceback() : super.formatError(e);
   }
 
+  /** The base class's reply, with the {@code status} field that protocol 5 requires of every reply. */
+  @Override
+  protected void handleKernelInfoRequest(ShellReplyEnvironment env, Message<KernelInfoRequest> request) {
+    env.setBusyDeferIdle();
+    env.reply(new KernelInfo(getLanguageInfo(), getBanner(), getHelpLinks()));
+  }
+
   @Override
   public DisplayData inspect(String code, int at, boolean extraDetail) {
     List<SourceCodeAnalysis.Documentation> docs = cells.analysis().documentation(code, at, extraDetail);
@@ -144,6 +157,16 @@ public final class SparkPsKernel extends BaseKernel {
     Notebook.stopSpark();
     cells.close();
     super.onShutdown(isRestarting);
+  }
+
+  /** kernel_info_reply with its status. */
+  static final class KernelInfo extends KernelInfoReply {
+    @SuppressWarnings("unused") // read by Gson
+    private final String status = "ok";
+
+    KernelInfo(LanguageInfo language, String banner, List<HelpLink> links) {
+      super(Header.PROTOCOL_VERISON, "SparkPS", Notebook.version(), language, banner, links);
+    }
   }
 
   /** A cell that javac rejected (the message names the cell line). */
