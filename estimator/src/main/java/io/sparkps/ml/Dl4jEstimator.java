@@ -44,6 +44,7 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   /** The specs of the Experiment this estimator was made from, for the model's provenance. */
   private java.util.Map<String, String> experimentRecord = java.util.Map.of();
   /** Listeners attached to every fit of this estimator (driver-side; not params, not saved). */
+  private transient Dataset<?> evaluationData;
   private transient java.util.List<io.sparkps.spark.ProgressListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   /** An estimator with a random uid and the defaults. */
@@ -332,10 +333,20 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
     return Schemas.withPredictions(schema, $(featuresCol), outputs(net));
   }
 
+  /**
+   * Held-out rows (same columns as the training data) that the evaluator scores as every
+   * {@link #fit} advances, a Pipeline's included; null for none. Kept on the driver: not a Param,
+   * not saved with the estimator.
+   */
+  public Dl4jEstimator setEvaluationData(Dataset<?> evaluation) {
+    this.evaluationData = evaluation;
+    return this;
+  }
+
   @Override
   public Dl4jModel fit(Dataset<?> dataset) {
     try {
-      return fitAsync(dataset).join();
+      return fitAsync(dataset, evaluationData).join();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while training", e);
@@ -370,6 +381,7 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   public Dl4jEstimator copy(ParamMap extra) {
     Dl4jEstimator copy = defaultCopy(extra);
     copy.experimentRecord = experimentRecord;
+    copy.evaluationData = evaluationData;
     if (listeners != null) {
       copy.listeners.addAll(listeners);
     }

@@ -166,6 +166,18 @@ class Dl4jEstimatorTest {
   }
 
   @Test
+  void evaluationData_isScoredDuringAPipelinesFit() {
+    VectorAssembler assembler = new VectorAssembler().setInputCols(new String[] {"x", "y"}).setOutputCol("features");
+    Dataset<Row>[] split = assembler.transform(points).randomSplit(new double[] {0.8, 0.2}, 1);
+    Dl4jEstimator estimator = new Dl4jEstimator().setNetworkJson(network()).setBatchSize(8).setEpochs(20)
+        .setEvalEverySeconds(0.05).setEvaluationData(split[1]);
+    PipelineModel fitted = new Pipeline().setStages(new PipelineStage[] {estimator}).fit(split[0]);
+    List<io.sparkps.spark.TaskProgress> history = ((Dl4jModel) fitted.stages()[0]).summary().evaluatorHistory();
+    assertTrue(history.size() >= 2, "evaluations: " + history.size());
+    assertTrue(history.get(history.size() - 1).metrics().get("accuracy") > 0.9, history.toString());
+  }
+
+  @Test
   void arrayFeatures_trainAndPredict() {
     Dataset<Row> arrays = points.selectExpr("array(cast(x as float), cast(y as float)) as features", "label");
     Dl4jModel model = new Dl4jEstimator().setNetworkJson(network()).setBatchSize(32).setEpochs(2).fit(arrays);

@@ -70,7 +70,8 @@ final class CellErrors {
       }
       int line = source.cellLine(translated.getLineNumber());
       String where = source.cellNumber() == currentCell ? "line " + line : "line " + line + " of cell [" + source.cellNumber() + "]";
-      String method = translated.getMethodName().isEmpty() || translated.getMethodName().startsWith("do_it") ? "" : " (in " + translated.getMethodName() + ")";
+      String name = translated.getMethodName();
+      String method = name.isEmpty() || name.startsWith("do_it") ? "" : name.startsWith("lambda$") ? " (in a lambda)" : " (in " + name + ")";
       return where + method + ": " + source.lineText(line).strip();
     }
 
@@ -101,11 +102,5 @@ final class CellErrors {
         appendStack(lines, t.getCause(), translated == null ? null : translated.getCause(), "Caused by: ");
       }
     }
-  }
-
-  /** Throws {@code t} as it is, checked or not (the kernel's handler catches any Exception). */
-  @SuppressWarnings("unchecked")
-  static <T extends Throwable> RuntimeException rethrow(Throwable t) throws T {
-    throw (T) t;
   }
 }

@@ -139,10 +139,13 @@ final class CellRunner implements AutoCloseable {
         continue;
       }
       int line = snippet.cellLineAt(d.getStartPosition());
-      String message = "line " + line + ": " + d.getMessage(Locale.ROOT);
+      // javac names JShell's wrapper class, which means nothing to the user
+      String message = "line " + line + ": " + d.getMessage(Locale.ROOT).replaceAll("\\n\\s*location: class\\s*$", "");
       first = first == null ? message : first;
-      lines.add(message);
-      lines.add("    " + snippet.lineText(line).strip());
+      if (!lines.contains(message)) { // javac reports a name once for every use
+        lines.add(message);
+        lines.add("    " + snippet.lineText(line).strip());
+      }
     }
     if (first == null) {
       first = "line " + snippet.firstLine() + ": JShell rejected this snippet";

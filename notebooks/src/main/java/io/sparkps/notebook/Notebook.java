@@ -2,6 +2,7 @@ package io.sparkps.notebook;
 
 import io.sparkps.ml.FitJob;
 import io.sparkps.spark.JobStatus;
+import io.sparkps.spark.ProgressListener;
 import io.sparkps.spark.TrainingJob;
 import java.io.IOException;
 import java.io.InputStream;
@@ -113,6 +114,15 @@ public final class Notebook {
   public static JobStatus progress(FitJob job, Duration timeout) throws InterruptedException, TimeoutException {
     return new ProgressDisplay("fit " + job.runId(), job::status, job::progress, job.totalSteps())
         .withTimeout(timeout).follow(display);
+  }
+
+  /**
+   * A listener that shows a run's progress live below the cell that runs it, for fits that do
+   * not hand out a job: {@code estimator.addListener(liveProgress("fashion-mnist"))}, then
+   * {@code pipeline.fit(train)}.
+   */
+  public static ProgressListener liveProgress(String title) {
+    return new LiveProgress(title, display);
   }
 
   /** SparkPS's version. */

@@ -91,7 +91,7 @@ final class ProgressDisplay {
         .mapToLong(TaskProgress::examples).sum();
   }
 
-  private static DisplayData render(String title, JobStatus status, List<TaskProgress> tasks, long totalSteps,
+  static DisplayData render(String title, JobStatus status, List<TaskProgress> tasks, long totalSteps,
       long elapsedMillis, double rate) {
     String head = "SparkPS " + title + ": " + status
         + (elapsedMillis >= 0 ? String.format(Locale.ROOT, ", %.1f s", elapsedMillis / 1000.0) : "")

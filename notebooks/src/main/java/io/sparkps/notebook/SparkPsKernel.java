@@ -8,7 +8,6 @@ import jdk.jshell.SourceCodeAnalysis.Completeness;
 import org.dflib.jjava.jupyter.channels.ShellReplyEnvironment;
 import org.dflib.jjava.jupyter.kernel.BaseKernel;
 import org.dflib.jjava.jupyter.kernel.HelpLink;
-import org.dflib.jjava.jupyter.kernel.JupyterIO;
 import org.dflib.jjava.jupyter.kernel.LanguageInfo;
 import org.dflib.jjava.jupyter.kernel.ReplacementOptions;
 import org.dflib.jjava.jupyter.kernel.comm.CommManager;
@@ -18,7 +17,13 @@ import org.dflib.jjava.jupyter.kernel.util.StringStyler;
 import org.dflib.jjava.jupyter.kernel.util.TextColor;
 import org.dflib.jjava.jupyter.messages.Header;
 import org.dflib.jjava.jupyter.messages.Message;
+import org.dflib.jjava.jupyter.messages.publish.PublishError;
+import org.dflib.jjava.jupyter.messages.publish.PublishExecuteInput;
+import org.dflib.jjava.jupyter.messages.publish.PublishExecuteResult;
+import org.dflib.jjava.jupyter.messages.reply.ErrorReply;
+import org.dflib.jjava.jupyter.messages.reply.ExecuteReply;
 import org.dflib.jjava.jupyter.messages.reply.KernelInfoReply;
+import org.dflib.jjava.jupyter.messages.request.ExecuteRequest;
 import org.dflib.jjava.jupyter.messages.request.KernelInfoRequest;
 
 /**
@@ -42,14 +47,12 @@ public final class SparkPsKernel extends BaseKernel {
       "import static io.sparkps.notebook.Notebook.*;");
 
   private final CellRunner cells;
-  /** The error of the cell that ran last; read by {@link #formatError} on the same thread. */
-  private CellException lastError;
 
   /** A kernel whose cells see {@code classPath}; the JVM's class path when run by a kernelspec. */
   public SparkPsKernel(String classPath) {
     super("SparkPS", Notebook.version(), new LanguageInfo.Builder("java").version(Runtime.version().toString())
             .mimetype("text/x-java-source").fileExtension(".jshell").pygments("java").codemirror("text/x-java").build(),
-        Collections.emptyList(), null, new JupyterIO(java.nio.charset.StandardCharsets.UTF_8), new CommManager(),
+        Collections.emptyList(), null, new KernelIO(), new CommManager(),
         new Renderer(), null, null, false, new StringStyler.Builder().addPrimaryStyle(TextColor.BOLD_RESET_FG)
             .addSecondaryStyle(TextColor.RED_FG).addHighlightStyle(TextColor.BOLD_RESET_FG).build());
     Notebook.attach(io.display);
@@ -58,16 +61,11 @@ public final class SparkPsKernel extends BaseKernel {
 
   @Override
   public Object evalRaw(String source) {
-    lastError = null;
     try {
       Object value = cells.run(source);
       return value == CellRunner.NO_VALUE ? null : value;
     } catch (CellException e) {
-      lastError = e;
-      if (e.getCause() instanceof Exception thrown) {
-        throw CellErrors.<RuntimeException>rethrow(thrown); // Jupyter names the error by the cell's own exception
-      }
-      throw e.getCause() == null ? new CompilationError(e.getMessage()) : new ErrorInCell(e);
+      throw new CellFailed(e);
     } finally {
       io.out.flush();
       io.err.flush();
@@ -80,12 +78,34 @@ public final class SparkPsKernel extends BaseKernel {
     return value == null ? null : Displays.render(value);
   }
 
-  /** The traceback of the cell's error with cell lines; other errors as the base class shows them. */
+  /**
+   * As the base class runs a request, but a failed cell's error (on the output channel and in the
+   * reply alike) is named by the cell's own exception and shows cell lines instead of the kernel's
+   * frames.
+   */
   @Override
-  public List<String> formatError(Throwable e) {
-    CellException cell = lastError;
-    boolean ours = cell != null && (e == cell.getCause() || e instanceof CompilationError || e instanceof ErrorInCell);
-    return ours ? cell.traceback() : super.formatError(e);
+  protected synchronized void handleExecuteRequest(ShellReplyEnvironment env, Message<ExecuteRequest> message) {
+    commManager.setMessageContext(message);
+    ExecuteRequest request = message.getContent();
+    int count = executionCount.getAndIncrement();
+    env.setBusyDeferIdle();
+    env.publish(new PublishExecuteInput(request.getCode(), count));
+    replaceOutputStreams(env);
+    ((KernelIO) io).attach(env, request.isStdinEnabled());
+    env.defer(() -> ((KernelIO) io).detach(env));
+    try {
+      DisplayData out = eval(request.getCode());
+      if (out != null) {
+        env.publish(new PublishExecuteResult(count, out));
+      }
+      env.defer().reply(new ExecuteReply(count, Collections.emptyMap()));
+    } catch (RuntimeException e) {
+      PublishError error = e instanceof CellFailed f ? f.error() : PublishError.of(e, this::formatError);
+      ErrorReply reply = new ErrorReply(error.getErrorName(), error.getErrorMessage(), error.getStacktrace());
+      reply.setExecutionCount(count);
+      env.publish(error);
+      env.defer().replyError(ExecuteReply.MESSAGE_TYPE.error(), reply);
+    }
   }
 
   /** The base class's reply, with the {@code status} field that protocol 5 requires of every reply. */
@@ -169,21 +189,20 @@ public final class SparkPsKernel extends BaseKernel {
     }
   }
 
-  /** A cell that javac rejected (the message names the cell line). */
-  static final class CompilationError extends RuntimeException {
+  /** Carries a cell's error out of {@code evalRaw}, whose contract is unchecked. */
+  static final class CellFailed extends RuntimeException {
     private static final long serialVersionUID = 1L;
+    private final transient CellException cell;
 
-    CompilationError(String message) {
-      super(message);
+    CellFailed(CellException cell) {
+      super(cell.getMessage(), cell);
+      this.cell = cell;
     }
-  }
 
-  /** A cell that threw an {@link Error} (which Jupyter's handler would not catch). */
-  static final class ErrorInCell extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    ErrorInCell(CellException cell) {
-      super(cell.errorName() + ": " + cell.getMessage(), cell.getCause());
+    /** The error as Jupyter shows it: the exception's simple name, its message, the traceback. */
+    PublishError error() {
+      String name = cell.errorName();
+      return new PublishError(name.substring(name.lastIndexOf('.') + 1), cell.getMessage(), cell.traceback());
     }
   }
 }

@@ -41,7 +41,7 @@ final class Jupyter {
     assertTrue(jar != null && Files.exists(Path.of(jar)), "the kernel jar (mvn package) is missing: " + jar);
     String cp = jar + File.pathSeparator + TARGET.resolve("kernel-lib") + File.separator + "*";
     Run run = run(List.of(java(), "-cp", cp, KernelInstall.class.getName(), "--prefix", PREFIX.toString(),
-        "--spark-jars", TARGET.resolve("spark-jars").toString(), "--memory", "3g",
+        "--spark-jars", TARGET.resolve("spark-jars").toString(),
         "--env", "SPARK_LOCAL_IP=127.0.0.1"), Map.of(), 120);
     assertEquals(0, run.exitCode(), "the kernel installer failed:\n" + run.output());
     assertTrue(run.output().contains("Installed the kernel 'Java (SparkPS)' (sparkps) in " + spec), run.output());
