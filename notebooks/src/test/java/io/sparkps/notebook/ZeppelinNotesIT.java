@@ -1,0 +1,82 @@
+package io.sparkps.notebook;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every Zeppelin note in {@code notebooks/zeppelin/} runs its {@code %spark} paragraphs in order
+ * through Scala 2.12's interpreter with {@code spark} and {@code sc} bound (see
+ * {@link ZeppelinNote}); each note's output is then checked for what it must show, and every
+ * {@code %md} paragraph for text.
+ */
+class ZeppelinNotesIT {
+  private static final Path NOTES = Path.of(System.getProperty("sparkps.notebooksDir", ".")).resolve("zeppelin");
+
+  private static String run(String name) throws Exception {
+    List<ZeppelinNote.Paragraph> paragraphs = ZeppelinNote.run(NOTES.resolve(name + ".zpln"), "local[4]");
+    for (ZeppelinNote.Paragraph p : paragraphs) {
+      if (p.interpreter().equals("md")) {
+        assertTrue(!p.body().isBlank(), name + ": an empty %md paragraph");
+      } else {
+        assertEquals("spark", p.interpreter(), name + ": only %spark and %md paragraphs");
+      }
+    }
+    assertTrue(paragraphs.stream().anyMatch(p -> p.interpreter().equals("md")), name + " explains itself");
+    return paragraphs.stream().filter(p -> p.output() != null).map(ZeppelinNote.Paragraph::output)
+        .collect(Collectors.joining("\n"));
+  }
+
+  @Test
+  void everyNoteInTheFolder_isCoveredHere() throws Exception {
+    try (var files = Files.list(NOTES)) {
+      assertEquals(List.of("experiment-on-yarn.zpln", "fashion-mnist.zpln", "futures-and-errors.zpln",
+          "parameter-servers.zpln"), files.map(p -> p.getFileName().toString()).sorted().toList());
+    }
+  }
+
+  @Test
+  void parameterServers_endsWithTheCounterAtTen() throws Exception {
+    String out = run("parameter-servers");
+    assertTrue(out.contains("counter = 10.0"), out);
+    assertTrue(out.contains("both workers see the same variables: true"), out);
+    assertTrue(out.contains("bias[1, 128] shard=1"), out);
+    assertTrue(out.contains("WORKER 1: uninitialized before [learning_rate], after [], value 0.5"), out);
+  }
+
+  @Test
+  void futuresAndErrors_surfacesWorkerOnesFailureAndRecreatesItLocally() throws Exception {
+    String out = run("futures-and-errors");
+    assertTrue(out.contains("SUCCEEDED: rows per worker [100000, 100000]"), out);
+    assertTrue(out.contains("failed task: WORKER 1 on "), out);
+    assertTrue(out.contains("its exception: java.lang.IllegalStateException: row "), out);
+    assertTrue(out.contains("recreated locally: java.lang.IllegalStateException: row "), out);
+    assertTrue(out.contains("after cancel(): CANCELLED"), out);
+  }
+
+  @Test
+  void fashionMnist_trainsAbove80Percent() throws Exception {
+    String out = run("fashion-mnist");
+    java.util.regex.Matcher accuracy = java.util.regex.Pattern.compile("test accuracy (0\\.\\d+)").matcher(out);
+    assertTrue(accuracy.find(), out);
+    assertTrue(Double.parseDouble(accuracy.group(1)) > 0.8, "accuracy " + accuracy.group(1));
+    java.util.regex.Matcher evaluations = java.util.regex.Pattern.compile("evaluations during training: (\\d+)").matcher(out);
+    assertTrue(evaluations.find() && Integer.parseInt(evaluations.group(1)) >= 2, out);
+  }
+
+  @Test
+  void experimentOnYarn_dryRunNamesTheQueueAndTheExperimentTrains() throws Exception {
+    String out = run("experiment-on-yarn");
+    for (String setting : List.of("--master yarn --deploy-mode cluster", "spark.yarn.queue=ml-training",
+        "spark.yarn.executor.nodeLabelExpression=gpu", "spark.kerberos.access.hadoopFileSystems=hdfs://namenode2:8020",
+        "--files conf/log4j2.properties")) {
+      assertTrue(out.contains(setting), setting + " in: " + out);
+    }
+    assertTrue(out.contains("SUCCEEDED: final evaluation on the held-out rows {"), out);
+  }
+}
