@@ -52,6 +52,7 @@ class SparkPsKernelTests(jupyter_kernel_test.KernelTests):
         error = [m for m in outputs if m["msg_type"] == "error"][0]["content"]
         self.assertEqual(error["traceback"][0], "java.lang.ArithmeticException: / by zero")
         self.assertEqual(error["traceback"][1], "  at line 2: int b = a / 0;")
+        self.assertEqual(reply["content"]["traceback"], error["traceback"], "the reply carries the same traceback")
 
     def test_sparkps_compile_error_shows_javac_message_and_line(self):
         reply, outputs = self.run_cell("int a = 1;\nString s = a;")

@@ -16,7 +16,9 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * Installs the Java (SparkPS) kernelspec: a folder {@code kernels/NAME} with a {@code kernel.json}
@@ -61,6 +63,9 @@ public final class KernelInstall implements Callable<Integer> {
   @Option(names = "--java", paramLabel = "PATH", description = "The java command (default: this JVM's).")
   Path java;
 
+  @Spec
+  CommandSpec spec;
+
   /** {@code KernelInstall [options]}; exit 0 when installed, 2 on bad options. */
   public static void main(String[] args) {
     System.exit(new CommandLine(new KernelInstall()).execute(args));
@@ -69,10 +74,10 @@ public final class KernelInstall implements Callable<Integer> {
   @Override
   public Integer call() throws IOException {
     if (user && prefix != null) {
-      throw new CommandLine.ParameterException(new CommandLine(this), "--user and --prefix exclude each other: give one");
+      throw bad("--user and --prefix exclude each other: give one");
     }
     if (ompThreads < 1) {
-      throw new CommandLine.ParameterException(new CommandLine(this), "--omp-threads must be >= 1, got " + ompThreads);
+      throw bad("--omp-threads must be >= 1, got " + ompThreads);
     }
     Path dir = install();
     System.out.println("Installed the kernel '" + displayName + "' (" + name + ") in " + dir);
@@ -143,19 +148,25 @@ public final class KernelInstall implements Callable<Integer> {
     } else if (buildSparkJars != null) {
       return checked(buildSparkJars, "the build's Spark (" + buildSparkJars + "; run mvn package first)");
     }
-    throw new CommandLine.ParameterException(new CommandLine(this), "no Spark to run the kernel with: pass "
+    throw bad("no Spark to run the kernel with: pass "
         + "--spark-home DIR (a Spark 3.5 distribution), set SPARK_HOME, or install through Maven "
         + "(mvn -pl notebooks exec:exec@install-kernel), which uses the Spark the build copied");
+  }
+
+  /** Bad options: picocli's usage error (exit 2) when run as a command, else IllegalArgumentException. */
+  private RuntimeException bad(String message) {
+    return spec != null ? new CommandLine.ParameterException(spec.commandLine(), message)
+        : new IllegalArgumentException(message);
   }
 
   private Path checked(Path jars, String what) {
     try (Stream<Path> files = Files.isDirectory(jars) ? Files.list(jars) : Stream.empty()) {
       if (files.noneMatch(f -> f.getFileName().toString().startsWith("spark-core_"))) {
-        throw new CommandLine.ParameterException(new CommandLine(this), "no Spark in " + what + ": " + jars
+        throw bad("no Spark in " + what + ": " + jars
             + " holds no spark-core jar; point it at a Spark distribution's folder (the one with jars/)");
       }
     } catch (IOException e) {
-      throw new CommandLine.ParameterException(new CommandLine(this), "cannot list " + jars + " (" + what + "): " + e);
+      throw bad("cannot list " + jars + " (" + what + "): " + e);
     }
     return jars;
   }

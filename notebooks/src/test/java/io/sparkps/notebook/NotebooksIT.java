@@ -63,6 +63,8 @@ class NotebooksIT {
   void futuresAndErrors_surfacesWorkerOnesFailureAndRecreatesItLocally() throws Exception {
     Executed nb = execute("futures-and-errors");
     assertTrue(nb.text().contains("rows per worker: [100000, 100000], in all 200000"), nb.text());
+    assertTrue(Pattern.compile("SparkPS run \\w+: SUCCEEDED, [\\d.]+ s, \\d+ examples/s\n  chief 0 @ 127.0.0.1: step 10, "
+        + "100000 examples, loss 0.1000").matcher(nb.text()).find(), "progress(job) ended on the run's last report: " + nb.text());
     JsonNode remote = nb.errors().get(0);
     assertEquals("TrainingFailure", remote.get("ename").asText());
     assertTrue(remote.get("evalue").asText().startsWith("worker 1 on "), remote.toString());
