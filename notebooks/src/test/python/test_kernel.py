@@ -83,12 +83,39 @@ class SparkPsKernelTests(jupyter_kernel_test.KernelTests):
         self.assertEqual(results[0]["content"]["data"]["text/plain"], "2")
 
     def test_sparkps_dataset_displays_as_html_table(self):
-        reply, outputs = self.run_cell('Notebook.spark("local[2]").range(3).toDF("n")', timeout=180)
+        reply, outputs = self.run_cell('Notebook.spark("local[4]").range(3).toDF("n")', timeout=180)
         self.assertEqual(reply["content"]["status"], "ok", reply["content"])
         result = [m for m in outputs if m["msg_type"] == "execute_result"][0]["content"]["data"]
         self.assertIn("<th>n<br><small>bigint</small></th>", result["text/html"])
         self.assertIn("<td>2</td>", result["text/html"])
         self.assertIn("3 rows", result["text/plain"])
+
+    def test_sparkps_progress_updates_one_display_in_place(self):
+        code = """var spark = Notebook.spark("local[4]");
+var job = new io.sparkps.spark.TrainingCluster(spark,
+        io.sparkps.spark.ClusterSpec.builder().setNumPs(1).setNumWorkers(2).build())
+    .runAsync(spark.range(4).toDF(), ctx -> {
+      for (int i = 1; i <= 6; i++) {
+        ctx.progress().report(i, i * 10, Map.of("loss", 1.0 / i));
+        Thread.sleep(400);
+      }
+      return 0;
+    });
+progress(job)"""
+        reply, outputs = self.run_cell(code, timeout=180)
+        self.assertEqual(reply["content"]["status"], "ok", reply["content"])
+        shown = [m for m in outputs if m["msg_type"] == "display_data"]
+        updates = [m for m in outputs if m["msg_type"] == "update_display_data"]
+        self.assertEqual(len(shown), 1, "one display")
+        display_id = shown[0]["content"]["transient"]["display_id"]
+        self.assertGreaterEqual(len(updates), 3, "updated in place while the run went on")
+        self.assertTrue(all(u["content"]["transient"]["display_id"] == display_id for u in updates))
+        last = updates[-1]["content"]["data"]["text/plain"]
+        self.assertIn("SUCCEEDED", last)
+        self.assertIn("chief 0 @ 127.0.0.1: step 6, 60 examples, loss 0.1667", last)
+        self.assertIn("<tr><td>chief 0</td><td>127.0.0.1</td><td>6</td>", updates[-1]["content"]["data"]["text/html"])
+        result = [m for m in outputs if m["msg_type"] == "execute_result"][0]
+        self.assertEqual(result["content"]["data"]["text/plain"], "SUCCEEDED")
 
 
 if __name__ == "__main__":

@@ -69,10 +69,17 @@ final class CellErrors {
         return "line " + translated.getLineNumber() + " of snippet " + file;
       }
       int line = source.cellLine(translated.getLineNumber());
-      String where = source.cellNumber() == currentCell ? "line " + line : "line " + line + " of cell [" + source.cellNumber() + "]";
-      String name = translated.getMethodName();
-      String method = name.isEmpty() || name.startsWith("do_it") ? "" : name.startsWith("lambda$") ? " (in a lambda)" : " (in " + name + ")";
-      return where + method + ": " + source.lineText(line).strip();
+      String where = source.cellNumber() == currentCell ? "line " + line
+          : "line " + line + " of cell [" + source.cellNumber() + "]";
+      return where + method(translated.getMethodName()) + ": " + source.lineText(line).strip();
+    }
+
+    /** " (in f)" for a method the user declared, " (in a lambda)", or "" for the cell's own code. */
+    private static String method(String name) {
+      if (name.isEmpty() || name.startsWith("do_it")) {
+        return "";
+      }
+      return name.startsWith("lambda$") ? " (in a lambda)" : " (in " + name + ")";
     }
 
     /**

@@ -57,6 +57,7 @@ final class CellRunner implements AutoCloseable {
    */
   Object run(String cell) throws CellException {
     cellNumber++;
+    Interrupts.beforeCell(cellNumber, cell.strip().lines().findFirst().orElse(""));
     execution.cellRunning(true);
     try {
       Object value = NO_VALUE;

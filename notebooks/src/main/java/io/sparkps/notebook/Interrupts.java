@@ -1,29 +1,48 @@
 package io.sparkps.notebook;
 
 import io.sparkps.spark.TrainingJob;
+import org.apache.spark.SparkContext;
 import org.apache.spark.sql.SparkSession;
 
 /**
  * What Jupyter's interrupt does in this kernel: stop the work a cell started, keep the kernel.
- * Runs on the control channel's thread while the cell runs on the shell's.
+ * Cells run on the shell channel's thread; interrupts arrive on the control channel's.
  */
 final class Interrupts {
   private Interrupts() {}
 
   /**
+   * Tags the Spark jobs the cell about to run on this thread starts with a job group of its own
+   * ({@code notebook-cell-N}, shown in Spark's UI), whose cancellation interrupts the tasks
+   * instead of letting them run to the end of their partition.
+   */
+  static void beforeCell(int cellNumber, String firstLine) {
+    SparkContext sc = activeContext();
+    if (sc != null) { // Spark's local properties: they follow this thread and the threads it starts
+      sc.setJobGroup("notebook-cell-" + cellNumber, "notebook cell [" + cellNumber + "]: " + firstLine.strip(), true);
+    }
+  }
+
+  /**
    * Cancels every SparkPS run of this JVM (each ends CANCELLED and stops its ps, evaluator and
-   * barrier tasks), then the Spark jobs still running (a plain {@code count()}), then interrupts
-   * the cell's thread so that a wait in it ({@code join}, {@code progress}, a sleep) returns.
+   * barrier tasks), then every Spark job still running (the tasks of a cell's jobs are
+   * interrupted, see {@link #beforeCell}), then interrupts the cell's thread so that a wait in it
+   * ({@code join}, {@code progress}, a sleep) returns.
    */
   static void interrupt(CellRunner cells) {
     for (TrainingJob<?> job : TrainingJob.running()) {
       job.cancel();
     }
-    SparkSession session = SparkSession.getDefaultSession().isDefined() ? SparkSession.getDefaultSession().get()
-        : SparkSession.getActiveSession().isDefined() ? SparkSession.getActiveSession().get() : null;
-    if (session != null && !session.sparkContext().isStopped()) {
-      session.sparkContext().cancelAllJobs();
+    SparkContext sc = activeContext();
+    if (sc != null) {
+      sc.cancelAllJobs();
     }
     cells.interrupt();
+  }
+
+  private static SparkContext activeContext() {
+    SparkSession session = SparkSession.getDefaultSession().isDefined() ? SparkSession.getDefaultSession().get()
+        : SparkSession.getActiveSession().isDefined() ? SparkSession.getActiveSession().get() : null;
+    return session == null || session.sparkContext().isStopped() ? null : session.sparkContext();
   }
 }

@@ -84,13 +84,7 @@ class CellRunnerTest {
 
   @Test
   void interrupt_endsTheRunningCellsWait() throws Exception {
-    CompletableFuture<Object> cell = CompletableFuture.supplyAsync(() -> {
-      try {
-        return cells.run("Thread.sleep(60_000);\n\"slept\"");
-      } catch (CellException e) {
-        return e;
-      }
-    });
+    CompletableFuture<Object> cell = runAsync(cells, "Thread.sleep(60_000);\n\"slept\"");
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     while (!cells.isRunning() && System.nanoTime() < deadline) {
       Thread.sleep(10);
@@ -101,5 +95,16 @@ class CellRunnerTest {
     CellException e = assertInstanceOf(CellException.class, outcome);
     assertEquals("java.lang.InterruptedException", e.errorName());
     assertEquals(3, cells.run("1 + 2"), "the session goes on after an interrupt");
+  }
+
+  /** Runs a cell on another thread: its value, or the CellException it ended with. */
+  static CompletableFuture<Object> runAsync(CellRunner cells, String cell) {
+    return CompletableFuture.supplyAsync(() -> {
+      try {
+        return cells.run(cell);
+      } catch (CellException e) {
+        return e;
+      }
+    });
   }
 }

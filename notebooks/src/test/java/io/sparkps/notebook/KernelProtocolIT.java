@@ -35,7 +35,7 @@ class KernelProtocolIT {
     assertEquals(0, run.exitCode(), "jupyter_kernel_test failed:\n" + run.output());
     Matcher ran = Pattern.compile("Ran (\\d+) tests").matcher(run.output());
     assertTrue(ran.find(), run.output());
-    assertEquals(17, Integer.parseInt(ran.group(1)), "every check ran:\n" + run.output());
+    assertEquals(18, Integer.parseInt(ran.group(1)), "every check ran:\n" + run.output());
     assertTrue(run.output().contains("OK (skipped=5)"), "only history, pager and clear_output are skipped (the "
         + "kernel keeps no history and has no pager):\n" + run.output());
   }

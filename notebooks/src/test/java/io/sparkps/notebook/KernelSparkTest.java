@@ -58,13 +58,7 @@ class KernelSparkTest {
         + "      }\n"
         + "    });");
     TrainingJob<?> job = (TrainingJob<?>) cells.run("job");
-    CompletableFuture<Object> cell = CompletableFuture.supplyAsync(() -> {
-      try {
-        return cells.run("progress(job)");
-      } catch (CellException e) {
-        return e;
-      }
-    });
+    CompletableFuture<Object> cell = CellRunnerTest.runAsync(cells, "progress(job)");
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (job.progress().stream().noneMatch(p -> p.step() >= 3) && System.nanoTime() < deadline) {
       Thread.sleep(50);
@@ -86,6 +80,44 @@ class KernelSparkTest {
       Thread.sleep(50);
     }
     assertEquals(0, spark.sparkContext().statusTracker().getActiveJobIds().length, "no Spark job is left running");
+    while (runningTasks(spark) > 0 && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+    }
+    assertEquals(0, runningTasks(spark), "no task is left running");
     assertEquals(4L, cells.run("spark.range(4).count()"), "the session works after the interrupt");
+  }
+
+  @Test
+  void interrupt_cancelsARunningSparkJob_interruptingItsTasks() throws Exception {
+    // an RDD job: Spark SQL interrupts its own tasks on cancel, an RDD job's only under a group that asks for it
+    CompletableFuture<Object> cell = CellRunnerTest.runAsync(cells,
+        "JavaSparkContext.fromSparkContext(spark.sparkContext()).parallelize(List.of(1, 2, 3, 4), 4).map(n -> {\n"
+        + "  Thread.sleep(120_000);\n"
+        + "  return n;\n"
+        + "}).count()");
+    SparkSession spark = Notebook.spark();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (spark.sparkContext().statusTracker().getActiveJobIds().length == 0 && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertEquals(1, spark.sparkContext().statusTracker().getActiveJobIds().length, "the cell's job runs");
+
+    Interrupts.interrupt(cells);
+
+    CellException e = assertInstanceOf(CellException.class, cell.get(30, TimeUnit.SECONDS));
+    assertEquals("java.lang.InterruptedException", e.errorName(), "the cell's wait for the job ended");
+    // each task sleeps 2 minutes in its one row: only an interrupt of its thread ends it sooner
+    long cancelled = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while ((runningTasks(spark) > 0 || spark.sparkContext().statusTracker().getActiveJobIds().length > 0)
+        && System.nanoTime() < cancelled) {
+      Thread.sleep(50);
+    }
+    assertEquals(0, spark.sparkContext().statusTracker().getActiveJobIds().length, "the job was cancelled");
+    assertEquals(0, runningTasks(spark), "and its tasks stopped");
+  }
+
+  private static int runningTasks(SparkSession spark) {
+    return java.util.Arrays.stream(spark.sparkContext().statusTracker().getExecutorInfos())
+        .mapToInt(org.apache.spark.SparkExecutorInfo::numRunningTasks).sum();
   }
 }

@@ -1,11 +1,14 @@
 package io.sparkps.notebook;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -14,6 +17,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.opentest4j.AssertionFailedError;
 
 /**
  * Every notebook in {@code notebooks/} runs top to bottom through real Jupyter
@@ -114,8 +119,33 @@ class NotebooksIT {
     }
   }
 
+  @Test
+  void aFailingCell_failsTheTestNamingTheNotebookTheCellAndTheError(@TempDir Path dir) throws Exception {
+    ObjectMapper json = new ObjectMapper();
+    ObjectNode nb = json.createObjectNode().put("nbformat", 4).put("nbformat_minor", 5);
+    nb.putObject("metadata").putObject("kernelspec").put("name", "sparkps").put("display_name", "Java (SparkPS)");
+    ArrayNode cells = nb.putArray("cells");
+    for (String code : List.of("int ok = 1;", "Object nothing = null;\nnothing.hashCode();")) {
+      ObjectNode cell = cells.addObject().put("cell_type", "code").put("source", code).put("id", "c" + cells.size());
+      cell.putObject("metadata");
+      cell.putArray("outputs");
+      cell.putNull("execution_count");
+    }
+    Path broken = dir.resolve("broken.ipynb");
+    Files.writeString(broken, json.writeValueAsString(nb));
+    AssertionFailedError e = assertThrows(AssertionFailedError.class, () -> execute(broken));
+    assertTrue(e.getMessage().startsWith("notebook " + broken + " failed"), e.getMessage());
+    assertTrue(e.getMessage().contains("nothing.hashCode();"), "names the cell: " + e.getMessage());
+    assertTrue(e.getMessage().contains("NullPointerException"), "names the error: " + e.getMessage());
+    assertTrue(e.getMessage().contains("at line 2: nothing.hashCode();"), "and its line: " + e.getMessage());
+  }
+
   private static Executed execute(String name) throws Exception {
-    Path notebook = NOTEBOOKS.resolve(name + ".ipynb");
+    return execute(NOTEBOOKS.resolve(name + ".ipynb"));
+  }
+
+  private static Executed execute(Path notebook) throws Exception {
+    String name = notebook.getFileName().toString().replace(".ipynb", "");
     Jupyter.Run run = Jupyter.run(List.of(Jupyter.JUPYTER.toString(), "nbconvert", "--to", "notebook", "--execute",
         "--ExecutePreprocessor.kernel_name=sparkps", "--ExecutePreprocessor.timeout=600",
         "--output-dir", EXECUTED.toString(), notebook.toString()), Jupyter.env(), 900);

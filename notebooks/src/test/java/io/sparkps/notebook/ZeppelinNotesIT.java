@@ -1,6 +1,7 @@
 package io.sparkps.notebook;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
@@ -8,6 +9,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Every Zeppelin note in {@code notebooks/zeppelin/} runs its {@code %spark} paragraphs in order
@@ -78,5 +80,18 @@ class ZeppelinNotesIT {
       assertTrue(out.contains(setting), setting + " in: " + out);
     }
     assertTrue(out.contains("SUCCEEDED: final evaluation on the held-out rows {"), out);
+  }
+
+  @Test
+  void aFailingParagraph_failsTheTestNamingTheNoteTheParagraphAndTheError(@TempDir Path dir) throws Exception {
+    Path broken = dir.resolve("broken.zpln");
+    Files.writeString(broken, "{\"paragraphs\": [{\"text\": \"%md\\n# A note that fails\"}, "
+        + "{\"text\": \"%spark\\nval ok = spark.range(3).count()\"}, "
+        + "{\"text\": \"%spark\\nrequire(ok == 4, \\\"the count is off\\\")\"}]}");
+    AssertionError e = assertThrows(AssertionError.class, () -> ZeppelinNote.run(broken, "local[2]"));
+    assertTrue(e.getMessage().startsWith("Zeppelin note broken.zpln: paragraph 3 ended Error:"), e.getMessage());
+    assertTrue(e.getMessage().contains("require(ok == 4"), "names the paragraph's code: " + e.getMessage());
+    assertTrue(e.getMessage().contains("java.lang.IllegalArgumentException: requirement failed: the count is off"),
+        "names the error: " + e.getMessage());
   }
 }
