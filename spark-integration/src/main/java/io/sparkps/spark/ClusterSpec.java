@@ -22,6 +22,7 @@ public final class ClusterSpec implements Serializable {
   private final Duration heartbeatInterval;
   private final String checkpointDir;
   private final String name;
+  private final int maxStageAttempts;
 
   private ClusterSpec(Builder b) {
     this.numPs = b.numPs;
@@ -34,6 +35,7 @@ public final class ClusterSpec implements Serializable {
     this.heartbeatInterval = b.heartbeatInterval;
     this.checkpointDir = b.checkpointDir;
     this.name = b.name;
+    this.maxStageAttempts = b.maxStageAttempts;
   }
 
   /** A builder; {@link Builder#setNumPs} and {@link Builder#setNumWorkers} are required. */
@@ -96,6 +98,16 @@ public final class ClusterSpec implements Serializable {
     return name;
   }
 
+  /**
+   * Attempts of the barrier stage at the most, for failures another attempt may get past (a lost
+   * executor, a ps or peer that did not answer); a deterministic failure (bad data, the user's
+   * exception) ends the run at its first attempt. Spark's {@code spark.stage.maxConsecutiveAttempts}
+   * (default 4) bounds it too.
+   */
+  public int maxStageAttempts() {
+    return maxStageAttempts;
+  }
+
   @Override
   public String toString() {
     return "ClusterSpec(ps=" + numPs + ", workers=" + numWorkers + ", evaluator=" + evaluator + ")";
@@ -113,6 +125,7 @@ public final class ClusterSpec implements Serializable {
     private Duration heartbeatInterval = Duration.ofSeconds(1);
     private String checkpointDir;
     private String name = "sparkps";
+    private int maxStageAttempts = 4;
 
     private Builder() {}
 
@@ -176,6 +189,12 @@ public final class ClusterSpec implements Serializable {
       return this;
     }
 
+    /** Attempts of the barrier stage at the most for transient failures (default 4, as Spark's); see {@link ClusterSpec#maxStageAttempts}. */
+    public Builder optMaxStageAttempts(int attempts) {
+      this.maxStageAttempts = attempts;
+      return this;
+    }
+
     /** Validates and builds. */
     public ClusterSpec build() {
       if (numPs < 1) {
@@ -183,6 +202,9 @@ public final class ClusterSpec implements Serializable {
       }
       if (numWorkers < 1) {
         throw new IllegalArgumentException("numWorkers must be >= 1, got " + numWorkers);
+      }
+      if (maxStageAttempts < 1) {
+        throw new IllegalArgumentException("maxStageAttempts must be >= 1, got " + maxStageAttempts);
       }
       positive("psStartTimeout", psStartTimeout);
       positive("rendezvousTimeout", rendezvousTimeout);

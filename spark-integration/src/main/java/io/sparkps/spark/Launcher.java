@@ -45,6 +45,8 @@ final class Launcher<T, R> {
   private boolean cancelled;
 
   /** Progress of a recreated worker goes nowhere. */
+  /** How often the driver looks for a failure that ends the run while the barrier stage runs. */
+  private static final long FAILURE_POLL_MILLIS = 100;
   private static final ProgressReporter NO_PROGRESS = new ProgressReporter() {
     @Override
     public void report(long step, long examples, Map<String, Double> metrics) {}
@@ -115,7 +117,7 @@ final class Launcher<T, R> {
 
   /** Runs the barrier stage (output through a shuffle, so that Spark retries the stage) and returns the results by index. */
   @SuppressWarnings("unchecked")
-  List<R> train(TaskEnv env) throws InterruptedException, ExecutionException {
+  List<R> train(TaskEnv env, Registry registry) throws InterruptedException, ExecutionException {
     JavaFutureAction<List<Tuple2<Object, Object>>> job;
     synchronized (this) {
       // Submitting under the lock that cancelAll() takes: a cancel either comes first or finds the job.
@@ -134,11 +136,30 @@ final class Launcher<T, R> {
         sc.clearJobGroup();
       }
     }
-    List<Tuple2<Object, Object>> sorted = new ArrayList<>(job.get());
+    List<Tuple2<Object, Object>> sorted = new ArrayList<>(awaitTraining(job, registry));
     sorted.sort(Comparator.comparingInt(t -> (Integer) t._1()));
     List<R> results = new ArrayList<>(sorted.size());
     sorted.forEach(t -> results.add((R) t._2()));
     return results;
+  }
+
+  /**
+   * Waits for the barrier stage's job; a failure that another attempt would meet again (or one of
+   * the last attempt allowed) cancels it at once instead of letting Spark retry the stage.
+   */
+  private <X> X awaitTraining(JavaFutureAction<X> job, Registry registry) throws InterruptedException,
+      ExecutionException {
+    while (true) {
+      try {
+        return job.get(FAILURE_POLL_MILLIS, TimeUnit.MILLISECONDS);
+      } catch (java.util.concurrent.TimeoutException stillRunning) {
+        if (registry.finalFailure(spec.maxStageAttempts()) != null) {
+          sc.cancelJobGroup(group("train"));
+          throw new ExecutionException("the barrier stage was stopped: a worker failed in a way another attempt "
+              + "would not get past", null);
+        }
+      }
+    }
   }
 
   /**
@@ -242,7 +263,8 @@ final class Launcher<T, R> {
         .mapToInt(FailureReport::getAttempt).distinct().count();
     String message = role.name().toLowerCase() + " " + first.getIndex() + " on " + first.getHost() + " ("
         + (role == Role.PS ? "task" : "stage") + " attempt " + first.getAttempt() + ") failed: " + remote.getMessage()
-        + (attempts > 1 ? " (the barrier stage failed in " + attempts + " attempts)" : "");
+        + (first.getDeterministic() && role != Role.PS ? " (not retried: another attempt would meet the same error)"
+            : attempts > 1 ? " (the barrier stage failed in " + attempts + " attempts)" : "");
     boolean worker = role == Role.CHIEF || role == Role.WORKER;
     return new TrainingFailure(message, role, first.getIndex(), first.getHost(), first.getAttempt(), remote,
         worker ? recreation(first.getIndex(), first.getAttempt()) : null);

@@ -27,6 +27,7 @@ record TaskEnv(ClusterSpec spec, String coordinator, PsToken token, List<String>
 
   static void report(CoordinatorClient coordinator, Role role, int index, String host, int attempt, Throwable t) {
     coordinator.reportFailure(FailureReport.newBuilder().setRole(io.sparkps.spark.coord.proto.Role.valueOf(role.name()))
-        .setIndex(index).setHost(host).setAttempt(attempt).setError(RemoteErrors.toProto(t)).build());
+        .setIndex(index).setHost(host).setAttempt(attempt).setError(RemoteErrors.toProto(t))
+        .setDeterministic(!Failures.isTransient(t)).build());
   }
 }

@@ -92,7 +92,7 @@ public final class TrainingJob<R> {
       env = env.withPs(psAddresses);
       launcher.startEvaluator(env);
       status = JobStatus.RUNNING;
-      results = launcher.train(env);
+      results = launcher.train(env, registry);
       trained = System.nanoTime();
       outcome = JobStatus.SUCCEEDED;
     } catch (Throwable t) {

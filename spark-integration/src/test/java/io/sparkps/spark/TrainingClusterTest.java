@@ -21,6 +21,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 class TrainingClusterTest {
+  /** How often worker 1's function started (local mode: the tasks run in this JVM). */
+  private static final java.util.concurrent.atomic.AtomicInteger WORKER_ONE_RUNS =
+      new java.util.concurrent.atomic.AtomicInteger();
   private static JavaSparkContext sc;
 
   @BeforeAll
@@ -152,7 +155,8 @@ class TrainingClusterTest {
         while (ctx.ps().read("counter").value().getFloat(0) < 100f) {
           Thread.sleep(10);
         }
-        throw new IllegalStateException("injected failure of worker 1");
+        // transient (a peer went away): Spark retries the stage
+        throw new java.io.UncheckedIOException(new java.net.SocketException("injected failure of worker 1"));
       }
       return "worker ok";
     });
@@ -164,8 +168,12 @@ class TrainingClusterTest {
   @Test
   void workerThatThrows_failsNamingRoleIndexHostAttempt_withTheRemoteStack_andRecreatesLocally() throws Exception {
     ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2).build();
+    WORKER_ONE_RUNS.set(0);
     WorkerFunction<Integer, Integer> fn = ctx -> {
       int sum = 0;
+      if (ctx.index() == 1) {
+        WORKER_ONE_RUNS.incrementAndGet();
+      }
       while (ctx.data().hasNext()) {
         int row = ctx.data().next();
         if (ctx.index() == 1 && sum > 0) {
@@ -177,7 +185,11 @@ class TrainingClusterTest {
     };
     long t0 = System.nanoTime();
     TrainingFailure failure = assertThrows(TrainingFailure.class, () -> new TrainingCluster(sc, spec).run(numbers(12), fn));
-    assertTrue(System.nanoTime() - t0 < 120_000_000_000L, "failed in bounded time");
+    assertTrue(System.nanoTime() - t0 < 30_000_000_000L, "failed within seconds, not after Spark's retries");
+    assertEquals(1, WORKER_ONE_RUNS.get(), "a deterministic error is not retried");
+    assertEquals(0, failure.attempt());
+    assertTrue(failure.getMessage().endsWith("(not retried: another attempt would meet the same error)"),
+        failure.getMessage());
     assertEquals(Role.WORKER, failure.role());
     assertEquals(1, failure.index());
     assertEquals("127.0.0.1", failure.host());
@@ -190,6 +202,32 @@ class TrainingClusterTest {
 
     IllegalArgumentException local = assertThrows(IllegalArgumentException.class, failure::recreateLocally);
     assertTrue(local.getMessage().startsWith("bad row") && local.getMessage().endsWith("in worker 1"), local.getMessage());
+  }
+
+  @Test
+  void transientFailures_areRetried_upToMaxStageAttempts() {
+    WORKER_ONE_RUNS.set(0);
+    ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2).optMaxStageAttempts(2).build();
+    TrainingFailure failure = assertThrows(TrainingFailure.class, () -> new TrainingCluster(sc, spec).run(numbers(4),
+        ctx -> {
+          if (ctx.index() == 1) {
+            WORKER_ONE_RUNS.incrementAndGet();
+            throw new java.io.UncheckedIOException(new java.net.ConnectException("injected: connection refused"));
+          }
+          ctx.barrier(); // the chief waits for its peer, which never arrives in this attempt
+          return 0;
+        }));
+    assertEquals(2, WORKER_ONE_RUNS.get(), "one retry, then the limit");
+    assertEquals(1, failure.index());
+    assertTrue(failure.getMessage().contains("injected: connection refused"), failure.getMessage());
+    assertTrue(failure.getMessage().endsWith("(the barrier stage failed in 2 attempts)"), failure.getMessage());
+  }
+
+  @Test
+  void maxStageAttempts_belowOne_isRefusedNamingTheField() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> ClusterSpec.builder().setNumPs(1).setNumWorkers(1).optMaxStageAttempts(0).build());
+    assertEquals("maxStageAttempts must be >= 1, got 0", e.getMessage());
   }
 
   @Test

@@ -83,6 +83,25 @@ public final class Registry {
     return stopping;
   }
 
+  /**
+   * The failure that ends the run now instead of another attempt of the barrier stage: the first
+   * worker failure of an attempt (the others of that attempt follow from it: their peer is gone)
+   * when it is deterministic or the attempt is the last one allowed; null while another attempt
+   * may get past what has failed so far.
+   */
+  public synchronized FailureReport finalFailure(int maxStageAttempts) {
+    java.util.Set<Integer> attempts = new java.util.HashSet<>();
+    for (FailureReport f : failures) {
+      boolean worker = f.getRole() == io.sparkps.spark.coord.proto.Role.CHIEF
+          || f.getRole() == io.sparkps.spark.coord.proto.Role.WORKER;
+      if (worker && attempts.add(f.getAttempt())
+          && (f.getDeterministic() || f.getAttempt() >= maxStageAttempts - 1)) {
+        return f;
+      }
+    }
+    return null;
+  }
+
   /** Failures reported so far, the first first. */
   public synchronized List<FailureReport> failures() {
     return List.copyOf(failures);
