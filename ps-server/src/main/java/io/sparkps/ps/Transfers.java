@@ -163,7 +163,7 @@ final class Transfers {
       futures.put(stub, CompletableFuture.supplyAsync(() -> {
         BulkChannel bulk = connections.bulk(shard);
         if (bulk == null) {
-          return stub.update(TensorCodec.frames(template, list, chunkBytes)).join();
+          return ShardStub.await(stub.update(TensorCodec.frames(template, list, chunkBytes)), callTimeout);
         }
         FrameHeader.Builder header = template.toBuilder();
         List<ByteBuffer> parts = new ArrayList<>(list.size());
@@ -281,10 +281,10 @@ final class Transfers {
       futures.put(stub, CompletableFuture.supplyAsync(() -> {
         BulkChannel bulk = connections.bulk(shard);
         if (bulk == null) {
-          return stub.pull(request, sink, wait).join();
+          return ShardStub.await(stub.pull(request, sink, wait), wait.plus(callTimeout));
         }
         if (awaitFirst) {
-          stub.awaitReadable(request, wait).join();
+          ShardStub.await(stub.awaitReadable(request, wait), wait.plus(callTimeout));
         }
         return bulk.read(request, tracked);
       }, connections.executor()));

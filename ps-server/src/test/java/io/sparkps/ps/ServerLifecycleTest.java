@@ -35,6 +35,28 @@ class ServerLifecycleTest {
   }
 
   @Test
+  void waitingBulkPull_endsWhenItsClientCloses_andLeavesNoClientThread() throws Exception {
+    try (TestCluster cluster = TestCluster.netty(1)) {
+      PsClient waiter = PsClient.builder().setShards(cluster.addresses()).setToken(cluster.token)
+          .optWaitTimeout(Duration.ofMinutes(5)).build();
+      waiter.createGroup(ConsistencyGroup.sync("g", 2));
+      // 1.6 MB: read through the bulk path, whose SYNC wait runs on the client's own threads
+      waiter.create(VariableSpec.builder().setName("big").setShape(400, 1000).optGroup("g").build());
+      waiter.initializeAll();
+      waiter.pull("big");
+      waiter.push(Map.of("big", Nd4j.ones(DataType.FLOAT, 400, 1000)));
+      CompletableFuture<?> blocked = CompletableFuture.runAsync(() -> waiter.pull("big"));
+      ParameterServer ps = cluster.servers.get(0);
+      awaitCondition(() -> ps.pendingWaits() == 1, "the SYNC read registered its wait");
+      waiter.close();
+      assertThrows(java.util.concurrent.ExecutionException.class,
+          () -> blocked.get(20, java.util.concurrent.TimeUnit.SECONDS), "the caller was released with an error");
+      awaitCondition(() -> Thread.getAllStackTraces().keySet().stream()
+          .noneMatch(t -> t.isAlive() && t.getName().startsWith("sparkps-client")), "no sparkps-client thread is left");
+    }
+  }
+
+  @Test
   void shutdownServers_stopsEveryShard() throws Exception {
     TestCluster cluster = TestCluster.netty(2);
     try (PsClient c = cluster.client(0)) {

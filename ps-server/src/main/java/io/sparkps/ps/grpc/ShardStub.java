@@ -59,6 +59,29 @@ public final class ShardStub {
     return index;
   }
 
+  /**
+   * Waits for a call of this stub as {@code join()} would (its failure as a
+   * {@code CompletionException} around the call's status), but at most {@code bound} plus a margin
+   * (then DEADLINE_EXCEEDED), and an interrupt of the waiting thread (a client closing its
+   * executor) cancels the call and ends the wait (CANCELLED).
+   */
+  public static <T> T await(CompletableFuture<T> call, Duration bound) {
+    try {
+      return call.get(bound.plusSeconds(10).toNanos(), TimeUnit.NANOSECONDS);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new java.util.concurrent.CompletionException(e.getCause());
+    } catch (java.util.concurrent.TimeoutException e) {
+      call.cancel(true);
+      throw new java.util.concurrent.CompletionException(Status.DEADLINE_EXCEEDED
+          .withDescription("no answer within " + bound.plusSeconds(10).toMillis() + " ms").asRuntimeException());
+    } catch (InterruptedException e) {
+      call.cancel(true);
+      Thread.currentThread().interrupt();
+      throw new java.util.concurrent.CompletionException(Status.CANCELLED
+          .withDescription("the wait was interrupted: the client is closing").withCause(e).asRuntimeException());
+    }
+  }
+
   /** Creates groups and variable slices. */
   public CompletableFuture<CreateReply> create(CreateRequest request) {
     return unary(PsMethods.CREATE, request, callTimeout);
