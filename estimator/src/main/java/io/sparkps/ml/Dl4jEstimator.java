@@ -43,8 +43,9 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   private final org.apache.spark.ml.param.DoubleParam evalEverySeconds;
   /** The specs of the Experiment this estimator was made from, for the model's provenance. */
   private java.util.Map<String, String> experimentRecord = java.util.Map.of();
-  /** Listeners attached to every fit of this estimator (driver-side; not params, not saved). */
+  /** Held-out rows every fit evaluates (driver-side; not a param, not saved). */
   private transient Dataset<?> evaluationData;
+  /** Listeners attached to every fit of this estimator (driver-side; not params, not saved). */
   private transient java.util.List<io.sparkps.spark.ProgressListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   /** An estimator with a random uid and the defaults. */
@@ -334,9 +335,8 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   }
 
   /**
-   * Held-out rows (same columns as the training data) that the evaluator scores as every
-   * {@link #fit} advances, a Pipeline's included; null for none. Kept on the driver: not a Param,
-   * not saved with the estimator.
+   * Held-out rows (the training data's columns) the evaluator scores as every {@link #fit}, a
+   * Pipeline's included, advances; null for none. Driver-side: not a Param, not saved.
    */
   public Dl4jEstimator setEvaluationData(Dataset<?> evaluation) {
     this.evaluationData = evaluation;

@@ -64,12 +64,6 @@ public final class Chart {
     return chart.createBufferedImage(width, height);
   }
 
-  /** The number of points of the line called {@code name} (0 when there is none). */
-  public int points(String name) {
-    int i = series.getSeriesIndex(name);
-    return i < 0 ? 0 : series.getItemCount(i);
-  }
-
   @Override
   public String toString() {
     return "chart '" + title + "': " + ((List<?>) series.getSeries()).stream()

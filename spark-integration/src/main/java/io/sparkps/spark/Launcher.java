@@ -44,9 +44,9 @@ final class Launcher<T, R> {
   private volatile JavaRDD<T> partitioned;
   private boolean cancelled;
 
-  /** Progress of a recreated worker goes nowhere. */
   /** How often the driver looks for a failure that ends the run while the barrier stage runs. */
   private static final long FAILURE_POLL_MILLIS = 100;
+  /** Progress of a recreated worker goes nowhere. */
   private static final ProgressReporter NO_PROGRESS = new ProgressReporter() {
     @Override
     public void report(long step, long examples, Map<String, Double> metrics) {}
