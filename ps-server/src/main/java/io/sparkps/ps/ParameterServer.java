@@ -98,6 +98,8 @@ public final class ParameterServer implements AutoCloseable {
             .workerEventLoopGroup(eventLoops).executor(executor)
             .flowControlWindow(config.flowControlWindow)
             .maxInboundMessageSize(256 << 20)
+            .permitKeepAliveTime(io.sparkps.ps.grpc.Connections.KEEPALIVE_SECONDS / 2, java.util.concurrent.TimeUnit.SECONDS)
+            .permitKeepAliveWithoutCalls(true)
             .addService(definition).build().start();
       }
     } catch (IOException e) {

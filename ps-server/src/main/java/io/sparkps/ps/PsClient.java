@@ -35,6 +35,7 @@ public final class PsClient implements AutoCloseable {
   private final List<ShardStub> shards;
   private final VariableCatalog catalog;
   private final Transfers transfers;
+  private final Recovery recovery;
   private volatile boolean closed;
 
   private PsClient(Builder config) {
@@ -43,9 +44,17 @@ public final class PsClient implements AutoCloseable {
         config.sameJvm);
     this.shards = connections.stubs();
     this.catalog = new VariableCatalog(new Placement(shards.size(), config.splitBytes),
-        () -> Calls.all(shards, "listVariables", ShardStub::list, config.callTimeout));
+        () -> all("listVariables", ShardStub::list, config.callTimeout));
+    this.recovery = new Recovery(config.recovery, connections, catalog, config.worker, config.chunkBytes,
+        config.callTimeout);
     this.transfers = new Transfers(connections, catalog::mayWait, config.chunkBytes, config.worker,
-        config.callTimeout, config.waitTimeout);
+        config.callTimeout, config.waitTimeout, recovery);
+    recovery.attach(transfers);
+  }
+
+  private <T> List<T> all(String op, java.util.function.Function<ShardStub, java.util.concurrent.CompletableFuture<T>> call,
+      Duration bound) {
+    return Calls.all(shards, op, call, bound, recovery);
   }
 
   /** A builder; {@link Builder#setShards} and {@link Builder#setToken} are required. */
@@ -57,7 +66,7 @@ public final class PsClient implements AutoCloseable {
   public void createGroup(ConsistencyGroup group) {
     checkOpen();
     CreateRequest request = CreateRequest.newBuilder().addGroups(ProtoConvert.toProto(group)).build();
-    Calls.all(shards, "create group '" + group.name() + "'", s -> s.create(request), config.callTimeout);
+    all("create group '" + group.name() + "'", s -> s.create(request), config.callTimeout);
     catalog.recordGroup(group);
   }
 
@@ -69,7 +78,7 @@ public final class PsClient implements AutoCloseable {
     checkOpen();
     Map<Integer, CreateRequest> perShard = catalog.declare(batch);
     Calls.some(shards, perShard.keySet(), "create " + names(batch), s -> s.create(perShard.get(s.index())),
-        config.callTimeout);
+        config.callTimeout, recovery);
   }
 
   /** {@link #create(Collection)} for one variable. */
@@ -99,7 +108,7 @@ public final class PsClient implements AutoCloseable {
     checkOpen();
     Map<Integer, List<String>> perShard = catalog.perShard(catalog.resolveAll(names));
     Calls.some(shards, perShard.keySet(), "awaitInitialized",
-        s -> s.awaitInitialized(perShard.get(s.index()), timeout), timeout.plus(config.callTimeout));
+        s -> s.awaitInitialized(perShard.get(s.index()), timeout), timeout.plus(config.callTimeout), recovery);
   }
 
   /** The variables, of all the shards hold, that are not initialized (as TF's report_uninitialized_variables). */
@@ -111,7 +120,7 @@ public final class PsClient implements AutoCloseable {
   public List<VariableInfo> listVariables() {
     checkOpen();
     List<VariableInfo> all = new ArrayList<>();
-    for (ListVariablesReply reply : Calls.all(shards, "listVariables", ShardStub::list, config.callTimeout)) {
+    for (ListVariablesReply reply : all("listVariables", ShardStub::list, config.callTimeout)) {
       reply.getVariablesList().forEach(v -> all.add(ProtoConvert.fromProto(v)));
     }
     return all;
@@ -129,7 +138,9 @@ public final class PsClient implements AutoCloseable {
   public void pullInto(Map<String, INDArray> destinations) {
     checkOpen();
     destinations.forEach((n, a) -> VariableCatalog.checkShape(resolve(n), a, "pull destination"));
-    transfers.pullDense(destinations, catalog.placement(), step(), false);
+    long step = step();
+    long version = transfers.pullDense(destinations, catalog.placement(), step, false);
+    recovery.recordPull(destinations, step, version);
   }
 
   /** Rows {@code [rowStart, rowEnd)} of a variable. */
@@ -213,19 +224,19 @@ public final class PsClient implements AutoCloseable {
   /** Saves every shard's state below {@code dir} (a Hadoop file system path) atomically. */
   public void save(String dir) {
     checkOpen();
-    Calls.all(shards, "save to " + dir, s -> s.snapshot(dir), config.callTimeout);
+    Calls.all(shards, "save to " + dir, s -> s.snapshot(dir), config.callTimeout, Calls.Recoverer.NONE);
   }
 
   /** Restores every shard's state from {@code dir}. */
   public void restore(String dir) {
     checkOpen();
-    Calls.all(shards, "restore from " + dir, s -> s.restore(dir), config.callTimeout);
+    Calls.all(shards, "restore from " + dir, s -> s.restore(dir), config.callTimeout, Calls.Recoverer.NONE);
   }
 
   /** Asks every shard to stop. */
   public void shutdownServers() {
     checkOpen();
-    Calls.all(shards, "shutdown", ShardStub::shutdown, config.callTimeout);
+    Calls.all(shards, "shutdown", ShardStub::shutdown, config.callTimeout, Calls.Recoverer.NONE);
   }
 
   /** A plain protobuf round trip to a shard, for measuring the transport. */
@@ -235,6 +246,23 @@ public final class PsClient implements AutoCloseable {
         shards.get(shard).echo(EchoMessage.newBuilder().setPayload(com.google.protobuf.ByteString.copyFrom(payload)).build()),
         config.callTimeout);
     return reply.getPayload().toByteArray();
+  }
+
+  /**
+   * Fails every call in flight to shard {@code shard} if this client still talks to it at
+   * {@code address}: the run's supervisor declared it lost (a hung ps answers nothing, so the calls
+   * would otherwise wait out their deadlines). With a {@link ShardRecovery} they move to its
+   * replacement.
+   */
+  public void dropShard(int shard, String address) {
+    if (!closed && shard >= 0 && shard < shards.size()) {
+      connections.drop(shard, address);
+    }
+  }
+
+  /** The address this client calls shard {@code shard} at (its replacement's, once it moved). */
+  public String shardAddress(int shard) {
+    return shards.get(shard).address();
   }
 
   /** This worker's step (SYNC: the step the next pull reads and the next push sends). */
@@ -300,6 +328,7 @@ public final class PsClient implements AutoCloseable {
     private int chunkBytes = 1 << 20;
     private int flowControlWindow = 32 << 20;
     private boolean sameJvm = !"false".equalsIgnoreCase(System.getProperty(SAME_JVM_PROPERTY, "true"));
+    private ShardRecovery recovery;
 
     private Builder() {}
 
@@ -376,6 +405,16 @@ public final class PsClient implements AutoCloseable {
      */
     public Builder optSameJvmTransfers(boolean enabled) {
       this.sameJvm = enabled;
+      return this;
+    }
+
+    /**
+     * Survives lost shards: calls to a shard that fail as unreachable or timed out move to its
+     * replacement, which this client refills (see {@link ShardRecovery}). Default: none, such
+     * failures are thrown.
+     */
+    public Builder optRecovery(ShardRecovery recovery) {
+      this.recovery = recovery;
       return this;
     }
 

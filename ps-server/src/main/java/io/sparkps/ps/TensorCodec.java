@@ -88,6 +88,11 @@ final class TensorCodec {
 
   /** Packs pieces into frames of at most {@code chunkBytes} of payload, splitting dense pieces as needed. */
   static List<Frame> frames(FrameHeader template, List<Piece> pieces, int chunkBytes) {
+    return frames(template, pieces, chunkBytes, 0);
+  }
+
+  /** {@link #frames(FrameHeader, List, int)} with every segment carrying {@code version} (for RESTORE). */
+  static List<Frame> frames(FrameHeader template, List<Piece> pieces, int chunkBytes, long version) {
     int maxFloats = Math.max(1, chunkBytes / 4);
     List<Frame> frames = new ArrayList<>();
     FrameHeader.Builder header = template.toBuilder().clearSegments();
@@ -107,7 +112,7 @@ final class TensorCodec {
         }
         int take = p.rows().isEmpty() ? Math.min(total - done, room) : total;
         header.addSegments(Segment.newBuilder().setName(p.name()).setOffset(p.offset() + done)
-            .setCount(take).addAllRows(p.rows()));
+            .setCount(take).addAllRows(p.rows()).setVersion(version));
         parts.add(range(p.bytes(), done, take));
         floats += take;
         done += take;

@@ -43,9 +43,11 @@ final class Transfers {
   private final Duration callTimeout;
   private final Duration waitTimeout;
   private final AtomicLong step = new AtomicLong();
+  private final Calls.Recoverer recoverer;
 
   Transfers(Connections connections, Predicate<String> mayWait, int chunkBytes, int worker, Duration callTimeout,
-      Duration waitTimeout) {
+      Duration waitTimeout, Calls.Recoverer recoverer) {
+    this.recoverer = recoverer;
     this.connections = connections;
     this.shards = connections.stubs();
     this.mayWait = mayWait;
@@ -151,16 +153,14 @@ final class Transfers {
 
   private List<UpdateReply> send(UpdateOp op, Map<Integer, List<TensorCodec.Piece>> pieces, String what) {
     FrameHeader template = FrameHeader.newBuilder().setOp(op).setWorker(worker).setStep(step.get()).build();
-    Map<ShardStub, CompletableFuture<UpdateReply>> futures = new LinkedHashMap<>();
-    pieces.forEach((shard, list) -> {
-      ShardStub stub = shards.get(shard);
+    Map<Integer, Function<ShardStub, CompletableFuture<UpdateReply>>> calls = new LinkedHashMap<>();
+    pieces.forEach((shard, list) -> calls.put(shard, stub -> {
       long bytes = list.stream().mapToLong(p -> p.bytes().remaining()).sum();
       boolean dense = list.stream().allMatch(p -> p.rows().isEmpty());
       if ((bytes < BULK_MIN_BYTES && !connections.sameJvm(shard)) || !dense) {
-        futures.put(stub, stub.update(TensorCodec.frames(template, list, chunkBytes)));
-        return;
+        return stub.update(TensorCodec.frames(template, list, chunkBytes));
       }
-      futures.put(stub, CompletableFuture.supplyAsync(() -> {
+      return CompletableFuture.supplyAsync(() -> {
         BulkChannel bulk = connections.bulk(shard);
         if (bulk == null) {
           return ShardStub.await(stub.update(TensorCodec.frames(template, list, chunkBytes)), callTimeout);
@@ -172,9 +172,9 @@ final class Transfers {
           parts.add(p.bytes());
         }
         return bulk.update(header.build(), parts);
-      }, connections.executor()));
-    });
-    return Calls.await(futures, what, callTimeout);
+      }, connections.executor());
+    }));
+    return Calls.run(shards, calls, what, callTimeout, recoverer);
   }
 
   /** Pulls whole variables into {@code destinations}; returns the lowest slice version read. */
@@ -269,16 +269,15 @@ final class Transfers {
       }
       return Frame.received(header, null, 0);
     };
-    Map<ShardStub, CompletableFuture<Object>> futures = new LinkedHashMap<>();
+    Map<Integer, Function<ShardStub, CompletableFuture<Object>>> calls = new LinkedHashMap<>();
     requests.forEach((shard, builder) -> {
       PullRequest request = builder.build();
-      ShardStub stub = shards.get(shard);
       if (bytesPerShard.getOrDefault(shard, 0L) < BULK_MIN_BYTES && !connections.sameJvm(shard)) {
-        futures.put(stub, stub.pull(request, sink, wait).thenApply(f -> f));
+        calls.put(shard, stub -> stub.pull(request, sink, wait).thenApply(f -> f));
         return;
       }
       boolean awaitFirst = !noWait && request.getItemsList().stream().anyMatch(i -> mayWait.test(i.getName()));
-      futures.put(stub, CompletableFuture.supplyAsync(() -> {
+      calls.put(shard, stub -> CompletableFuture.supplyAsync(() -> {
         BulkChannel bulk = connections.bulk(shard);
         if (bulk == null) {
           return ShardStub.await(stub.pull(request, sink, wait), wait.plus(callTimeout));
@@ -289,7 +288,7 @@ final class Transfers {
         return bulk.read(request, tracked);
       }, connections.executor()));
     });
-    Calls.await(futures, "pull", wait.plus(callTimeout));
+    Calls.run(shards, calls, "pull", wait.plus(callTimeout), recoverer);
     return minVersion.get() == Long.MAX_VALUE ? 0 : minVersion.get();
   }
 
@@ -301,9 +300,9 @@ final class Transfers {
   private void pull(Map<Integer, PullRequest.Builder> requests, boolean noWait,
       java.util.function.IntFunction<FrameMarshaller.Sink> sinkPerShard) {
     Duration wait = noWait ? Duration.ZERO : waitTimeout;
-    Map<ShardStub, CompletableFuture<Frame>> futures = new LinkedHashMap<>();
+    Map<Integer, Function<ShardStub, CompletableFuture<Frame>>> calls = new LinkedHashMap<>();
     requests.forEach((shard, request) ->
-        futures.put(shards.get(shard), shards.get(shard).pull(request.build(), sinkPerShard.apply(shard), wait)));
-    Calls.await(futures, "pull", wait.plus(callTimeout));
+        calls.put(shard, stub -> stub.pull(request.build(), sinkPerShard.apply(shard), wait)));
+    Calls.run(shards, calls, "pull", wait.plus(callTimeout), recoverer);
   }
 }

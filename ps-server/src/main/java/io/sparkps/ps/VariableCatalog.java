@@ -29,6 +29,7 @@ final class VariableCatalog {
   private final Map<String, VariableSpec> specs = new ConcurrentHashMap<>();
   private final Map<String, Consistency> groupModes = new ConcurrentHashMap<>(
       Map.of(ConsistencyGroup.DEFAULT_NAME, Consistency.ASYNC));
+  private final Map<String, io.sparkps.ps.grpc.proto.GroupSpec> groups = new ConcurrentHashMap<>();
 
   /** A catalog over {@code placement} that asks {@code lister} for what it does not know. */
   VariableCatalog(Placement placement, Supplier<List<ListVariablesReply>> lister) {
@@ -46,6 +47,26 @@ final class VariableCatalog {
 
   void recordGroup(ConsistencyGroup group) {
     groupModes.put(group.name(), group.mode());
+    groups.put(group.name(), ProtoConvert.toProto(group));
+  }
+
+  /** Every slice on shard {@code shard} of the variables this client knows. */
+  List<Placement.Slice> slicesOn(int shard) {
+    List<Placement.Slice> on = new ArrayList<>();
+    for (String name : new TreeSet<>(specs.keySet())) {
+      placement.slicesOf(name).stream().filter(s -> s.shard() == shard).forEach(on::add);
+    }
+    return on;
+  }
+
+  /** What recreates shard {@code shard}'s part of the run (on a replacement): the groups and its slices. */
+  CreateRequest createRequest(int shard) {
+    CreateRequest.Builder b = CreateRequest.newBuilder().addAllGroups(groups.values());
+    for (Placement.Slice s : slicesOn(shard)) {
+      b.addSlices(SliceDecl.newBuilder().setSpec(ProtoConvert.toProto(specs.get(s.name()))).setRowStart(s.rowStart())
+          .setRowEnd(s.rowEnd()));
+    }
+    return b.build();
   }
 
   /** Whether reads of a variable may wait for other workers (its group is SYNC, SSP, or unknown here). */
@@ -115,7 +136,10 @@ final class VariableCatalog {
     Map<String, List<Placement.Slice>> found = new LinkedHashMap<>();
     Map<String, VariableSpecProto> protos = new LinkedHashMap<>();
     for (ListVariablesReply reply : lister.get()) {
-      reply.getGroupsList().forEach(g -> groupModes.putIfAbsent(g.getName(), ProtoConvert.fromProto(g).mode()));
+      reply.getGroupsList().forEach(g -> {
+        groupModes.putIfAbsent(g.getName(), ProtoConvert.fromProto(g).mode());
+        groups.putIfAbsent(g.getName(), g);
+      });
       for (VariableInfoProto v : reply.getVariablesList()) {
         VariableSpec shapeOnly = VariableSpec.builder().setName(v.getSpec().getName()).setShape(shape(v.getSpec())).build();
         found.computeIfAbsent(shapeOnly.name(), k -> new ArrayList<>()).add(new Placement.Slice(shapeOnly.name(),

@@ -33,13 +33,16 @@ import java.util.concurrent.TimeUnit;
  */
 public final class Connections implements AutoCloseable {
   private static final String IN_PROCESS = "inprocess:";
-  private final List<ManagedChannel> channels = new ArrayList<>();
-  private final List<String> addresses;
+  /** Seconds between keepalive pings (gRPC's least), which servers permit (see {@code ParameterServer}). */
+  public static final int KEEPALIVE_SECONDS = 10;
+  private static final int KEEPALIVE_TIMEOUT_SECONDS = 5;
+  private final List<ManagedChannel> channels = new java.util.concurrent.CopyOnWriteArrayList<>();
   private final PsToken token;
+  private final int flowControlWindow;
   private final Duration callTimeout;
   private final ScheduledExecutorService timer;
   private final Map<Integer, Optional<BulkChannel>> bulk = new ConcurrentHashMap<>();
-  private final List<ShardStub> stubs = new ArrayList<>();
+  private final List<ShardStub> stubs = new java.util.concurrent.CopyOnWriteArrayList<>();
   private final ExecutorService executor;
   private final EventLoopGroup eventLoops;
   private final boolean sameJvm;
@@ -52,21 +55,57 @@ public final class Connections implements AutoCloseable {
   public Connections(List<String> addresses, PsToken token, Duration callTimeout, int flowControlWindow,
       boolean sameJvm) {
     this.sameJvm = sameJvm;
-    this.addresses = List.copyOf(addresses);
     this.token = token;
+    this.flowControlWindow = flowControlWindow;
     this.callTimeout = callTimeout;
     executor = Executors.newCachedThreadPool(new DefaultThreadFactory("sparkps-client", true));
     timer = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("sparkps-client-timer", true));
     boolean anyNetty = addresses.stream().anyMatch(a -> !a.startsWith(IN_PROCESS));
     eventLoops = anyNetty ? new NioEventLoopGroup(1, new DefaultThreadFactory("sparkps-client-netty", true)) : null;
     for (int i = 0; i < addresses.size(); i++) {
-      String address = addresses.get(i);
-      ManagedChannel channel = address.startsWith(IN_PROCESS)
-          ? InProcessChannelBuilder.forName(address.substring(IN_PROCESS.length())).executor(executor)
-              .intercept(Auth.client(token)).build()
-          : netty(address, token, flowControlWindow);
+      ManagedChannel channel = channel(addresses.get(i));
       channels.add(channel);
-      stubs.add(new ShardStub(i, address, channel, callTimeout));
+      stubs.add(new ShardStub(i, addresses.get(i), channel, callTimeout));
+    }
+  }
+
+  private ManagedChannel channel(String address) {
+    return address.startsWith(IN_PROCESS)
+        ? InProcessChannelBuilder.forName(address.substring(IN_PROCESS.length())).executor(executor)
+            .intercept(Auth.client(token)).build()
+        : netty(address, token, flowControlWindow);
+  }
+
+  /**
+   * Points shard {@code shard} at {@code address} (its replacement): later calls go there; the old
+   * channel and bulk connection are closed, which fails the calls still on them.
+   */
+  public synchronized void replace(int shard, String address) {
+    if (eventLoops == null && !address.startsWith(IN_PROCESS)) {
+      throw new IllegalArgumentException("ps " + shard + " moved to " + address + ", but this client only talks in process");
+    }
+    ManagedChannel old = channels.get(shard);
+    ManagedChannel channel = channel(address);
+    channels.set(shard, channel);
+    stubs.set(shard, new ShardStub(shard, address, channel, callTimeout));
+    old.shutdownNow();
+    Optional<BulkChannel> oldBulk = bulk.remove(shard);
+    if (oldBulk != null) {
+      oldBulk.ifPresent(BulkChannel::close);
+    }
+  }
+
+  /**
+   * Fails every call in flight to shard {@code shard} if it is still at {@code address} (it was
+   * declared lost): its channel and bulk connection close; the stub stays until {@link #replace}.
+   */
+  public synchronized void drop(int shard, String address) {
+    if (stubs.get(shard).address().equals(address)) {
+      channels.get(shard).shutdownNow();
+      Optional<BulkChannel> oldBulk = bulk.get(shard);
+      if (oldBulk != null) {
+        oldBulk.ifPresent(BulkChannel::close);
+      }
     }
   }
 
@@ -81,7 +120,10 @@ public final class Connections implements AutoCloseable {
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("ps address '" + address + "' has no numeric port", e);
     }
+    // Keepalive pings find a peer that stopped answering (a hung or partitioned ps) on an idle channel.
     return NettyChannelBuilder.forAddress(address.substring(0, colon), port).usePlaintext()
+        .keepAliveTime(KEEPALIVE_SECONDS, TimeUnit.SECONDS).keepAliveTimeout(KEEPALIVE_TIMEOUT_SECONDS, TimeUnit.SECONDS)
+        .keepAliveWithoutCalls(true)
         .channelType(NioSocketChannel.class).eventLoopGroup(eventLoops).executor(executor)
         .flowControlWindow(flowControlWindow).maxInboundMessageSize(PsMethods.MAX_MESSAGE_BYTES)
         .intercept(Auth.client(token)).build();
@@ -102,7 +144,7 @@ public final class Connections implements AutoCloseable {
   }
 
   private Optional<BulkChannel> openBulk(int shard) {
-    String address = addresses.get(shard);
+    String address = stubs.get(shard).address();
     if (address.startsWith(IN_PROCESS)) {
       return Optional.empty();
     }

@@ -54,6 +54,11 @@ public final class ShardStub {
     return "ps " + index + " (" + address + ")";
   }
 
+  /** The address this stub calls. */
+  public String address() {
+    return address;
+  }
+
   /** The shard's index. */
   public int index() {
     return index;

@@ -38,6 +38,13 @@ final class GroupState {
         + " waits for workers " + slow + " to reach clock " + needed;
   }
 
+  /** Moves every worker's clock up to at least {@code clock} (a restored shard knows no one's). */
+  synchronized void raiseClocks(long clock) {
+    for (int w = 0; w < clocks.length; w++) {
+      clocks[w] = Math.max(clocks[w], clock);
+    }
+  }
+
   synchronized long[] clocks() {
     return clocks.clone();
   }

@@ -55,7 +55,7 @@ public final class Updates {
       for (Piece p : pieces) {
         validate(p, first);
       }
-      if (first.getOp() == UpdateOp.INITIALIZE) {
+      if (first.getOp() == UpdateOp.INITIALIZE || first.getOp() == UpdateOp.RESTORE) {
         checkCoverage(pieces);
       }
       reply = applyValidated(first, pieces);
@@ -75,6 +75,11 @@ public final class Updates {
       if (fromValues != (seg.getCount() > 0)) {
         throw PsError.invalid(where + ": initializer " + s.spec.getInitializer().getKind()
             + (fromValues ? " needs its values in the request" : " takes no values"));
+      }
+    } else if (h.getOp() == UpdateOp.RESTORE) {
+      if (seg.getCount() == 0 && s.spec.getInitializer().getKind() == InitializerKind.FROM_VALUES) {
+        throw PsError.invalid(where + ": its initializer holds values this shard does not have: restore it with "
+            + "its values");
       }
     } else if (!s.initialized) {
       throw PsError.precondition(where + " is not initialized: the chief initializes it "
@@ -146,7 +151,7 @@ public final class Updates {
       throw PsError.invalid(where + ": worker " + h.getWorker() + " is outside group '"
           + g.spec.getName() + "' of " + g.spec.getNumWorkers() + " workers");
     }
-    if (g.mode() == ConsistencyMode.SYNC && h.getStep() != s.version) {
+    if (g.mode() == ConsistencyMode.SYNC && h.getStep() != s.version && h.getStep() >= s.dropSyncBelow) {
       throw PsError.precondition(where + ": worker " + h.getWorker() + " pushed a gradient for SYNC step "
           + h.getStep() + " but the variable is at step " + s.version
           + " (pull before each push; after a restart, continue from the server's version)");
@@ -156,7 +161,9 @@ public final class Updates {
   private UpdateReply applyValidated(FrameHeader h, List<Piece> pieces) {
     UpdateReply.Builder reply = UpdateReply.newBuilder();
     Map<VariableSlice, Boolean> touched = new LinkedHashMap<>();
+    Map<VariableSlice, Long> versions = new LinkedHashMap<>();
     for (Piece p : pieces) {
+      versions.put(p.slice(), p.segment().getVersion());
       Boolean skipped = touched.get(p.slice());
       if (skipped == null) {
         skipped = isRepeat(h, p.slice());
@@ -169,18 +176,22 @@ public final class Updates {
     for (Map.Entry<VariableSlice, Boolean> e : touched.entrySet()) {
       VariableSlice s = e.getKey();
       if (!e.getValue()) {
-        finish(h, s, reply);
+        finish(h, s, versions.getOrDefault(s, 0L), reply);
       }
       reply.setVersion(Math.max(reply.getVersion(), s.version));
     }
     return reply.build();
   }
 
-  /** An initialization of an initialized slice, or a SYNC gradient this worker already sent. */
+  /**
+   * An initialization or restore of an initialized slice, a SYNC gradient this worker already
+   * sent, or one of a step whose sums died with the shard this one replaced.
+   */
   private boolean isRepeat(FrameHeader h, VariableSlice s) {
     return switch (h.getOp()) {
-      case INITIALIZE -> s.initialized;
-      case GRADIENT -> store.group(s).mode() == ConsistencyMode.SYNC && s.hasSyncGradientFrom(h.getWorker());
+      case INITIALIZE, RESTORE -> s.initialized;
+      case GRADIENT -> store.group(s).mode() == ConsistencyMode.SYNC
+          && (h.getStep() < s.dropSyncBelow || s.hasSyncGradientFrom(h.getWorker()));
       default -> false;
     };
   }
@@ -189,7 +200,7 @@ public final class Updates {
     VariableSlice s = p.slice();
     Segment seg = p.segment();
     boolean sync = store.group(s).mode() == ConsistencyMode.SYNC;
-    if (h.getOp() == UpdateOp.INITIALIZE && seg.getCount() == 0) {
+    if ((h.getOp() == UpdateOp.INITIALIZE || h.getOp() == UpdateOp.RESTORE) && seg.getCount() == 0) {
       InitFill.fill(s.spec.getInitializer(), s.values, s.offset);
       return;
     }
@@ -216,7 +227,7 @@ public final class Updates {
   private static void write(UpdateOp op, VariableSlice s, int at, float[] g, int gOff, int n) {
     switch (op) {
       case GRADIENT -> s.rule.apply(s.values, at, g, gOff, n, s.iteration);
-      case ASSIGN, INITIALIZE -> System.arraycopy(g, gOff, s.values, at, n);
+      case ASSIGN, INITIALIZE, RESTORE -> System.arraycopy(g, gOff, s.values, at, n);
       case ASSIGN_ADD -> {
         for (int i = 0; i < n; i++) {
           s.values[at + i] += g[gOff + i];
@@ -226,10 +237,25 @@ public final class Updates {
     }
   }
 
-  private void finish(FrameHeader h, VariableSlice s, UpdateReply.Builder reply) {
+  private void finish(FrameHeader h, VariableSlice s, long version, UpdateReply.Builder reply) {
     switch (h.getOp()) {
       case INITIALIZE -> {
         s.initialized = true;
+        reply.addInitialized(s.name);
+      }
+      case RESTORE -> {
+        GroupState g = store.group(s);
+        s.initialized = true;
+        if (g.mode() == ConsistencyMode.SYNC) {
+          s.version = h.getStep();
+          s.dropSyncBelow = h.getStep();
+        } else {
+          s.version = version;
+          if (g.mode() == ConsistencyMode.SSP) {
+            g.raiseClocks(h.getStep());
+          }
+        }
+        s.iteration = s.version;
         reply.addInitialized(s.name);
       }
       case GRADIENT -> {

@@ -1,0 +1,25 @@
+package io.sparkps.ps;
+
+/**
+ * How a {@link PsClient} survives the loss of a ps shard: the run's supervisor (the coordinator
+ * of a Spark run) relaunches the shard and tells clients where its replacement serves. A client
+ * whose call to a shard fails as unreachable or timed out asks here; when the shard was replaced,
+ * it recreates the shard's groups and slices there, refills them from its last-pulled copy (or
+ * their initializers when it has none), and repeats the failed part of the call. Without a
+ * {@code ShardRecovery} such failures are thrown as they are.
+ */
+public interface ShardRecovery {
+  /**
+   * The address of shard {@code shard}'s replacement once it serves (an address other than
+   * {@code lostAddress}), or null when the shard is still serving at {@code lostAddress} (the
+   * failure was not a lost shard). Waits a bounded time; throws a {@link PsUnavailableException}
+   * naming what it waited for when no replacement came.
+   */
+  String awaitReplacement(int shard, String lostAddress) throws InterruptedException;
+
+  /**
+   * This client refilled the replacement of {@code shard} at its step {@code step} from
+   * {@code source} (for example "worker 1's copy of step 42"); optimizer state started afresh.
+   */
+  default void restored(int shard, long step, String source) {}
+}
