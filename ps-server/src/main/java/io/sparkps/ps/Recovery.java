@@ -108,6 +108,12 @@ final class Recovery implements Calls.Recoverer {
     List<ShardStub> shards = connections.stubs();
     Calls.some(shards, List.of(shard), "recreate the variables on the replacement", s -> s.create(create), callTimeout,
         this);
+    if (!hook.refills()) {
+      List<String> names = catalog.slicesOn(shard).stream().map(Placement.Slice::name).distinct().toList();
+      Calls.some(shards, List.of(shard), "await the refill of the replacement",
+          s -> s.awaitInitialized(names, hook.refillWait()), hook.refillWait().plus(callTimeout), this);
+      return;
+    }
     Map<String, INDArray> copy = lastPulled;
     long step = transfers.step();
     List<TensorCodec.Piece> pieces = new ArrayList<>();

@@ -22,4 +22,17 @@ public interface ShardRecovery {
    * {@code source} (for example "worker 1's copy of step 42"); optimizer state started afresh.
    */
   default void restored(int shard, long step, String source) {}
+
+  /**
+   * Whether this client refills a replacement from its copy (a training worker), or only waits,
+   * bounded by {@code refillWait}, until another client has (an evaluator, whose copy is older).
+   */
+  default boolean refills() {
+    return true;
+  }
+
+  /** How long a client that does not refill waits for the refill. */
+  default java.time.Duration refillWait() {
+    return java.time.Duration.ofMinutes(2);
+  }
 }

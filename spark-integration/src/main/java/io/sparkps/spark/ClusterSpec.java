@@ -23,6 +23,7 @@ public final class ClusterSpec implements Serializable {
   private final String checkpointDir;
   private final String name;
   private final int maxStageAttempts;
+  private final Duration roleTimeout;
 
   private ClusterSpec(Builder b) {
     this.numPs = b.numPs;
@@ -36,6 +37,7 @@ public final class ClusterSpec implements Serializable {
     this.checkpointDir = b.checkpointDir;
     this.name = b.name;
     this.maxStageAttempts = b.maxStageAttempts;
+    this.roleTimeout = b.roleTimeout;
   }
 
   /** A builder; {@link Builder#setNumPs} and {@link Builder#setNumWorkers} are required. */
@@ -108,6 +110,15 @@ public final class ClusterSpec implements Serializable {
     return maxStageAttempts;
   }
 
+  /**
+   * How long a role may go without a heartbeat before the driver declares it lost (a hung
+   * process, a stopped or partitioned executor): a ps is then replaced, a worker's stage attempt
+   * is killed and retried. Spark itself would wait for its network timeout (120 s by default).
+   */
+  public Duration roleTimeout() {
+    return roleTimeout;
+  }
+
   @Override
   public String toString() {
     return "ClusterSpec(ps=" + numPs + ", workers=" + numWorkers + ", evaluator=" + evaluator + ")";
@@ -126,6 +137,7 @@ public final class ClusterSpec implements Serializable {
     private String checkpointDir;
     private String name = "sparkps";
     private int maxStageAttempts = 4;
+    private Duration roleTimeout = Duration.ofSeconds(20);
 
     private Builder() {}
 
@@ -195,6 +207,12 @@ public final class ClusterSpec implements Serializable {
       return this;
     }
 
+    /** Silence after which a role is declared lost (default 20 s); see {@link ClusterSpec#roleTimeout}. */
+    public Builder optRoleTimeout(Duration timeout) {
+      this.roleTimeout = timeout;
+      return this;
+    }
+
     /** Validates and builds. */
     public ClusterSpec build() {
       if (numPs < 1) {
@@ -211,6 +229,12 @@ public final class ClusterSpec implements Serializable {
       positive("callTimeout", callTimeout);
       positive("syncWaitTimeout", syncWaitTimeout);
       positive("heartbeatInterval", heartbeatInterval);
+      positive("roleTimeout", roleTimeout);
+      if (roleTimeout.compareTo(heartbeatInterval.multipliedBy(3)) < 0) {
+        throw new IllegalArgumentException("roleTimeout (" + roleTimeout.toMillis() + " ms) must be at least 3 "
+            + "heartbeat intervals (" + heartbeatInterval.toMillis() + " ms each), or a role that missed one beat "
+            + "is taken for lost: raise roleTimeout or shorten heartbeatInterval");
+      }
       if (checkpointDir != null && checkpointDir.isBlank()) {
         throw new IllegalArgumentException("checkpointDir must not be blank; leave it unset for no checkpoints");
       }

@@ -9,8 +9,10 @@ import java.util.List;
  * @param status the job's status
  * @param roles every registered task: role, index, host, attempt and latest progress
  * @param variables the ps variables with shard, rows and version (empty once the ps tasks stopped)
+ * @param psRecoveries the ps tasks lost so far, and how each came back
  */
-public record ClusterView(JobStatus status, List<TaskProgress> roles, List<VariableInfo> variables) {
+public record ClusterView(JobStatus status, List<TaskProgress> roles, List<VariableInfo> variables,
+    List<PsRecovery> psRecoveries) {
   @Override
   public String toString() {
     StringBuilder sb = new StringBuilder("SparkPS run: ").append(status).append('\n');
@@ -19,6 +21,7 @@ public record ClusterView(JobStatus status, List<TaskProgress> roles, List<Varia
           r.attempt(), r.step(), r.metrics(), r.ageMillis()));
     }
     variables.forEach(v -> sb.append("  ").append(v).append('\n'));
+    psRecoveries.forEach(r -> sb.append("  ").append(r).append('\n'));
     return sb.toString();
   }
 }

@@ -25,12 +25,13 @@ final class EvaluatorTask implements VoidFunction<Iterator<Integer>> {
     int attempt = TaskContext.get().attemptNumber();
     String host = ExecutorHost.get();
     try (CoordinatorClient coordinator = env.coordinatorClient()) {
-      try (PsClient ps = env.psClient(env.spec().numWorkers());
-           Heartbeats progress = new Heartbeats(coordinator, Role.EVALUATOR, 0, attempt, env.spec().heartbeatInterval(),
-               TaskEnv.MAX_MISSED_HEARTBEATS)) {
-        coordinator.register(io.sparkps.spark.coord.proto.Role.EVALUATOR, 0, host, 0, attempt, ExecutorHost.executorId());
+      try (Heartbeats progress = new Heartbeats(coordinator, Role.EVALUATOR, 0, attempt, env.spec().heartbeatInterval(),
+               TaskEnv.MAX_MISSED_HEARTBEATS);
+           PsClient ps = env.psClient(env.spec().numWorkers(),
+               coordinator.register(TaskEnv.registration(Role.EVALUATOR, 0, host, 0, attempt)).getPsAddressesList(),
+               coordinator, progress, false)) {
         function.run(new Context(ps, progress));
-        progress.flush();
+        progress.finished();
       } catch (Exception | Error e) {
         TaskEnv.report(coordinator, Role.EVALUATOR, 0, host, attempt, e);
       }

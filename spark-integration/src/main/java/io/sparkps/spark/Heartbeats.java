@@ -26,6 +26,8 @@ final class Heartbeats implements ProgressReporter, AutoCloseable {
   private final ScheduledExecutorService thread;
   private final int maxMissed;
   private volatile boolean stop;
+  private volatile boolean finished;
+  private volatile java.util.function.BiConsumer<Integer, String> onLostPs = (index, address) -> { };
 
   Heartbeats(CoordinatorClient coordinator, Role role, int index, int attempt, Duration interval, int maxMissed) {
     this.coordinator = coordinator;
@@ -56,6 +58,17 @@ final class Heartbeats implements ProgressReporter, AutoCloseable {
     beat();
   }
 
+  /** Says, now and in every later beat, that this role's work is done: its silence is no hang. */
+  void finished() {
+    finished = true;
+    beat();
+  }
+
+  /** Calls {@code listener} with each ps address the driver declared lost (on every beat). */
+  void onLostPs(java.util.function.BiConsumer<Integer, String> listener) {
+    this.onLostPs = listener;
+  }
+
   /** Whether the coordinator said stop, or could not be reached {@code maxMissed} times in a row. */
   boolean shouldStop() {
     return stop || missed.get() >= maxMissed;
@@ -63,8 +76,18 @@ final class Heartbeats implements ProgressReporter, AutoCloseable {
 
   private void beat() {
     try {
-      stop |= coordinator.heartbeat(role, index, attempt, latest.get());
+      io.sparkps.spark.coord.proto.HeartbeatReply reply = coordinator.beat(io.sparkps.spark.coord.proto.HeartbeatRequest
+          .newBuilder().setRole(role).setIndex(index).setAttempt(attempt).setProgress(latest.get())
+          .setFinished(finished).build());
+      stop |= reply.getStop();
       missed.set(0);
+      for (io.sparkps.spark.coord.proto.LostPs l : reply.getLostPsList()) {
+        try {
+          onLostPs.accept(l.getIndex(), l.getAddress());
+        } catch (RuntimeException e) {
+          // dropping a connection is best effort: the calls there fail on their own deadline
+        }
+      }
     } catch (StatusRuntimeException e) {
       missed.incrementAndGet();
     }

@@ -39,7 +39,10 @@ final class Launcher<T, R> {
   private final JavaRDD<T> data;
   private final WorkerFunction<T, R> function;
   private final EvaluatorFunction evaluator;
-  private volatile JavaFutureAction<Void> psJob;
+  /** Each ps's job (one task), by ps index; a lost ps's entry is its replacement's job. */
+  private final Map<Integer, JavaFutureAction<Void>> psJobs = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<Integer, Integer> psLaunches = new java.util.concurrent.ConcurrentHashMap<>();
+  private volatile TaskEnv psEnv;
   private volatile JavaFutureAction<Void> evaluatorJob;
   private volatile JavaRDD<T> partitioned;
   private boolean cancelled;
@@ -69,15 +72,45 @@ final class Launcher<T, R> {
     return "sparkps-" + runId + "-" + role;
   }
 
-  /** Launches the ps job and waits (bounded) until every ps registered; returns their addresses by index. */
-  List<String> startPs(TaskEnv env, Registry registry, BooleanSupplier cancelled) throws InterruptedException {
-    sc.setJobGroup(group("ps"), "sparkps ps (" + spec.numPs() + " tasks)", true);
+  /** Kills the task attempts of the given Spark task ids (Spark then retries their barrier stage). */
+  void killTasks(List<Long> taskIds, String reason) {
+    taskIds.forEach(id -> sc.sc().killTaskAttempt(id, true, reason));
+  }
+
+  /** Launches (or relaunches) ps {@code index} as a job of its own. */
+  synchronized void launchPs(int index) {
+    if (cancelled) {
+      return;
+    }
+    int launch = psLaunches.merge(index, 1, Integer::sum) - 1;
+    sc.setJobGroup(group("ps-" + index), "sparkps ps " + index + (launch == 0 ? "" : " (relaunch " + launch + ")"), true);
     try {
-      List<Integer> shards = IntStream.range(0, spec.numPs()).boxed().toList();
-      psJob = sc.parallelize(shards, spec.numPs()).foreachPartitionAsync(new PsTask(env));
+      psJobs.put(index, sc.parallelize(List.of(index), 1).foreachPartitionAsync(new PsTask(psEnv, launch)));
     } finally {
       sc.clearJobGroup();
     }
+  }
+
+  /** Replaces ps {@code index}: its job is cancelled (a hung task with it) and a new one launched. */
+  void relaunchPs(int index) {
+    sc.cancelJobGroup(group("ps-" + index));
+    launchPs(index);
+  }
+
+  /** How many times ps {@code index} was launched. */
+  int psLaunches(int index) {
+    return psLaunches.getOrDefault(index, 0);
+  }
+
+  /** The job of ps {@code index}'s latest launch. */
+  JavaFutureAction<Void> psJob(int index) {
+    return psJobs.get(index);
+  }
+
+  /** Launches the ps jobs and waits (bounded) until every ps registered; returns their addresses by index. */
+  List<String> startPs(TaskEnv env, Registry registry, BooleanSupplier cancelled) throws InterruptedException {
+    psEnv = env;
+    IntStream.range(0, spec.numPs()).forEach(this::launchPs);
     long deadline = System.nanoTime() + spec.psStartTimeout().toNanos();
     while (true) {
       List<Integer> missing = registry.awaitPs(200);
@@ -87,8 +120,10 @@ final class Launcher<T, R> {
       if (!registry.failures().isEmpty()) {
         throw new IllegalStateException("a ps task failed while starting");
       }
-      if (psJob.isDone()) {
-        throw new IllegalStateException("the ps job ended before ps " + missing + " registered", causeOf(psJob));
+      for (int i : missing) {
+        if (psJobs.get(i).isDone()) {
+          throw new IllegalStateException("the job of ps " + i + " ended before it registered", causeOf(psJobs.get(i)));
+        }
       }
       if (cancelled.getAsBoolean()) {
         throw new CancellationException("cancelled while the ps tasks started");
@@ -97,7 +132,7 @@ final class Launcher<T, R> {
         throw new TrainingFailure("ps " + missing + " did not register within " + spec.psStartTimeout().toMillis()
             + " ms; " + registry.psAddresses().stream().filter(a -> a != null).count() + " of " + spec.numPs()
             + " did. Likely causes: no free task slot for them (other jobs hold the executors), or they are stuck"
-            + " starting: see the job 'sparkps ps' in the Spark UI and its executors' logs", Role.PS, missing.get(0),
+            + " starting: see the jobs 'sparkps ps N' in the Spark UI and their executors' logs", Role.PS, missing.get(0),
             null, 0, null, null);
       }
     }
@@ -117,7 +152,7 @@ final class Launcher<T, R> {
 
   /** Runs the barrier stage (output through a shuffle, so that Spark retries the stage) and returns the results by index. */
   @SuppressWarnings("unchecked")
-  List<R> train(TaskEnv env, Registry registry) throws InterruptedException, ExecutionException {
+  List<R> train(TaskEnv env, Registry registry, Supervisor supervisor) throws InterruptedException, ExecutionException {
     JavaFutureAction<List<Tuple2<Object, Object>>> job;
     synchronized (this) {
       // Submitting under the lock that cancelAll() takes: a cancel either comes first or finds the job.
@@ -136,7 +171,7 @@ final class Launcher<T, R> {
         sc.clearJobGroup();
       }
     }
-    List<Tuple2<Object, Object>> sorted = new ArrayList<>(awaitTraining(job, registry));
+    List<Tuple2<Object, Object>> sorted = new ArrayList<>(awaitTraining(job, registry, supervisor));
     sorted.sort(Comparator.comparingInt(t -> (Integer) t._1()));
     List<R> results = new ArrayList<>(sorted.size());
     sorted.forEach(t -> results.add((R) t._2()));
@@ -144,15 +179,22 @@ final class Launcher<T, R> {
   }
 
   /**
-   * Waits for the barrier stage's job; a failure that another attempt would meet again (or one of
-   * the last attempt allowed) cancels it at once instead of letting Spark retry the stage.
+   * Waits for the barrier stage's job, supervising the roles meanwhile (a lost ps is replaced, a
+   * silent worker's stage attempt killed); a failure that another attempt would meet again (or one
+   * of the last attempt allowed) cancels it at once instead of letting Spark retry the stage.
    */
-  private <X> X awaitTraining(JavaFutureAction<X> job, Registry registry) throws InterruptedException,
-      ExecutionException {
+  private <X> X awaitTraining(JavaFutureAction<X> job, Registry registry, Supervisor supervisor)
+      throws InterruptedException, ExecutionException {
     while (true) {
       try {
         return job.get(FAILURE_POLL_MILLIS, TimeUnit.MILLISECONDS);
       } catch (java.util.concurrent.TimeoutException stillRunning) {
+        try {
+          supervisor.check();
+        } catch (TrainingFailure f) {
+          sc.cancelJobGroup(group("train"));
+          throw new ExecutionException(f);
+        }
         if (registry.finalFailure(spec.maxStageAttempts()) != null) {
           sc.cancelJobGroup(group("train"));
           throw new ExecutionException("the barrier stage was stopped: a worker failed in a way another attempt "
@@ -210,9 +252,7 @@ final class Launcher<T, R> {
     if (evaluatorJob != null) {
       jobs.put("evaluator", evaluatorJob);
     }
-    if (psJob != null) {
-      jobs.put("ps", psJob);
-    }
+    psJobs.forEach((index, job) -> jobs.put("ps-" + index, job));
     jobs.forEach((role, action) -> {
       try {
         action.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -227,9 +267,10 @@ final class Launcher<T, R> {
 
   synchronized void cancelAll() {
     cancelled = true;
-    for (String role : List.of("train", "evaluator", "ps")) {
+    for (String role : List.of("train", "evaluator")) {
       sc.cancelJobGroup(group(role));
     }
+    psJobs.keySet().forEach(i -> sc.cancelJobGroup(group("ps-" + i)));
   }
 
   private static Throwable causeOf(JavaFutureAction<Void> job) {
@@ -244,6 +285,9 @@ final class Launcher<T, R> {
   /** One exception for a failed run: the first task failure, with its remote stack, or Spark's own error. */
   RuntimeException explain(Throwable t, Registry registry) {
     if (t instanceof TrainingFailure f) {
+      return f;
+    }
+    if (t instanceof ExecutionException e && e.getCause() instanceof TrainingFailure f) {
       return f;
     }
     List<FailureReport> failures = registry.failures().stream()

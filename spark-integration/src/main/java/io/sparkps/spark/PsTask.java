@@ -10,7 +10,8 @@ import org.apache.spark.api.java.function.VoidFunction;
 /**
  * The body of one ps task: serves its shard on the executor's host, registers with the
  * coordinator, and serves until the coordinator says stop, the driver is gone, or the job is
- * cancelled (which interrupts it). It closes its server on every path.
+ * cancelled (which interrupts it). It closes its server on every path. Each ps runs in a job of
+ * its own, so that the driver can replace one that was lost.
  */
 final class PsTask implements VoidFunction<Iterator<Integer>> {
   private static final long serialVersionUID = 1L;
@@ -18,15 +19,19 @@ final class PsTask implements VoidFunction<Iterator<Integer>> {
   static final String TEST_START_DELAY = "spark.sparkps.test.psStartDelayMs";
 
   private final TaskEnv env;
+  private final int launch;
 
-  PsTask(TaskEnv env) {
+  /** The task of a ps whose index is its one element; {@code launch} counts the driver's launches of it (0 first). */
+  PsTask(TaskEnv env, int launch) {
     this.env = env;
+    this.launch = launch;
   }
 
   @Override
-  public void call(Iterator<Integer> ignored) throws Exception {
-    int index = TaskContext.getPartitionId();
-    int attempt = TaskContext.get().attemptNumber();
+  public void call(Iterator<Integer> shard) throws Exception {
+    int index = shard.next();
+    // Attempts number the ps's incarnations: Spark's retries of one launch, then the driver's relaunches.
+    int attempt = launch * 100 + TaskContext.get().attemptNumber();
     String host = ExecutorHost.get();
     long delay = SparkEnv.get().conf().getLong(TEST_START_DELAY, 0);
     if (delay > 0) {
@@ -37,7 +42,7 @@ final class PsTask implements VoidFunction<Iterator<Integer>> {
               .build().start();
            Heartbeats heartbeats = new Heartbeats(coordinator, Role.PS, index, attempt, env.spec().heartbeatInterval(),
                TaskEnv.MAX_MISSED_HEARTBEATS)) {
-        coordinator.register(io.sparkps.spark.coord.proto.Role.PS, index, host, ps.port(), attempt, ExecutorHost.executorId());
+        coordinator.register(TaskEnv.registration(Role.PS, index, host, ps.port(), attempt));
         while (!heartbeats.shouldStop() && !ps.awaitTermination(env.spec().heartbeatInterval())) {
           heartbeats.message("serving at " + ps.address() + ", " + ps.pendingWaits() + " waits pending");
         }

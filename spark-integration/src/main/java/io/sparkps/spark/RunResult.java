@@ -12,10 +12,11 @@ import java.util.List;
  * @param stageAttempts how many attempts the barrier stage took (1 without retries)
  * @param recoveredFailures failures of earlier stage attempts that a retry recovered from
  * @param elapsed wall time from launch to the end of training
+ * @param psRecoveries the ps tasks lost during the run and how each was replaced and refilled
  * @param <R> the workers' result type
  */
 public record RunResult<R>(List<R> results, List<TaskProgress> evaluatorHistory, List<TaskProgress> workerHistory,
-    int stageAttempts, List<String> recoveredFailures, Duration elapsed) {
+    int stageAttempts, List<String> recoveredFailures, Duration elapsed, List<PsRecovery> psRecoveries) {
   /** The chief's (worker 0's) result. */
   public R chief() {
     return results.get(0);

@@ -21,6 +21,31 @@ record TaskEnv(ClusterSpec spec, String coordinator, PsToken token, List<String>
         .optCallTimeout(spec.callTimeout()).optWaitTimeout(spec.syncWaitTimeout()).build();
   }
 
+  /**
+   * A client of the ps shards at {@code addresses} (where they serve now) that moves to a lost
+   * shard's replacement (refilling it when {@code refills}) and drops calls to shards the driver
+   * declares lost as {@code heartbeats} learn of them.
+   */
+  PsClient psClient(int worker, List<String> addresses, CoordinatorClient coordinator, Heartbeats heartbeats,
+      boolean refills) {
+    CoordinatorRecovery recovery = new CoordinatorRecovery(coordinator, worker, spec, refills);
+    PsClient client = PsClient.builder().setShards(addresses.isEmpty() ? psAddresses : addresses).setToken(token)
+        .optWorker(worker).optCallTimeout(spec.callTimeout()).optWaitTimeout(spec.syncWaitTimeout())
+        .optRecovery(recovery).build();
+    heartbeats.onLostPs(client::dropShard);
+    return client;
+  }
+
+  /** A registration of this task (its executor, Spark task id and process id filled in). */
+  static io.sparkps.spark.coord.proto.Registration registration(Role role, int index, String host, int port,
+      int attempt) {
+    org.apache.spark.TaskContext task = org.apache.spark.TaskContext.get();
+    return io.sparkps.spark.coord.proto.Registration.newBuilder()
+        .setRole(io.sparkps.spark.coord.proto.Role.valueOf(role.name())).setIndex(index).setHost(host).setPort(port)
+        .setAttempt(attempt).setExecutorId(ExecutorHost.executorId())
+        .setTaskId(task == null ? -1 : task.taskAttemptId()).setPid(ProcessHandle.current().pid()).build();
+  }
+
   TaskEnv withPs(List<String> addresses) {
     return new TaskEnv(spec, coordinator, token, List.copyOf(addresses));
   }

@@ -29,6 +29,8 @@ import org.apache.spark.api.java.JavaSparkContext;
 public final class TrainingJob<R> {
   /** The runs of this JVM that have started and not ended, for notebooks' interrupt and for inspection. */
   private static final Set<TrainingJob<?>> RUNNING = ConcurrentHashMap.newKeySet();
+  /** Longest {@link #inspect()} waits for the ps shards' variables. */
+  private static final Duration INSPECT_TIMEOUT = Duration.ofSeconds(3);
 
   private final JavaSparkContext sc;
   private final ClusterSpec spec;
@@ -50,6 +52,7 @@ public final class TrainingJob<R> {
     this.sc = sc;
     this.spec = spec;
     this.registry = new Registry(spec.numPs(), spec.numWorkers());
+    registry.setHeartbeatInterval(spec.heartbeatInterval());
     this.launcher = new Launcher<>(sc, spec, runId, data, function, evaluator);
     this.listeners = new Listeners(runId, registry);
   }
@@ -92,7 +95,7 @@ public final class TrainingJob<R> {
       env = env.withPs(psAddresses);
       launcher.startEvaluator(env);
       status = JobStatus.RUNNING;
-      results = launcher.train(env, registry);
+      results = launcher.train(env, registry, new Supervisor(launcher, registry, spec));
       trained = System.nanoTime();
       outcome = JobStatus.SUCCEEDED;
     } catch (Throwable t) {
@@ -104,7 +107,8 @@ public final class TrainingJob<R> {
       teardown(coordinator, outcome == JobStatus.SUCCEEDED);
       if (outcome == JobStatus.SUCCEEDED) {
         result = new RunResult<>(results, Views.history(registry, Role.EVALUATOR), Views.workerHistory(registry),
-            Views.stageAttempts(registry), Views.recovered(registry), Duration.ofNanos(trained - t0));
+            Views.stageAttempts(registry), Views.recovered(registry), Duration.ofNanos(trained - t0),
+            Views.psRecoveries(registry));
       }
     } finally {
       status = outcome;
@@ -161,16 +165,18 @@ public final class TrainingJob<R> {
   public ClusterView inspect() {
     List<VariableInfo> variables = status.isDone() ? finalVariables
         : status == JobStatus.RUNNING ? listVariables() : List.of();
-    return new ClusterView(status, progress(), variables);
+    return new ClusterView(status, progress(), variables, Views.psRecoveries(registry));
   }
 
   /** The ps variables, or none when the ps shards are not (or no longer) reachable. */
   private List<VariableInfo> listVariables() {
+    List<String> psAddresses = currentPs();
     if (psAddresses.isEmpty()) {
       return List.of();
     }
-    try (PsClient client = PsClient.builder().setShards(psAddresses).setToken(token)
-        .optCallTimeout(spec.callTimeout()).build()) {
+    // Bounded below the call timeout: a hung ps must not hang the view of the run.
+    Duration bound = spec.callTimeout().compareTo(INSPECT_TIMEOUT) < 0 ? spec.callTimeout() : INSPECT_TIMEOUT;
+    try (PsClient client = PsClient.builder().setShards(psAddresses).setToken(token).optCallTimeout(bound).build()) {
       return new ArrayList<>(client.listVariables());
     } catch (RuntimeException e) {
       return List.of();
@@ -182,6 +188,7 @@ public final class TrainingJob<R> {
    * once; a shard that cannot be reached stops at its heartbeat (or its job is cancelled).
    */
   private void stopServers() {
+    List<String> psAddresses = currentPs();
     if (psAddresses.isEmpty()) {
       return;
     }
@@ -191,6 +198,12 @@ public final class TrainingJob<R> {
     } catch (RuntimeException unreachable) {
       // the heartbeat or the job's cancellation stops it
     }
+  }
+
+  /** Where each ps serves now (a replaced one at its replacement), or none before all registered. */
+  private List<String> currentPs() {
+    List<String> now = registry.psAddresses();
+    return psAddresses.isEmpty() || now.contains(null) ? psAddresses : now;
   }
 
   /** Cancels the run: its Spark jobs are cancelled and everything it started is stopped. */

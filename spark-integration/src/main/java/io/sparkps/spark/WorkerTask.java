@@ -35,19 +35,21 @@ final class WorkerTask<T, R> extends AbstractFunction1<scala.collection.Iterator
     Role role = Role.ofWorker(index);
     String host = ExecutorHost.get();
     try (CoordinatorClient coordinator = env.coordinatorClient()) {
-      try (PsClient ps = env.psClient(index);
-           Heartbeats progress = new Heartbeats(coordinator, role, index, attempt, env.spec().heartbeatInterval(),
+      try (Heartbeats progress = new Heartbeats(coordinator, role, index, attempt, env.spec().heartbeatInterval(),
                Integer.MAX_VALUE)) {
-        coordinator.register(io.sparkps.spark.coord.proto.Role.valueOf(role.name()), index, host, 0, attempt,
-            ExecutorHost.executorId());
-        BarrierSync.Sync sync = BarrierSync.rendezvous(context, coordinator, env.spec().rendezvousTimeout(),
-            env.spec().numWorkers(), env.spec().syncWaitTimeout());
-        R result = function.run(new Context<>(role, index, env.spec().numWorkers(), attempt, host,
-            JavaConverters.asJavaIterator(rows), ps, progress, sync::user));
-        progress.flush();
-        sync.finish();
-        List<Tuple2<Object, Object>> out = List.of(new Tuple2<>(index, result));
-        return JavaConverters.asScalaIterator(out.iterator());
+        // The reply says where each ps serves now: one may have been replaced since the run began.
+        List<String> psNow = coordinator.register(TaskEnv.registration(role, index, host, 0, attempt))
+            .getPsAddressesList();
+        try (PsClient ps = env.psClient(index, psNow, coordinator, progress, true)) {
+          BarrierSync.Sync sync = BarrierSync.rendezvous(context, coordinator, env.spec().rendezvousTimeout(),
+              env.spec().numWorkers(), env.spec().syncWaitTimeout());
+          R result = function.run(new Context<>(role, index, env.spec().numWorkers(), attempt, host,
+              JavaConverters.asJavaIterator(rows), ps, progress, sync::user));
+          progress.finished();
+          sync.finish();
+          List<Tuple2<Object, Object>> out = List.of(new Tuple2<>(index, result));
+          return JavaConverters.asScalaIterator(out.iterator());
+        }
       } catch (Exception | Error e) {
         TaskEnv.report(coordinator, role, index, host, attempt, e);
         throw new IllegalStateException(role.name().toLowerCase() + " " + index + " on " + host + " (stage attempt " + attempt + ") failed: " + e, e);

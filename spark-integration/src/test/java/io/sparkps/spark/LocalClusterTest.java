@@ -3,12 +3,9 @@ package io.sparkps.spark;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -30,44 +27,12 @@ class LocalClusterTest {
 
   @BeforeAll
   static void start() throws IOException {
-    List<String> directories = sparkHomeFromClassPath(home);
-    System.setProperty("spark.testing", "true");
-    System.setProperty("spark.test.home", home.toString());
-    sc = new JavaSparkContext(SparkTestSupport.conf("local-cluster[2,2,1024]")
-        .set("spark.executor.extraClassPath", String.join(File.pathSeparator, directories))
-        .set("spark.executor.extraJavaOptions", moduleOptions())
-        .set("spark.task.maxFailures", "4"));
+    sc = LocalClusters.start(home, 2, 2, 1024, LocalClusters.conf());
   }
 
   @AfterAll
   static void stop() {
-    if (sc != null) {
-      sc.stop();
-    }
-    System.clearProperty("spark.testing");
-    System.clearProperty("spark.test.home");
-  }
-
-  /** This JVM's --add-opens list (Spark's, from the build), for the executor JVMs. */
-  private static String moduleOptions() {
-    return java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-        .filter(a -> a.startsWith("--add-opens") || a.startsWith("-Djdk.reflect")).collect(Collectors.joining(" "));
-  }
-
-  /** Links every jar of the class path into {@code home/jars}; returns the class path's directories. */
-  static List<String> sparkHomeFromClassPath(Path home) throws IOException {
-    Path jars = Files.createDirectories(home.resolve("jars"));
-    Files.createDirectories(home.resolve("launcher/target/scala-2.12"));
-    List<String> directories = new ArrayList<>();
-    for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
-      Path p = Path.of(entry).toAbsolutePath();
-      if (Files.isDirectory(p)) {
-        directories.add(p.toString());
-      } else if (entry.endsWith(".jar") && Files.exists(p) && !Files.exists(jars.resolve(p.getFileName()))) {
-        Files.createSymbolicLink(jars.resolve(p.getFileName()), p);
-      }
-    }
-    return directories;
+    LocalClusters.stop(sc);
   }
 
   @Test

@@ -41,7 +41,7 @@ class StartupFailureTest {
       assertTrue(seconds < 30, "bounded: " + seconds + " s");
       assertEquals(Role.PS, e.role());
       assertTrue(e.getMessage().startsWith("ps [0] did not register within 3000 ms"), e.getMessage());
-      assertTrue(e.getMessage().contains("'sparkps ps'"), e.getMessage());
+      assertTrue(e.getMessage().contains("'sparkps ps N'"), e.getMessage());
       awaitNoActiveJobs(sc);
     } finally {
       sc.stop();

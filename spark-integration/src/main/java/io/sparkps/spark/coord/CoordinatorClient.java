@@ -36,8 +36,33 @@ public final class CoordinatorClient implements AutoCloseable {
 
   /** Announces a role instance. */
   public void register(Role role, int index, String host, int port, int attempt, String executorId) {
-    stub(callTimeout).register(Registration.newBuilder().setRole(role).setIndex(index).setHost(host).setPort(port)
+    register(Registration.newBuilder().setRole(role).setIndex(index).setHost(host).setPort(port)
         .setAttempt(attempt).setExecutorId(executorId == null ? "" : executorId).build());
+  }
+
+  /** Announces a role instance; a worker learns where each ps serves now. */
+  public io.sparkps.spark.coord.proto.RegisterReply register(Registration registration) {
+    return stub(callTimeout).register(registration);
+  }
+
+  /**
+   * Where ps {@code index}, lost at {@code lost}, serves now: its replacement's address, "" when it
+   * still serves at {@code lost}. Waits at most {@code timeout} (then DEADLINE_EXCEEDED naming the ps).
+   */
+  public String awaitPs(int index, String lost, Duration timeout) {
+    return stub(timeout.plus(callTimeout)).awaitPs(io.sparkps.spark.coord.proto.AwaitPsRequest.newBuilder()
+        .setIndex(index).setLostAddress(lost).setTimeoutMs(timeout.toMillis()).build()).getAddress();
+  }
+
+  /** Reports that this worker refilled a replaced ps. */
+  public void reportRecovery(int index, int worker, long step, String source) {
+    stub(callTimeout).reportRecovery(io.sparkps.spark.coord.proto.RecoveryReport.newBuilder().setIndex(index)
+        .setWorker(worker).setStep(step).setSource(source).build());
+  }
+
+  /** Sends a heartbeat; the reply says whether to stop and which ps addresses are lost. */
+  public io.sparkps.spark.coord.proto.HeartbeatReply beat(HeartbeatRequest request) {
+    return stub(callTimeout).heartbeat(request);
   }
 
   /** Waits until all workers of {@code attempt} registered, at most {@code timeout}. */
@@ -53,7 +78,7 @@ public final class CoordinatorClient implements AutoCloseable {
 
   /** Reports progress; returns whether the run is stopping. */
   public boolean heartbeat(Role role, int index, int attempt, Progress progress) {
-    return stub(callTimeout).heartbeat(HeartbeatRequest.newBuilder().setRole(role).setIndex(index).setAttempt(attempt)
+    return beat(HeartbeatRequest.newBuilder().setRole(role).setIndex(index).setAttempt(attempt)
         .setProgress(progress).build()).getStop();
   }
 

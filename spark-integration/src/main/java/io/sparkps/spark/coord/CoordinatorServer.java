@@ -85,7 +85,13 @@ public final class CoordinatorServer implements AutoCloseable {
     @Override
     public void register(Registration request, StreamObserver<RegisterReply> response) {
       registry.register(request);
-      response.onNext(RegisterReply.getDefaultInstance());
+      RegisterReply.Builder reply = RegisterReply.newBuilder();
+      if (request.getRole() == io.sparkps.spark.coord.proto.Role.CHIEF
+          || request.getRole() == io.sparkps.spark.coord.proto.Role.WORKER
+          || request.getRole() == io.sparkps.spark.coord.proto.Role.EVALUATOR) {
+        registry.psAddresses().forEach(a -> reply.addPsAddresses(a == null ? "" : a));
+      }
+      response.onNext(reply.build());
       response.onCompleted();
     }
 
@@ -120,8 +126,38 @@ public final class CoordinatorServer implements AutoCloseable {
 
     @Override
     public void heartbeat(HeartbeatRequest request, StreamObserver<HeartbeatReply> response) {
-      boolean stop = registry.heartbeat(request);
-      response.onNext(HeartbeatReply.newBuilder().setStop(stop).build());
+      response.onNext(registry.heartbeat(request));
+      response.onCompleted();
+    }
+
+    @Override
+    public void awaitPs(io.sparkps.spark.coord.proto.AwaitPsRequest request,
+        StreamObserver<io.sparkps.spark.coord.proto.AwaitPsReply> response) {
+      Context context = Context.current();
+      String address;
+      try {
+        address = registry.awaitPs(request.getIndex(), request.getLostAddress(), request.getTimeoutMs(),
+            context::isCancelled);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        response.onError(Status.CANCELLED.withDescription("the coordinator is stopping").asRuntimeException());
+        return;
+      }
+      if (address == null) {
+        response.onError(Status.DEADLINE_EXCEEDED.withDescription("no replacement of ps " + request.getIndex()
+            + " (lost at " + request.getLostAddress() + ") registered within " + request.getTimeoutMs() + " ms"
+            + (registry.isStopping() ? " (the run is stopping)" : "; see the job 'sparkps ps " + request.getIndex()
+                + "' in the Spark UI: is there a free task slot for it?")).asRuntimeException());
+        return;
+      }
+      response.onNext(io.sparkps.spark.coord.proto.AwaitPsReply.newBuilder().setAddress(address).build());
+      response.onCompleted();
+    }
+
+    @Override
+    public void reportRecovery(io.sparkps.spark.coord.proto.RecoveryReport request, StreamObserver<Ack> response) {
+      registry.recovered(request.getIndex(), request.getWorker(), request.getStep(), request.getSource());
+      response.onNext(Ack.getDefaultInstance());
       response.onCompleted();
     }
 

@@ -20,7 +20,21 @@ import java.util.TreeSet;
 public final class Registry {
   /** A role instance's latest state. */
   public record Member(Role role, int index, String host, int port, int attempt, String executorId,
-      Progress progress, long lastSeenNanos) {}
+      Progress progress, long lastSeenNanos, long taskId, long pid, boolean finished) {
+    Member seen(Progress p, boolean done) {
+      return new Member(role, index, host, port, attempt, executorId, p, System.nanoTime(), taskId, pid,
+          finished || done);
+    }
+
+    /** {@code host:port}. */
+    public String address() {
+      return host + ":" + port;
+    }
+  }
+
+  /** A ps declared lost, and (once known) its replacement and what refilled it. */
+  public record Loss(int shard, String lostAddress, String reason, long atStep, long lostNanos, String replacement,
+      String source, long restoredAtStep, long restoredNanos) {}
 
   private static final int MAX_HISTORY = 100_000;
   private final int numPs;
@@ -30,8 +44,12 @@ public final class Registry {
   private final List<Member> history = new ArrayList<>();
   /** The last barrier each worker reached, by stage attempt and worker index. */
   private final Map<Integer, Map<Integer, Integer>> arrivals = new java.util.HashMap<>();
+  private final List<Loss> losses = new ArrayList<>();
+  /** Ps a client found unreachable, by index: when it first asked (cleared once the ps is heard from after). */
+  private final Map<Integer, Long> suspects = new java.util.HashMap<>();
   private boolean stopping;
   private boolean evaluatorStopping;
+  private long heartbeatNanos = 1_000_000_000L;
 
   /** A registry of a run with {@code numPs} ps tasks and {@code numWorkers} workers. */
   public Registry(int numPs, int numWorkers) {
@@ -43,28 +61,180 @@ public final class Registry {
     return role + "/" + index;
   }
 
+  /** The interval at which roles send heartbeats (how long a ps must be heard from again to count as serving). */
+  public synchronized void setHeartbeatInterval(java.time.Duration interval) {
+    heartbeatNanos = interval.toNanos();
+  }
+
   synchronized void register(Registration r) {
-    members.put(key(r.getRole(), r.getIndex()), new Member(r.getRole(), r.getIndex(), r.getHost(), r.getPort(),
-        r.getAttempt(), r.getExecutorId(), Progress.getDefaultInstance(), System.nanoTime()));
+    Member old = members.get(key(r.getRole(), r.getIndex()));
+    Member m = new Member(r.getRole(), r.getIndex(), r.getHost(), r.getPort(), r.getAttempt(), r.getExecutorId(),
+        Progress.getDefaultInstance(), System.nanoTime(), r.getTaskId(), r.getPid(), false);
+    if (r.getRole() == Role.PS && old != null && !old.address().equals(m.address())) {
+      // A replacement: one the supervisor launched, or Spark's own retry of the task before the loss was noticed.
+      declarePsLost(r.getIndex(), "its task was retried by Spark (attempt " + r.getAttempt() + ")", maxWorkerStep());
+      for (int i = losses.size() - 1; i >= 0; i--) {
+        Loss l = losses.get(i);
+        if (l.shard() == r.getIndex() && l.replacement() == null) {
+          losses.set(i, new Loss(l.shard(), l.lostAddress(), l.reason(), l.atStep(), l.lostNanos(), m.address(), null, 0, 0));
+        }
+      }
+    }
+    members.put(key(r.getRole(), r.getIndex()), m);
     notifyAll();
   }
 
-  synchronized boolean heartbeat(HeartbeatRequest h) {
+  /**
+   * Declares ps {@code index} lost at its current address (once): clients are told to fail their
+   * calls there, and its loss is recorded. Returns false when it was declared lost already.
+   */
+  public synchronized boolean declarePsLost(int index, String reason, long atStep) {
+    Member m = members.get(key(Role.PS, index));
+    if (m == null || lostAddresses().contains(index + "@" + m.address())) {
+      return false;
+    }
+    losses.add(new Loss(index, m.address(), reason, atStep, System.nanoTime(), null, null, 0, 0));
+    notifyAll();
+    return true;
+  }
+
+  private java.util.Set<String> lostAddresses() {
+    java.util.Set<String> lost = new java.util.HashSet<>();
+    losses.forEach(l -> lost.add(l.shard() + "@" + l.lostAddress()));
+    return lost;
+  }
+
+  /** Ps addresses declared lost, as index and address. */
+  public synchronized List<Loss> losses() {
+    return List.copyOf(losses);
+  }
+
+  /** Records that worker {@code worker} refilled the replacement of ps {@code index} from {@code source}. */
+  synchronized void recovered(int index, int worker, long step, String source) {
+    for (int i = losses.size() - 1; i >= 0; i--) {
+      Loss l = losses.get(i);
+      if (l.shard() == index && l.source() == null) {
+        Member now = members.get(key(Role.PS, index));
+        losses.set(i, new Loss(l.shard(), l.lostAddress(), l.reason(), l.atStep(), l.lostNanos(),
+            now == null ? l.replacement() : now.address(), source, step, System.nanoTime()));
+        return;
+      }
+    }
+  }
+
+  /**
+   * Waits until ps {@code index} serves somewhere other than {@code lost}, and returns where; returns
+   * "" when it is heard from at {@code lost} a whole heartbeat after the question (it still serves
+   * there) and null when the timeout passes first.
+   */
+  synchronized String awaitPs(int index, String lost, long timeoutMillis, java.util.function.BooleanSupplier cancelled)
+      throws InterruptedException {
+    long asked = System.nanoTime();
+    long deadline = asked + timeoutMillis * 1_000_000L;
+    Member asking = members.get(key(Role.PS, index));
+    if (asking != null && asking.address().equals(lost)) {
+      suspects.putIfAbsent(index, asked);
+    }
+    while (!stopping && !cancelled.getAsBoolean()) {
+      Member m = members.get(key(Role.PS, index));
+      if (m != null && !m.address().equals(lost)) {
+        return m.address();
+      }
+      if (m != null && !lostAddresses().contains(index + "@" + lost) && m.lastSeenNanos() > asked + heartbeatNanos) {
+        return "";
+      }
+      long left = (deadline - System.nanoTime()) / 1_000_000L;
+      if (left <= 0) {
+        break;
+      }
+      wait(Math.min(left, 200));
+    }
+    return null;
+  }
+
+  /**
+   * Ps that a client found unreachable and that have not been heard from since, for longer than
+   * {@code grace} (a few heartbeats): a killed process is lost at once, not after the role timeout.
+   */
+  public synchronized List<Integer> unreachable(java.time.Duration grace) {
+    long now = System.nanoTime();
+    List<Integer> out = new ArrayList<>();
+    suspects.entrySet().removeIf(e -> {
+      Member m = members.get(key(Role.PS, e.getKey()));
+      return m == null || m.lastSeenNanos() > e.getValue() || lostAddresses().contains(e.getKey() + "@" + m.address());
+    });
+    suspects.forEach((index, since) -> {
+      if (now - since > grace.toNanos()) {
+        out.add(index);
+      }
+    });
+    return out;
+  }
+
+  /** The furthest step any worker reported. */
+  public synchronized long maxWorkerStep() {
+    return members.values().stream().filter(m -> m.role() == Role.CHIEF || m.role() == Role.WORKER)
+        .mapToLong(m -> m.progress().getStep()).max().orElse(0);
+  }
+
+  /** The latest stage attempt any worker registered with, or -1. */
+  public synchronized int currentAttempt() {
+    return members.values().stream().filter(m -> m.role() == Role.CHIEF || m.role() == Role.WORKER)
+        .mapToInt(Member::attempt).max().orElse(-1);
+  }
+
+  /**
+   * Role instances silent for longer than {@code timeout}: ps tasks not declared lost yet, and the
+   * workers of the current stage attempt that have not finished. (The evaluator never holds up training.)
+   */
+  public synchronized List<Member> silent(java.time.Duration timeout) {
+    long now = System.nanoTime();
+    int attempt = currentAttempt();
+    java.util.Set<String> lost = lostAddresses();
+    List<Member> out = new ArrayList<>();
+    for (Member m : members.values()) {
+      boolean watched = m.role() == Role.PS ? !lost.contains(m.index() + "@" + m.address())
+          : (m.role() == Role.CHIEF || m.role() == Role.WORKER) && m.attempt() == attempt && !m.finished();
+      if (watched && now - m.lastSeenNanos() > timeout.toNanos()) {
+        out.add(m);
+      }
+    }
+    return out;
+  }
+
+  synchronized io.sparkps.spark.coord.proto.HeartbeatReply heartbeat(HeartbeatRequest h) {
     Member m = members.get(key(h.getRole(), h.getIndex()));
     if (m != null) {
-      Member now = new Member(m.role(), m.index(), m.host(), m.port(), m.attempt(), m.executorId(),
-          h.hasProgress() ? h.getProgress() : m.progress(), System.nanoTime());
+      Member now = m.seen(h.hasProgress() ? h.getProgress() : m.progress(), h.getFinished());
       members.put(key(h.getRole(), h.getIndex()), now);
       if (h.hasProgress() && !h.getProgress().equals(m.progress()) && history.size() < MAX_HISTORY) {
         history.add(now);
       }
+      if (m.role() == Role.PS) {
+        notifyAll(); // awaitPs learns that a ps still serves
+      }
     }
-    return stopping || (evaluatorStopping && h.getRole() == Role.EVALUATOR);
+    io.sparkps.spark.coord.proto.HeartbeatReply.Builder reply = io.sparkps.spark.coord.proto.HeartbeatReply.newBuilder()
+        .setStop(stopping || (evaluatorStopping && h.getRole() == Role.EVALUATOR));
+    losses.forEach(l -> reply.addLostPs(io.sparkps.spark.coord.proto.LostPs.newBuilder().setIndex(l.shard())
+        .setAddress(l.lostAddress())));
+    return reply.build();
   }
 
   synchronized void fail(FailureReport report) {
     failures.add(report);
     notifyAll();
+  }
+
+  /** Records a failure the driver found (a silent worker), as if its task had reported it. */
+  public void failNow(FailureReport report) {
+    fail(report);
+  }
+
+  /** The Spark task ids of the workers registered for stage attempt {@code attempt}. */
+  public synchronized List<Long> workerTasks(int attempt) {
+    return members.values().stream().filter(m -> (m.role() == Role.CHIEF || m.role() == Role.WORKER)
+        && m.attempt() == attempt && m.taskId() >= 0).map(Member::taskId).toList();
   }
 
   /** Tells the evaluator (only) to finish: training is over, the ps tasks keep serving its last reads. */
