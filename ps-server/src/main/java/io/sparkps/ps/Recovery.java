@@ -1,6 +1,5 @@
 package io.sparkps.ps;
 
-import io.grpc.Status;
 import io.sparkps.ps.grpc.Connections;
 import io.sparkps.ps.grpc.ShardStub;
 import io.sparkps.ps.grpc.proto.CreateRequest;
@@ -96,11 +95,9 @@ final class Recovery implements Calls.Recoverer {
   }
 
   private static boolean mayBeLost(RuntimeException failure) {
-    if (failure instanceof PsUnavailableException || failure instanceof PsTimeoutException) {
-      return true;
-    }
-    Status.Code code = Status.fromThrowable(failure).getCode();
-    return failure instanceof PsException && (code == Status.Code.CANCELLED || code == Status.Code.UNAVAILABLE);
+    // Unreachable, timed out, or a transport failure ("channel closed", a reset stream): the
+    // supervisor knows whether the shard still serves, and says so at once if it does.
+    return failure instanceof PsException && !(failure instanceof PsAuthenticationException);
   }
 
   private void refill(int shard) {

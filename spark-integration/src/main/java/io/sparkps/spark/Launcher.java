@@ -77,13 +77,16 @@ final class Launcher<T, R> {
     taskIds.forEach(id -> sc.sc().killTaskAttempt(id, true, reason));
   }
 
-  /** Launches (or relaunches) ps {@code index} as a job of its own. */
+  /**
+   * Launches (or relaunches) ps {@code index} as a job of its own, in a job group of its own per
+   * launch (Spark cancels a group asynchronously: a replacement in the same group could go with it).
+   */
   synchronized void launchPs(int index) {
     if (cancelled) {
       return;
     }
     int launch = psLaunches.merge(index, 1, Integer::sum) - 1;
-    sc.setJobGroup(group("ps-" + index), "sparkps ps " + index + (launch == 0 ? "" : " (relaunch " + launch + ")"), true);
+    sc.setJobGroup(psGroup(index), "sparkps ps " + index + (launch == 0 ? "" : " (relaunch " + launch + ")"), true);
     try {
       psJobs.put(index, sc.parallelize(List.of(index), 1).foreachPartitionAsync(new PsTask(psEnv, launch)));
     } finally {
@@ -91,9 +94,14 @@ final class Launcher<T, R> {
     }
   }
 
+  private String psGroup(int index) {
+    int launch = psLaunches.getOrDefault(index, 1) - 1;
+    return group("ps-" + index + (launch == 0 ? "" : "-" + launch));
+  }
+
   /** Replaces ps {@code index}: its job is cancelled (a hung task with it) and a new one launched. */
-  void relaunchPs(int index) {
-    sc.cancelJobGroup(group("ps-" + index));
+  synchronized void relaunchPs(int index) {
+    sc.cancelJobGroup(psGroup(index));
     launchPs(index);
   }
 
@@ -252,7 +260,7 @@ final class Launcher<T, R> {
     if (evaluatorJob != null) {
       jobs.put("evaluator", evaluatorJob);
     }
-    psJobs.forEach((index, job) -> jobs.put("ps-" + index, job));
+    psJobs.forEach((index, job) -> jobs.put(psGroup(index).substring(group("").length()), job));
     jobs.forEach((role, action) -> {
       try {
         action.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -270,7 +278,7 @@ final class Launcher<T, R> {
     for (String role : List.of("train", "evaluator")) {
       sc.cancelJobGroup(group(role));
     }
-    psJobs.keySet().forEach(i -> sc.cancelJobGroup(group("ps-" + i)));
+    psJobs.keySet().forEach(i -> sc.cancelJobGroup(psGroup(i)));
   }
 
   private static Throwable causeOf(JavaFutureAction<Void> job) {
@@ -308,10 +316,20 @@ final class Launcher<T, R> {
     String message = role.name().toLowerCase() + " " + first.getIndex() + " on " + first.getHost() + " ("
         + (role == Role.PS ? "task" : "stage") + " attempt " + first.getAttempt() + ") failed: " + remote.getMessage()
         + (first.getDeterministic() && role != Role.PS ? " (not retried: another attempt would meet the same error)"
-            : attempts > 1 ? " (the barrier stage failed in " + attempts + " attempts)" : "");
+            : attempts > 1 ? " (the barrier stage failed in " + attempts + " attempts; the last one because "
+                + lastAttemptFailure(failures) + ")" : "");
     boolean worker = role == Role.CHIEF || role == Role.WORKER;
     return new TrainingFailure(message, role, first.getIndex(), first.getHost(), first.getAttempt(), remote,
         worker ? recreation(first.getIndex(), first.getAttempt()) : null);
+  }
+
+  /** The first worker failure of the latest failed stage attempt, in one line. */
+  private static String lastAttemptFailure(List<FailureReport> failures) {
+    int last = failures.stream().filter(f -> f.getRole() != io.sparkps.spark.coord.proto.Role.PS)
+        .mapToInt(FailureReport::getAttempt).max().orElse(0);
+    return failures.stream().filter(f -> f.getRole() != io.sparkps.spark.coord.proto.Role.PS && f.getAttempt() == last)
+        .findFirst().map(f -> f.getRole().name().toLowerCase() + " " + f.getIndex() + " on " + f.getHost() + " failed: "
+            + RemoteErrors.fromProto(f.getError()).getMessage()).orElse("?");
   }
 
   /** Reruns worker {@code index}'s function in the driver, on its partition, against in-process ps shards. */

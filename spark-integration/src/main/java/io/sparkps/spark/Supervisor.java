@@ -12,7 +12,7 @@ import org.apache.spark.api.java.JavaFutureAction;
 /**
  * Watches a run's roles from the driver while the barrier stage runs (called every 100 ms): a ps
  * whose task ended, that a worker could not reach and that has not sent a heartbeat since (three
- * intervals), or that was silent for longer than the role timeout, is declared lost (its
+ * intervals, at least 1.5 s), or that was silent for longer than the role timeout, is declared lost (its
  * clients fail their calls there) and relaunched; the workers' clients refill the replacement. A
  * worker silent for that long has its stage attempt killed, with a transient failure that names
  * it, so that Spark retries the stage well before its own network timeout.
@@ -21,6 +21,7 @@ final class Supervisor {
   private final Launcher<?, ?> launcher;
   private final Registry registry;
   private final ClusterSpec spec;
+  private static final Duration MIN_UNREACHABLE_GRACE = Duration.ofMillis(1500);
   private final Set<Integer> killedAttempts = new HashSet<>();
 
   Supervisor(Launcher<?, ?> launcher, Registry registry, ClusterSpec spec) {
@@ -41,7 +42,9 @@ final class Supervisor {
         replace(i, "its task ended" + ended(job) + (address == null ? "" : " at " + address));
       }
     }
+    // Three heartbeats, and never under 1.5 s: a loaded executor may miss a short beat or two.
     Duration grace = spec.heartbeatInterval().multipliedBy(3);
+    grace = grace.compareTo(MIN_UNREACHABLE_GRACE) < 0 ? MIN_UNREACHABLE_GRACE : grace;
     for (int i : registry.unreachable(grace)) {
       replace(i, "a worker could not reach it and it was silent for " + grace.toMillis() + " ms since");
     }

@@ -171,7 +171,8 @@ class PsFailureTest {
     LocalClusters.signal(ps, "KILL");
     RunResult<float[]> result = job.get(Duration.ofMinutes(3));
     assertSteps(result.chief(), 2, 1, result.psRecoveries());
-    assertEquals(List.of(1), result.psRecoveries().stream().map(PsRecovery::shard).toList());
+    assertEquals(List.of(1), result.psRecoveries().stream().map(PsRecovery::shard).toList(),
+        result.psRecoveries().toString());
   }
 
   @Test

@@ -151,10 +151,10 @@ public final class Updates {
       throw PsError.invalid(where + ": worker " + h.getWorker() + " is outside group '"
           + g.spec.getName() + "' of " + g.spec.getNumWorkers() + " workers");
     }
-    if (g.mode() == ConsistencyMode.SYNC && h.getStep() != s.version && h.getStep() >= s.dropSyncBelow) {
+    if (g.mode() == ConsistencyMode.SYNC && h.getStep() > s.version) {
       throw PsError.precondition(where + ": worker " + h.getWorker() + " pushed a gradient for SYNC step "
           + h.getStep() + " but the variable is at step " + s.version
-          + " (pull before each push; after a restart, continue from the server's version)");
+          + " (pull before each push: a push of step n needs step n - 1 complete)");
     }
   }
 
@@ -185,13 +185,14 @@ public final class Updates {
 
   /**
    * An initialization or restore of an initialized slice, a SYNC gradient this worker already
-   * sent, or one of a step whose sums died with the shard this one replaced.
+   * sent, or one of a step the slice has completed: a worker that restarted (a retried stage) or
+   * moved to a replacement shard (which starts at a later step) repeats pushes of such steps.
    */
   private boolean isRepeat(FrameHeader h, VariableSlice s) {
     return switch (h.getOp()) {
       case INITIALIZE, RESTORE -> s.initialized;
       case GRADIENT -> store.group(s).mode() == ConsistencyMode.SYNC
-          && (h.getStep() < s.dropSyncBelow || s.hasSyncGradientFrom(h.getWorker()));
+          && (h.getStep() < s.version || s.hasSyncGradientFrom(h.getWorker()));
       default -> false;
     };
   }
@@ -248,7 +249,6 @@ public final class Updates {
         s.initialized = true;
         if (g.mode() == ConsistencyMode.SYNC) {
           s.version = h.getStep();
-          s.dropSyncBelow = h.getStep();
         } else {
           s.version = version;
           if (g.mode() == ConsistencyMode.SSP) {

@@ -24,8 +24,6 @@ final class VariableSlice {
   long version;
   long iteration;
   boolean initialized;
-  /** SYNC, on a slice that replaced a lost one: gradients of steps before this one are dropped. */
-  long dropSyncBelow;
 
   /** SYNC: sum of this step's gradients, the workers that sent them, and the rows touched. */
   private float[] syncSum;
