@@ -72,7 +72,7 @@ public final class Registry {
         Progress.getDefaultInstance(), System.nanoTime(), r.getTaskId(), r.getPid(), false);
     if (r.getRole() == Role.PS && old != null && !old.address().equals(m.address())) {
       // A replacement: one the supervisor launched, or Spark's own retry of the task before the loss was noticed.
-      declarePsLost(r.getIndex(), "its task was retried by Spark (attempt " + r.getAttempt() + ")", maxWorkerStep());
+      declarePsLost(r.getIndex(), "its task failed and Spark retried it (attempt " + r.getAttempt() + ")", maxWorkerStep());
       for (int i = losses.size() - 1; i >= 0; i--) {
         Loss l = losses.get(i);
         if (l.shard() == r.getIndex() && l.replacement() == null) {
