@@ -1,34 +1,47 @@
 package io.sparkps.ml;
 
 import io.sparkps.ps.PsClient;
+import io.sparkps.ps.ShardSnapshot;
 import io.sparkps.ps.VariableSpec;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.UUID;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileContext;
+import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Options;
 import org.apache.hadoop.fs.Path;
 
 /**
- * Training checkpoints in a Hadoop file system directory: the ps shards' snapshots (values,
- * optimizer state, versions) and a {@code checkpoint.properties} marker written after them (as
- * TensorFlow's {@code checkpoint} file), naming the step, the shard count and the variables. A run
- * that finds a marker resumes from it instead of initializing; a marker of another network or
- * shard count is refused with the reason.
+ * Training checkpoints below a Hadoop file system directory. Each checkpoint goes to a directory
+ * of its own, {@code ckpt-<step>}: the ps shards' snapshots (values, optimizer state, versions),
+ * then a {@code checkpoint.properties} marker written last (as TensorFlow's {@code checkpoint}
+ * file) that names the step, the shard count, the variables and each shard's file with its size
+ * and SHA-256. A directory without a marker is a save that did not finish and is never read.
+ *
+ * <p>Restoring is all or nothing: every shard's file is checked against the marker before any
+ * shard is restored; a damaged checkpoint is skipped for the previous complete one, and when none
+ * is left the error names each one and why. The newest {@code kept} checkpoints are kept.
  */
 final class Checkpoints {
   static final String MARKER = "checkpoint.properties";
+  private static final String PREFIX = "ckpt-";
 
-  /** What the marker says. */
-  record Marker(long step, int numPs, String variables, String savedAt) {}
+  /** What a complete checkpoint's marker says; {@code path} is its directory. */
+  record Marker(String path, long step, int numPs, String variables, String savedAt, List<ShardSnapshot> shards) {}
+
+  /** A restored checkpoint, and the newer ones skipped as damaged (with why). */
+  record Restored(Marker marker, List<String> skipped) {}
 
   private Checkpoints() {}
 
@@ -41,52 +54,138 @@ final class Checkpoints {
     return b.toString();
   }
 
-  /** The marker below {@code dir}, if a checkpoint was completed there. */
+  /** The newest complete checkpoint below {@code dir}, if any. */
   static Optional<Marker> latest(String dir) {
-    Path marker = new Path(dir, MARKER);
+    return complete(dir).stream().findFirst();
+  }
+
+  /**
+   * The complete checkpoints below {@code dir}, newest first; a marker directly in {@code dir} (the
+   * layout before checkpoints had directories of their own, without digests) comes last.
+   */
+  static List<Marker> complete(String dir) {
+    Path root = new Path(dir);
+    List<Marker> markers = new ArrayList<>();
     try {
-      FileSystem fs = marker.getFileSystem(new Configuration());
-      if (!fs.exists(marker)) {
-        return Optional.empty();
+      FileSystem fs = root.getFileSystem(new Configuration());
+      if (!fs.exists(root)) {
+        return markers;
       }
+      for (FileStatus f : fs.listStatus(root)) {
+        if (f.isDirectory() && f.getPath().getName().startsWith(PREFIX) && fs.exists(new Path(f.getPath(), MARKER))) {
+          markers.add(read(fs, f.getPath()));
+        }
+      }
+      markers.sort(Comparator.comparingLong(Marker::step).reversed());
+      if (fs.exists(new Path(root, MARKER))) {
+        markers.add(read(fs, root));
+      }
+      return markers;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot list the checkpoints in " + dir + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static Marker read(FileSystem fs, Path checkpoint) {
+    Path marker = new Path(checkpoint, MARKER);
+    try {
       Properties p = new Properties();
       try (InputStream in = fs.open(marker)) {
         p.load(in);
       }
-      return Optional.of(new Marker(Long.parseLong(p.getProperty("step")), Integer.parseInt(p.getProperty("numPs")),
-          p.getProperty("variables"), p.getProperty("savedAt")));
+      int numPs = Integer.parseInt(p.getProperty("numPs"));
+      List<ShardSnapshot> shards = new ArrayList<>();
+      for (int i = 0; i < numPs && p.getProperty("shard." + i + ".file") != null; i++) {
+        shards.add(new ShardSnapshot(i, p.getProperty("shard." + i + ".file"),
+            Long.parseLong(p.getProperty("shard." + i + ".bytes")), p.getProperty("shard." + i + ".sha256")));
+      }
+      return new Marker(checkpoint.toString(), Long.parseLong(p.getProperty("step")), numPs,
+          p.getProperty("variables"), p.getProperty("savedAt"), shards);
     } catch (IOException | RuntimeException e) {
       throw new IllegalStateException("cannot read the checkpoint marker " + marker + ": " + e.getMessage()
-          + " (delete the directory to start afresh)", e);
+          + " (delete " + checkpoint + " to go on without it)", e);
     }
   }
 
-  /** Saves the servers' state below {@code dir}, then the marker (so a marker names a complete checkpoint). */
-  static void save(PsClient ps, String dir, long step, NetworkVariables variables) {
-    ps.save(dir);
-    Path marker = new Path(dir, MARKER);
+  /**
+   * Saves the servers' state as the checkpoint of {@code step} (its shard files, then its marker),
+   * then deletes all but the newest {@code kept} complete checkpoints and any unfinished save
+   * older than the newest. A complete checkpoint of the same step is kept as it is.
+   */
+  static Marker save(PsClient ps, String dir, long step, NetworkVariables variables, int kept) {
+    Path checkpoint = new Path(dir, String.format("%s%010d", PREFIX, step));
     Configuration conf = new Configuration();
     try {
-      FileSystem fs = marker.getFileSystem(conf);
-      Path tmp = new Path(dir, "." + MARKER + ".tmp-" + UUID.randomUUID());
+      FileSystem fs = checkpoint.getFileSystem(conf);
+      if (fs.exists(new Path(checkpoint, MARKER))) {
+        return read(fs, checkpoint);
+      }
+      fs.delete(checkpoint, true); // an unfinished save of this step
+      List<ShardSnapshot> shards = ps.save(checkpoint.toString());
       Properties p = new Properties();
       p.setProperty("step", Long.toString(step));
       p.setProperty("numPs", Integer.toString(ps.numShards()));
       p.setProperty("variables", fingerprint(variables));
       p.setProperty("savedAt", Instant.now().toString());
-      try (OutputStream out = fs.create(tmp, false)) {
-        p.store(out, "SparkPS checkpoint: the ps-*.snapshot files beside this one are complete");
+      for (ShardSnapshot s : shards) {
+        p.setProperty("shard." + s.shard() + ".file", s.file());
+        p.setProperty("shard." + s.shard() + ".bytes", Long.toString(s.bytes()));
+        p.setProperty("shard." + s.shard() + ".sha256", s.sha256());
       }
-      FileContext.getFileContext(marker.toUri(), conf).rename(tmp, marker, Options.Rename.OVERWRITE);
+      Path tmp = new Path(checkpoint, "." + MARKER + ".tmp-" + UUID.randomUUID());
+      try (OutputStream out = fs.create(tmp, false)) {
+        p.store(out, "SparkPS checkpoint: the shard files below are complete and have these sizes and digests");
+      }
+      FileContext.getFileContext(checkpoint.toUri(), conf).rename(tmp, new Path(checkpoint, MARKER),
+          Options.Rename.OVERWRITE);
+      prune(fs, dir, kept);
+      return read(fs, checkpoint);
     } catch (IOException e) {
-      throw new UncheckedIOException("could not write the checkpoint marker " + marker, e);
+      throw new UncheckedIOException("could not save the checkpoint of step " + step + " in " + checkpoint, e);
     }
   }
 
-  /** Restores the checkpoint of {@code marker} into the servers, after checking it fits this run. */
-  static void restore(PsClient ps, String dir, Marker marker, NetworkVariables variables) {
-    checkFits(dir, marker, variables, ps.numShards());
-    ps.restore(dir);
+  private static void prune(FileSystem fs, String dir, int kept) throws IOException {
+    List<Marker> complete = complete(dir);
+    long newest = complete.isEmpty() ? Long.MIN_VALUE : complete.get(0).step();
+    for (Marker old : complete.subList(Math.min(kept, complete.size()), complete.size())) {
+      if (!new Path(old.path()).equals(new Path(dir))) {
+        fs.delete(new Path(old.path()), true);
+      }
+    }
+    for (FileStatus f : fs.listStatus(new Path(dir))) {
+      String name = f.getPath().getName();
+      if (f.isDirectory() && name.startsWith(PREFIX) && !fs.exists(new Path(f.getPath(), MARKER))
+          && Long.parseLong(name.substring(PREFIX.length())) < newest) {
+        fs.delete(f.getPath(), true);
+      }
+    }
+  }
+
+  /**
+   * Restores the newest checkpoint below {@code dir} whose every shard file matches its marker
+   * (checked on all shards before any is restored), after checking it fits this run; empty when
+   * there is none. Throws, naming each one, when checkpoints exist and all are damaged.
+   */
+  static Optional<Restored> restore(PsClient ps, String dir, NetworkVariables variables) {
+    List<Marker> markers = complete(dir);
+    List<String> skipped = new ArrayList<>();
+    for (Marker m : markers) {
+      checkFits(dir, m, variables, ps.numShards());
+      try {
+        ps.restore(m.path(), m.shards(), true);
+      } catch (RuntimeException damaged) {
+        skipped.add("step " + m.step() + ": " + damaged.getMessage());
+        continue;
+      }
+      ps.restore(m.path(), m.shards(), false);
+      return Optional.of(new Restored(m, skipped));
+    }
+    if (!skipped.isEmpty()) {
+      throw new IllegalStateException("no checkpoint in " + dir + " can be restored, each is damaged: " + skipped
+          + ". Delete the damaged ones to start from the newest one left, or use a new checkpointDir");
+    }
+    return Optional.empty();
   }
 
   /** Fails, naming the difference, when the checkpoint was not made by this network on {@code numPs} ps. */

@@ -37,12 +37,14 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   private final LongParam maxSteps;
   private final Param<String> checkpointDir;
   private final IntParam checkpointInterval;
+  private final IntParam checkpointsKept;
   private final Param<String> consistency;
   private final IntParam staleness;
   private final LongParam seed;
   private final org.apache.spark.ml.param.DoubleParam evalEverySeconds;
   /** The specs of the Experiment this estimator was made from, for the model's provenance. */
-  private java.util.Map<String, String> experimentRecord = java.util.Map.of();
+  /** The Experiment's specs this estimator was made from, recorded in the model's provenance. */
+  java.util.Map<String, String> experimentRecord = java.util.Map.of();
   /** Held-out rows every fit evaluates (driver-side; not a param, not saved). */
   private transient Dataset<?> evaluationData;
   /** Listeners attached to every fit of this estimator (driver-side; not params, not saved). */
@@ -75,6 +77,7 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
         + "from the latest one (unset: no checkpoints)");
     checkpointInterval = new IntParam(this, "checkpointInterval", "steps between checkpoints (>= 1)",
         ParamValidators.gtEq(1));
+    checkpointsKept = new IntParam(this, "checkpointsKept", "checkpoints kept, the newest (>= 1)", ParamValidators.gtEq(1));
     consistency = new Param<>(this, "consistency", "ASYNC, SYNC or SSP",
         ParamValidators.inArray(new String[] {"ASYNC", "SYNC", "SSP"}));
     staleness = new IntParam(this, "staleness", "SSP staleness bound (>= 0)", ParamValidators.gtEq(0));
@@ -89,6 +92,7 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
     setDefault(rawPredictionCol, "rawPrediction");
     setDefault(maxSteps, 0L);
     setDefault(checkpointInterval, 100);
+    setDefault(checkpointsKept, 3);
     setDefault(numWorkers, 2);
     setDefault(numPs, 1);
     setDefault(batchSize, 64);
@@ -100,20 +104,7 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
 
   /** An estimator with the network, specs and cluster of {@code experiment} (its inputs are not used). */
   public static Dl4jEstimator fromExperiment(Experiment experiment) {
-    TrainSpec t = experiment.trainSpec();
-    Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(experiment.networkJson())
-        .setNumWorkers(experiment.numWorkers()).setNumPs(experiment.numPs())
-        .setFeaturesCol(t.featuresCol()).setLabelCol(t.labelCol()).setBatchSize(t.batchSize()).setEpochs(t.epochs())
-        .setMaxSteps(t.maxSteps()).setConsistency(t.consistency()).setStaleness(t.staleness()).setSeed(t.seed())
-        .setCheckpointInterval(t.checkpointInterval());
-    if (t.checkpointDir() != null) {
-      e.setCheckpointDir(t.checkpointDir());
-    }
-    if (experiment.evalSpec() != null) {
-      e.setEvalEverySeconds(experiment.evalSpec().throttleSeconds());
-    }
-    e.experimentRecord = experiment.record();
-    return e;
+    return experiment.estimator();
   }
 
   /**
@@ -166,6 +157,11 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   /** Steps between checkpoints. */
   public IntParam checkpointInterval() {
     return checkpointInterval;
+  }
+
+  /** The number of checkpoints kept (default 3): older ones are deleted once a newer one is complete. */
+  public IntParam checkpointsKept() {
+    return checkpointsKept;
   }
 
   /** The network: a DL4J MultiLayerConfiguration or ComputationGraphConfiguration as JSON. */
@@ -239,6 +235,12 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   /** Sets the steps between checkpoints. */
   public Dl4jEstimator setCheckpointInterval(int steps) {
     set(checkpointInterval, steps);
+    return this;
+  }
+
+  /** Sets how many of the newest checkpoints are kept. */
+  public Dl4jEstimator setCheckpointsKept(int n) {
+    set(checkpointsKept, n);
     return this;
   }
 
@@ -318,11 +320,6 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
     return Net.fromJson($(networkJson));
   }
 
-  Schemas.Outputs outputs(Net net) {
-    return new Schemas.Outputs(net.classification(), net.outputs(), $(predictionCol), $(probabilityCol),
-        $(rawPredictionCol));
-  }
-
   @Override
   public StructType transformSchema(StructType schema) {
     return transformSchema(schema, probe());
@@ -331,7 +328,8 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   /** The output schema for {@code net} (built from networkJson), checking the label column against it. */
   StructType transformSchema(StructType schema, Net net) {
     Schemas.labelKind(schema, $(labelCol), net.classification(), net.outputs());
-    return Schemas.withPredictions(schema, $(featuresCol), outputs(net));
+    return Schemas.withPredictions(schema, $(featuresCol), new Schemas.Outputs(net.classification(), net.outputs(),
+        $(predictionCol), $(probabilityCol), $(rawPredictionCol)));
   }
 
   /**

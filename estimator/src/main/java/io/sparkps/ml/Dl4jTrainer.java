@@ -34,25 +34,26 @@ public final class Dl4jTrainer {
    * @param seed shuffling seed
    * @param checkpointDir where to save checkpoints and resume from (a Hadoop path), or null
    * @param checkpointInterval steps between checkpoints (and one at the end)
+   * @param checkpointsKept how many of the newest checkpoints are kept
    */
   public record Settings(String networkJson, String featuresCol, String labelCol, Consistency consistency,
       int staleness, int epochs, long maxSteps, int batchSize, long seed, String checkpointDir,
-      int checkpointInterval) implements Serializable {
+      int checkpointInterval, int checkpointsKept) implements Serializable {
     /** Checks the values. */
     public Settings {
       if (epochs < 1 && maxSteps < 1) {
         throw new IllegalArgumentException("epochs is " + epochs + " and maxSteps " + maxSteps + ": set one >= 1");
       }
-      if (batchSize < 1 || checkpointInterval < 1 || staleness < 0) {
-        throw new IllegalArgumentException("batchSize (" + batchSize + ") and checkpointInterval (" + checkpointInterval
-            + ") must be >= 1, staleness (" + staleness + ") >= 0");
+      if (batchSize < 1 || checkpointInterval < 1 || checkpointsKept < 1 || staleness < 0) {
+        throw new IllegalArgumentException("batchSize (" + batchSize + "), checkpointInterval (" + checkpointInterval
+            + ") and checkpointsKept (" + checkpointsKept + ") must be >= 1, staleness (" + staleness + ") >= 0");
       }
     }
 
     /** Settings for {@code epochs} epochs without checkpoints. */
     public static Settings of(String networkJson, String featuresCol, String labelCol, Consistency consistency,
         int epochs, int batchSize, long seed) {
-      return new Settings(networkJson, featuresCol, labelCol, consistency, 2, epochs, 0, batchSize, seed, null, 100);
+      return new Settings(networkJson, featuresCol, labelCol, consistency, 2, epochs, 0, batchSize, seed, null, 100, 3);
     }
   }
 

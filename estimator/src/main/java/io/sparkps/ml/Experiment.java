@@ -64,7 +64,19 @@ public final class Experiment implements Serializable {
 
   /** The Spark ML estimator with this experiment's settings (use it on DataFrames of your own). */
   public Dl4jEstimator estimator() {
-    return Dl4jEstimator.fromExperiment(this);
+    TrainSpec t = train;
+    Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(networkJson()).setNumWorkers(numWorkers).setNumPs(numPs)
+        .setFeaturesCol(t.featuresCol()).setLabelCol(t.labelCol()).setBatchSize(t.batchSize()).setEpochs(t.epochs())
+        .setMaxSteps(t.maxSteps()).setConsistency(t.consistency()).setStaleness(t.staleness()).setSeed(t.seed())
+        .setCheckpointInterval(t.checkpointInterval()).setCheckpointsKept(t.checkpointsKept());
+    if (t.checkpointDir() != null) {
+      e.setCheckpointDir(t.checkpointDir());
+    }
+    if (evalSpec() != null) {
+      e.setEvalEverySeconds(evalSpec().throttleSeconds());
+    }
+    e.experimentRecord = record();
+    return e;
   }
 
   /**

@@ -34,7 +34,8 @@ final class Fitting {
     Dl4jTrainer.Settings settings = new Dl4jTrainer.Settings(json, featuresCol, labelCol,
         Consistency.valueOf(e.getOrDefault(e.consistency())), intOf(e, e.staleness()), intOf(e, e.epochs()),
         (Long) e.getOrDefault(e.maxSteps()), intOf(e, e.batchSize()), (Long) e.getOrDefault(e.seed()),
-        e.isDefined(e.checkpointDir()) ? e.getOrDefault(e.checkpointDir()) : null, intOf(e, e.checkpointInterval()));
+        e.isDefined(e.checkpointDir()) ? e.getOrDefault(e.checkpointDir()) : null, intOf(e, e.checkpointInterval()),
+        intOf(e, e.checkpointsKept()));
     EvalWorker evaluator = evaluation == null ? null : evalWorker(e, evaluation, probe);
     Dl4jTrainer.Launch launch;
     try {

@@ -22,6 +22,7 @@ public final class TrainSpec implements Serializable {
   private final long seed;
   private final String checkpointDir;
   private final int checkpointInterval;
+  private final int checkpointsKept;
 
   private TrainSpec(Builder b) {
     input = b.input;
@@ -35,6 +36,7 @@ public final class TrainSpec implements Serializable {
     seed = b.seed;
     checkpointDir = b.checkpointDir;
     checkpointInterval = b.checkpointInterval;
+    checkpointsKept = b.checkpointsKept;
   }
 
   /** A builder with the defaults: columns features/label, batch 64, 1 epoch, SYNC, seed 0, no checkpoints. */
@@ -97,6 +99,11 @@ public final class TrainSpec implements Serializable {
     return checkpointInterval;
   }
 
+  /** How many of the newest checkpoints are kept. */
+  public int checkpointsKept() {
+    return checkpointsKept;
+  }
+
   /** A builder holding this spec's values. */
   public Builder toBuilder() {
     Builder b = new Builder();
@@ -111,6 +118,7 @@ public final class TrainSpec implements Serializable {
     b.seed = seed;
     b.checkpointDir = checkpointDir;
     b.checkpointInterval = checkpointInterval;
+    b.checkpointsKept = checkpointsKept;
     return b;
   }
 
@@ -136,6 +144,7 @@ public final class TrainSpec implements Serializable {
     private long seed;
     private String checkpointDir;
     private int checkpointInterval = 100;
+    private int checkpointsKept = 3;
 
     private Builder() {}
 
@@ -192,6 +201,12 @@ public final class TrainSpec implements Serializable {
     public Builder optCheckpoints(String dir, int interval) {
       checkpointDir = Objects.requireNonNull(dir, "checkpoint directory");
       checkpointInterval = atLeast(interval, 1, "checkpoint interval");
+      return this;
+    }
+
+    /** How many of the newest checkpoints are kept (>= 1, default 3); older ones are deleted. */
+    public Builder optCheckpointsKept(int n) {
+      checkpointsKept = atLeast(n, 1, "checkpointsKept");
       return this;
     }
 

@@ -49,10 +49,12 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     if (ctx.isChief()) {
       // Servers that hold state from an earlier attempt of this run keep it; fresh ones take the checkpoint.
       boolean fresh = ps.reportUninitialized().containsAll(variables.names());
-      Checkpoints.Marker marker = checkpoints == null || !fresh ? null : Checkpoints.latest(checkpoints).orElse(null);
-      if (marker != null) {
-        Checkpoints.restore(ps, checkpoints, marker, variables);
-        ctx.progress().message("resumed from the checkpoint of step " + marker.step() + " in " + checkpoints);
+      Checkpoints.Restored restored = checkpoints == null || !fresh ? null
+          : Checkpoints.restore(ps, checkpoints, variables).orElse(null);
+      if (restored != null) {
+        ctx.progress().message("resumed from the checkpoint of step " + restored.marker().step() + " in "
+            + restored.marker().path() + (restored.skipped().isEmpty() ? ""
+                : "; newer ones were damaged: " + restored.skipped()));
       } else {
         ps.initializeAll();
       }
@@ -77,7 +79,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
         done++;
         ctx.progress().report(done, done * settings.batchSize(), Map.of("loss", loss, "epoch", (double) epoch));
         if (ctx.isChief() && checkpoints != null && done % settings.checkpointInterval() == 0 && done < total) {
-          Checkpoints.save(ps, checkpoints, done, variables);
+          Checkpoints.save(ps, checkpoints, done, variables, settings.checkpointsKept());
         }
       }
     }
@@ -87,7 +89,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     }
     step.pull();
     if (checkpoints != null) {
-      Checkpoints.save(ps, checkpoints, done, variables);
+      Checkpoints.save(ps, checkpoints, done, variables, settings.checkpointsKept());
     }
     return net.params().toFloatVector();
   }

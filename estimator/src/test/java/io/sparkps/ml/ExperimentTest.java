@@ -137,11 +137,12 @@ class ExperimentTest {
         .setCheckpointDir(checkpoints).setCheckpointInterval(4);
     estimator.fit(train);
     Properties marker = new Properties();
-    try (var in = Files.newInputStream(dir.resolve("ckpt").resolve(Checkpoints.MARKER))) {
+    try (var in = Files.newInputStream(dir.resolve("ckpt").resolve("ckpt-0000000006").resolve(Checkpoints.MARKER))) {
       marker.load(in);
     }
     assertEquals("6", marker.getProperty("step"));
-    assertTrue(Files.exists(dir.resolve("ckpt").resolve("ps-00000.snapshot")));
+    assertTrue(Files.exists(dir.resolve("ckpt").resolve("ckpt-0000000006").resolve("ps-00000.snapshot")));
+    assertTrue(Files.exists(dir.resolve("ckpt").resolve("ckpt-0000000004").resolve(Checkpoints.MARKER)), "kept");
 
     // Resumed with nothing left to do, another shuffle seed changes nothing: the run restored step 6.
     Dl4jModel model6 = estimator.copy(new org.apache.spark.ml.param.ParamMap()).setCheckpointDir(dir.resolve("none")

@@ -221,16 +221,40 @@ public final class PsClient implements AutoCloseable {
     transfers.updateDense(op, dense, catalog.specs(), catalog.placement(), what);
   }
 
-  /** Saves every shard's state below {@code dir} (a Hadoop file system path) atomically. */
-  public void save(String dir) {
+  /**
+   * Saves every shard's state below {@code dir} (a Hadoop file system path), each file written
+   * whole or not at all; returns each shard's file with its size and SHA-256.
+   */
+  public List<ShardSnapshot> save(String dir) {
     checkOpen();
-    Calls.all(shards, "save to " + dir, s -> s.snapshot(dir), config.callTimeout, Calls.Recoverer.NONE);
+    List<ShardSnapshot> saved = new ArrayList<>();
+    List<io.sparkps.ps.grpc.proto.SnapshotReply> replies = Calls.all(shards, "save to " + dir, s -> s.snapshot(dir),
+        config.callTimeout, Calls.Recoverer.NONE);
+    for (int i = 0; i < replies.size(); i++) {
+      saved.add(new ShardSnapshot(i, replies.get(i).getFile(), replies.get(i).getBytes(), replies.get(i).getSha256()));
+    }
+    return saved;
   }
 
   /** Restores every shard's state from {@code dir}. */
   public void restore(String dir) {
+    restore(dir, List.of(), false);
+  }
+
+  /**
+   * Restores every shard's state from {@code dir}, each file checked against {@code expected}
+   * (size and SHA-256; none when empty) before anything of that shard is replaced; with
+   * {@code verifyOnly} the files are only checked. A damaged file fails naming it.
+   */
+  public void restore(String dir, List<ShardSnapshot> expected, boolean verifyOnly) {
     checkOpen();
-    Calls.all(shards, "restore from " + dir, s -> s.restore(dir), config.callTimeout, Calls.Recoverer.NONE);
+    Calls.all(shards, (verifyOnly ? "check the snapshot in " : "restore from ") + dir, s -> {
+      io.sparkps.ps.grpc.proto.SnapshotRequest.Builder r = io.sparkps.ps.grpc.proto.SnapshotRequest.newBuilder()
+          .setPath(dir).setVerifyOnly(verifyOnly);
+      expected.stream().filter(e -> e.shard() == s.index()).findFirst()
+          .ifPresent(e -> r.setExpectedBytes(e.bytes()).setExpectedSha256(e.sha256()));
+      return s.restore(r.build());
+    }, config.callTimeout, Calls.Recoverer.NONE);
   }
 
   /** Asks every shard to stop. */

@@ -87,7 +87,7 @@ public final class PsService {
         .addMethod(PsMethods.SNAPSHOT, ServerCalls.asyncUnaryCall((SnapshotRequest r, StreamObserver<SnapshotReply> o) ->
             reply(o, () -> io(() -> snapshots().save(r.getPath())))))
         .addMethod(PsMethods.RESTORE, ServerCalls.asyncUnaryCall((SnapshotRequest r, StreamObserver<SnapshotReply> o) ->
-            reply(o, () -> io(() -> snapshots().restore(r.getPath())))))
+            reply(o, () -> io(() -> snapshots().restore(r)))))
         .addMethod(PsMethods.AWAIT_READABLE, ServerCalls.asyncUnaryCall(this::awaitReadable))
         .addMethod(PsMethods.HELLO, ServerCalls.asyncUnaryCall((HelloRequest r, StreamObserver<HelloReply> o) ->
             reply(o, () -> HelloReply.newBuilder().setShard(store.shardIndex()).setBulkPort(bulkPort)

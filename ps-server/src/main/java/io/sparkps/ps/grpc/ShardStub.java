@@ -110,7 +110,12 @@ public final class ShardStub {
 
   /** Restores a snapshot. */
   public CompletableFuture<SnapshotReply> restore(String path) {
-    return unary(PsMethods.RESTORE, SnapshotRequest.newBuilder().setPath(path).build(), callTimeout);
+    return restore(SnapshotRequest.newBuilder().setPath(path).build());
+  }
+
+  /** Restores (or only checks) a snapshot as the request says. */
+  public CompletableFuture<SnapshotReply> restore(SnapshotRequest request) {
+    return unary(PsMethods.RESTORE, request, callTimeout);
   }
 
   /** The shard's identity and bulk port. */

@@ -10,6 +10,11 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.security.DigestInputStream;
+import java.security.DigestOutputStream;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileContext;
@@ -46,7 +51,8 @@ public final class Snapshots {
     fs.mkdirs(target.getParent());
     Path tmp = new Path(target.getParent(), "." + target.getName() + ".tmp-" + UUID.randomUUID());
     int count = 0;
-    try (DataOutputStream out = fs.create(tmp, false)) {
+    MessageDigest sha = sha256();
+    try (DataOutputStream out = new DataOutputStream(new DigestOutputStream(fs.create(tmp, false), sha))) {
       out.writeUTF(MAGIC);
       out.writeInt(store.shardIndex);
       out.writeInt(store.groups().size());
@@ -72,7 +78,24 @@ public final class Snapshots {
       throw e;
     }
     FileContext.getFileContext(target.toUri(), conf).rename(tmp, target, Options.Rename.OVERWRITE);
-    return SnapshotReply.newBuilder().setVariables(count).setBytes(fs.getFileStatus(target).getLen()).build();
+    return SnapshotReply.newBuilder().setVariables(count).setBytes(fs.getFileStatus(target).getLen())
+        .setSha256(hex(sha.digest())).setFile(target.getName()).build();
+  }
+
+  private static MessageDigest sha256() {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("this JVM has no SHA-256", e);
+    }
+  }
+
+  private static String hex(byte[] bytes) {
+    StringBuilder b = new StringBuilder(bytes.length * 2);
+    for (byte x : bytes) {
+      b.append(Character.forDigit((x >> 4) & 0xf, 16)).append(Character.forDigit(x & 0xf, 16));
+    }
+    return b.toString();
   }
 
   private static void writeSlice(DataOutputStream out, VariableSlice s) throws IOException {
@@ -92,16 +115,32 @@ public final class Snapshots {
     }
   }
 
-  /** Replaces this shard's state with the snapshot below {@code dir}. */
+  /**
+   * Replaces this shard's state with the snapshot below {@code dir}, all or nothing: the file is
+   * checked (its size and SHA-256 against what the request expects, then read whole) before
+   * anything is replaced; a damaged file is refused with a message that names it.
+   */
   public SnapshotReply restore(String dir) throws IOException {
-    Path source = file(dir);
+    return restore(io.sparkps.ps.grpc.proto.SnapshotRequest.newBuilder().setPath(dir).build());
+  }
+
+  /** {@link #restore(String)} with the request's expectations (and, with verify_only, nothing replaced). */
+  public SnapshotReply restore(io.sparkps.ps.grpc.proto.SnapshotRequest request) throws IOException {
+    Path source = file(request.getPath());
     FileSystem fs = source.getFileSystem(new Configuration());
     if (!fs.exists(source)) {
       throw PsError.notFound("no snapshot of ps " + store.shardIndex + " at " + source
           + ": was it saved with the same number of ps shards?");
     }
-    int count = 0;
-    try (DataInputStream in = fs.open(source)) {
+    long bytes = fs.getFileStatus(source).getLen();
+    if (request.getExpectedBytes() > 0 && bytes != request.getExpectedBytes()) {
+      throw PsError.invalid(source + " is damaged: it has " + bytes + " bytes, the checkpoint's marker says "
+          + request.getExpectedBytes() + " (truncated or overwritten)");
+    }
+    List<GroupState> groups = new ArrayList<>();
+    List<VariableSlice> slices = new ArrayList<>();
+    MessageDigest sha = sha256();
+    try (DataInputStream in = new DataInputStream(new DigestInputStream(fs.open(source), sha))) {
       if (!MAGIC.equals(in.readUTF())) {
         throw PsError.invalid(source + " is not a SparkPS shard snapshot");
       }
@@ -109,26 +148,43 @@ public final class Snapshots {
       if (shard != store.shardIndex) {
         throw PsError.invalid(source + " holds ps " + shard + ", not ps " + store.shardIndex);
       }
-      int groups = in.readInt();
-      for (int i = 0; i < groups; i++) {
+      int groupCount = in.readInt();
+      for (int i = 0; i < groupCount; i++) {
         GroupState g = new GroupState(GroupSpec.parseFrom(readBytes(in)));
         long[] clocks = new long[in.readInt()];
         for (int c = 0; c < clocks.length; c++) {
           clocks[c] = in.readLong();
         }
         g.restoreClocks(clocks);
-        store.putGroup(g);
+        groups.add(g);
       }
-      int slices = in.readInt();
-      for (int i = 0; i < slices; i++) {
-        store.put(readSlice(in));
-        count++;
+      int sliceCount = in.readInt();
+      for (int i = 0; i < sliceCount; i++) {
+        slices.add(readSlice(in));
+      }
+      if (in.read() != -1) {
+        throw PsError.invalid(source + " is damaged: it goes on after its last variable");
       }
     } catch (EOFException e) {
-      throw new IOException(source + " is truncated", e);
+      throw PsError.invalid(source + " is damaged: it ends before its last variable (truncated)");
+    } catch (IOException | RuntimeException e) {
+      if (e instanceof PsError) {
+        throw e;
+      }
+      throw PsError.invalid(source + " is damaged: " + e.getMessage());
     }
-    store.waiters.signal();
-    return SnapshotReply.newBuilder().setVariables(count).setBytes(fs.getFileStatus(source).getLen()).build();
+    String digest = hex(sha.digest());
+    if (!request.getExpectedSha256().isEmpty() && !request.getExpectedSha256().equals(digest)) {
+      throw PsError.invalid(source + " is damaged: its SHA-256 is " + digest + ", the checkpoint's marker says "
+          + request.getExpectedSha256());
+    }
+    if (!request.getVerifyOnly()) {
+      groups.forEach(store::putGroup);
+      slices.forEach(store::put);
+      store.waiters.signal();
+    }
+    return SnapshotReply.newBuilder().setVariables(slices.size()).setBytes(bytes).setSha256(digest)
+        .setFile(source.getName()).build();
   }
 
   private static VariableSlice readSlice(DataInputStream in) throws IOException {

@@ -1,0 +1,190 @@
+package io.sparkps.ml;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkps.ps.ParameterServer;
+import io.sparkps.ps.PsClient;
+import io.sparkps.ps.PsToken;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.stream.Stream;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
+
+/**
+ * Checkpoints on real files with two ps shards: one directory per checkpoint, a marker with each
+ * shard file's digest written last, the newest K kept, and all-or-nothing restores that skip a
+ * save that did not finish and fall back from a damaged checkpoint to the previous good one.
+ */
+class CheckpointsTest {
+  @TempDir
+  Path dir;
+  private final PsToken token = PsToken.generate();
+  private final List<ParameterServer> servers = new ArrayList<>();
+  private NetworkVariables variables;
+
+  @BeforeEach
+  void start() {
+    variables = NetworkVariables.of(Net.fromJson(new NeuralNetConfiguration.Builder().seed(1).dataType(DataType.FLOAT)
+        .updater(new Adam(0.01)).list()
+        .layer(new DenseLayer.Builder().nIn(300).nOut(300).activation(Activation.TANH).build())
+        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(300).nOut(2).activation(Activation.SOFTMAX)
+            .build()).build().toJson()), "dl4j");
+  }
+
+  @AfterEach
+  void stop() {
+    servers.forEach(ParameterServer::close);
+  }
+
+  /** A client of two fresh shards (a new run) with the network's variables declared. */
+  private PsClient client(boolean initialize) {
+    servers.forEach(ParameterServer::close);
+    servers.clear();
+    String run = "ckpt-test-" + UUID.randomUUID();
+    for (int s = 0; s < 2; s++) {
+      servers.add(ParameterServer.builder().setShardIndex(s).setToken(token).optInProcess(run + "-" + s).build().start());
+    }
+    PsClient ps = PsClient.builder().setShards(servers.stream().map(ParameterServer::address).toList()).setToken(token)
+        .optSplitBytes(64 << 10).build();
+    ps.createGroup(io.sparkps.ps.ConsistencyGroup.async("dl4j"));
+    ps.create(variables.specs());
+    if (initialize) {
+      ps.initializeAll();
+    }
+    return ps;
+  }
+
+  /** Sets every variable to {@code value}: the state a checkpoint of that "step" holds. */
+  private void fill(PsClient ps, float value) {
+    for (var spec : variables.specs()) {
+      ps.assign(spec.name(), Nd4j.valueArrayOf(spec.shape(), value));
+    }
+  }
+
+  private float valueOf(PsClient ps, String name) {
+    INDArray v = ps.read(name).value();
+    float first = v.getFloat(0);
+    assertEquals(first * v.length(), v.sumNumber().floatValue(), Math.abs(first) * v.length() * 1e-5 + 1e-3,
+        name + " holds one value everywhere");
+    return first;
+  }
+
+  private Path shardFile(long step, int shard) {
+    return dir.resolve(String.format("ckpt-%010d", step)).resolve(String.format("ps-%05d.snapshot", shard));
+  }
+
+  private void saveSteps(long... steps) {
+    try (PsClient ps = client(true)) {
+      for (long step : steps) {
+        fill(ps, step);
+        Checkpoints.save(ps, dir.toUri().toString(), step, variables, 3);
+      }
+    }
+  }
+
+  @Test
+  void eachCheckpointInItsOwnDirectory_newestThreeKept_markerWithDigests() throws IOException {
+    saveSteps(10, 20, 30, 40);
+    try (Stream<Path> listing = Files.list(dir)) {
+      assertEquals(List.of("ckpt-0000000020", "ckpt-0000000030", "ckpt-0000000040"),
+          listing.map(p -> p.getFileName().toString()).sorted().toList());
+    }
+    Checkpoints.Marker newest = Checkpoints.latest(dir.toUri().toString()).orElseThrow();
+    assertEquals(40, newest.step());
+    assertEquals(2, newest.shards().size());
+    for (var s : newest.shards()) {
+      assertTrue(s.sha256().matches("[0-9a-f]{64}"), s.toString());
+      assertEquals(Files.size(shardFile(40, s.shard())), s.bytes());
+    }
+  }
+
+  @Test
+  void anUnfinishedSave_isNeverRead_andIsReplacedWhenThatStepIsSavedAgain() throws IOException {
+    saveSteps(10, 20);
+    // A save killed after its shard files, before its marker.
+    Files.createDirectories(shardFile(30, 0).getParent());
+    Files.copy(shardFile(20, 0), shardFile(30, 0));
+    try (PsClient ps = client(false)) {
+      Checkpoints.Restored r = Checkpoints.restore(ps, dir.toUri().toString(), variables).orElseThrow();
+      assertEquals(20, r.marker().step());
+      assertEquals(List.of(), r.skipped());
+      variables.names().forEach(n -> assertEquals(20f, valueOf(ps, n), n));
+    }
+    saveSteps(30);
+    assertEquals(30, Checkpoints.latest(dir.toUri().toString()).orElseThrow().step());
+  }
+
+  @Test
+  void aTruncatedOrAlteredShardFile_fallsBackToThePreviousCheckpoint_neverAMix() throws IOException {
+    saveSteps(10, 20, 30);
+    try (RandomAccessFile f = new RandomAccessFile(shardFile(30, 1).toFile(), "rw")) {
+      f.setLength(f.length() / 2); // shard 1 of the newest: truncated
+    }
+    try (PsClient ps = client(false)) {
+      Checkpoints.Restored r = Checkpoints.restore(ps, dir.toUri().toString(), variables).orElseThrow();
+      assertEquals(20, r.marker().step());
+      assertTrue(r.skipped().toString().contains("step 30") && r.skipped().toString().contains("ps-00001.snapshot is damaged"),
+          r.skipped().toString());
+      // Shard 0's file of step 30 was sound, yet every variable on both shards is step 20's.
+      variables.names().forEach(n -> assertEquals(20f, valueOf(ps, n), n));
+    }
+    alterOneByte(shardFile(20, 0));
+    try (PsClient ps = client(false)) {
+      Checkpoints.Restored r = Checkpoints.restore(ps, dir.toUri().toString(), variables).orElseThrow();
+      assertEquals(10, r.marker().step());
+      assertTrue(r.skipped().get(1).contains("SHA-256"), r.skipped().toString());
+      variables.names().forEach(n -> assertEquals(10f, valueOf(ps, n), n));
+    }
+  }
+
+  @Test
+  void everyCheckpointDamaged_isANamedError() throws IOException {
+    saveSteps(10, 20);
+    alterOneByte(shardFile(10, 0));
+    Files.delete(shardFile(20, 1));
+    try (PsClient ps = client(false)) {
+      IllegalStateException e = assertThrows(IllegalStateException.class,
+          () -> Checkpoints.restore(ps, dir.toUri().toString(), variables));
+      assertTrue(e.getMessage().startsWith("no checkpoint in " + dir.toUri() + " can be restored, each is damaged: "
+          + "[step 20: ") && e.getMessage().contains("step 10: ") && e.getMessage().contains("use a new checkpointDir"),
+          e.getMessage());
+      assertEquals(variables.names().stream().sorted().toList(), ps.reportUninitialized(), "nothing was restored");
+    }
+  }
+
+  /**
+   * Flips a bit in a float near the end of {@code file}: the file still parses, only its digest
+   * tells. (Hadoop's local file system keeps a CRC beside each file that would catch it first; it
+   * is removed, as on a file system without one.)
+   */
+  private static void alterOneByte(Path file) throws IOException {
+    Files.deleteIfExists(file.resolveSibling("." + file.getFileName() + ".crc"));
+    try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+      long at = f.length() - 7;
+      f.seek(at);
+      int b = f.read();
+      f.seek(at);
+      f.write(b ^ 0x40);
+    }
+  }
+}
