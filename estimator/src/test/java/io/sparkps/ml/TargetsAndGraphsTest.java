@@ -211,4 +211,36 @@ class TargetsAndGraphsTest {
     assertTrue(notJson.getMessage().contains("neither a MultiLayerConfiguration nor a ComputationGraphConfiguration"),
         notJson.getMessage());
   }
+
+  @Test
+  void aBadFeatureValue_failsInOneAttemptOfTheBarrierStage_withinSeconds() {
+    // Caught by the worker that reads the row (the checks before launch look at the label and the
+    // first row only): a deterministic error, so the barrier stage is not retried.
+    Dataset<Row> nanFeature = new VectorAssembler().setInputCols(new String[] {"x", "y"}).setOutputCol("features")
+        .setHandleInvalid("keep").transform(points.selectExpr("case when x > 3.4 then double('NaN') else x end as x",
+            "y", "label"));
+    java.util.Set<String> barrierAttempts = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    org.apache.spark.scheduler.SparkListener listener = new org.apache.spark.scheduler.SparkListener() {
+      @Override
+      public void onStageSubmitted(org.apache.spark.scheduler.SparkListenerStageSubmitted submitted) {
+        var info = submitted.stageInfo();
+        if (scala.collection.JavaConverters.seqAsJavaList(info.rddInfos()).stream().anyMatch(r -> r.isBarrier())) {
+          barrierAttempts.add(info.stageId() + "." + info.attemptNumber());
+        }
+      }
+    };
+    spark.sparkContext().addSparkListener(listener);
+    try {
+      long t0 = System.nanoTime();
+      Exception e = assertThrows(Exception.class, () -> new Dl4jEstimator().setNetworkJson(regressor(1))
+          .setLabelCol("label").setNumWorkers(2).fit(nanFeature));
+      long seconds = (System.nanoTime() - t0) / 1_000_000_000L;
+      assertTrue(e.getMessage().contains("column 'features' holds NaN in row ")
+          && e.getMessage().contains("(not retried: another attempt would meet the same error)"), e.getMessage());
+      assertEquals(1, barrierAttempts.size(), "barrier stage attempts: " + barrierAttempts);
+      assertTrue(seconds < 20, "failed after " + seconds + " s");
+    } finally {
+      spark.sparkContext().removeSparkListener(listener);
+    }
+  }
 }
