@@ -158,6 +158,11 @@ public final class TrainingJob<R> {
     return Views.progress(registry);
   }
 
+  /** The ps tasks lost so far and how each came back (live; no call to the ps shards). */
+  public List<PsRecovery> psRecoveries() {
+    return Views.psRecoveries(registry);
+  }
+
   /**
    * Roles, hosts, attempts, progress, and the ps variables with their versions: live while the
    * run goes on, as they were at its end afterwards.
