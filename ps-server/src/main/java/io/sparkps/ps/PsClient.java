@@ -227,13 +227,7 @@ public final class PsClient implements AutoCloseable {
    */
   public List<ShardSnapshot> save(String dir) {
     checkOpen();
-    List<ShardSnapshot> saved = new ArrayList<>();
-    List<io.sparkps.ps.grpc.proto.SnapshotReply> replies = Calls.all(shards, "save to " + dir, s -> s.snapshot(dir),
-        config.callTimeout, Calls.Recoverer.NONE);
-    for (int i = 0; i < replies.size(); i++) {
-      saved.add(new ShardSnapshot(i, replies.get(i).getFile(), replies.get(i).getBytes(), replies.get(i).getSha256()));
-    }
-    return saved;
+    return Snapshotting.save(shards, dir, config.callTimeout);
   }
 
   /** Restores every shard's state from {@code dir}. */
@@ -248,13 +242,7 @@ public final class PsClient implements AutoCloseable {
    */
   public void restore(String dir, List<ShardSnapshot> expected, boolean verifyOnly) {
     checkOpen();
-    Calls.all(shards, (verifyOnly ? "check the snapshot in " : "restore from ") + dir, s -> {
-      io.sparkps.ps.grpc.proto.SnapshotRequest.Builder r = io.sparkps.ps.grpc.proto.SnapshotRequest.newBuilder()
-          .setPath(dir).setVerifyOnly(verifyOnly);
-      expected.stream().filter(e -> e.shard() == s.index()).findFirst()
-          .ifPresent(e -> r.setExpectedBytes(e.bytes()).setExpectedSha256(e.sha256()));
-      return s.restore(r.build());
-    }, config.callTimeout, Calls.Recoverer.NONE);
+    Snapshotting.restore(shards, dir, expected, verifyOnly, config.callTimeout);
   }
 
   /** Asks every shard to stop. */
@@ -273,20 +261,13 @@ public final class PsClient implements AutoCloseable {
   }
 
   /**
-   * Fails every call in flight to shard {@code shard} if this client still talks to it at
-   * {@code address}: the run's supervisor declared it lost (a hung ps answers nothing, so the calls
-   * would otherwise wait out their deadlines). With a {@link ShardRecovery} they move to its
-   * replacement.
+   * Fails every call in flight to shard {@code shard} if it is still at {@code address}: it was
+   * declared lost, and a hung ps answers nothing. With a {@link ShardRecovery} they move on.
    */
   public void dropShard(int shard, String address) {
     if (!closed && shard >= 0 && shard < shards.size()) {
       connections.drop(shard, address);
     }
-  }
-
-  /** The address this client calls shard {@code shard} at (its replacement's, once it moved). */
-  public String shardAddress(int shard) {
-    return shards.get(shard).address();
   }
 
   /** This worker's step (SYNC: the step the next pull reads and the next push sends). */
@@ -341,115 +322,13 @@ public final class PsClient implements AutoCloseable {
     return specs.stream().map(VariableSpec::name).toList().toString();
   }
 
-  /** Configures a {@link PsClient}. */
-  public static final class Builder {
-    private List<String> shards;
-    private PsToken token;
-    private int worker;
-    private Duration callTimeout = Duration.ofSeconds(60);
-    private Duration waitTimeout = Duration.ofMinutes(5);
-    private long splitBytes = Placement.DEFAULT_SPLIT_BYTES;
-    private int chunkBytes = 1 << 20;
-    private int flowControlWindow = 32 << 20;
-    private boolean sameJvm = !"false".equalsIgnoreCase(System.getProperty(SAME_JVM_PROPERTY, "true"));
-    private ShardRecovery recovery;
-
+  /** Configures a {@link PsClient}: the options are {@link ClientOptions}'s. */
+  public static final class Builder extends ClientOptions<Builder> {
     private Builder() {}
-
-    /** The shards' addresses, index i for shard i: {@code host:port} or {@code inprocess:name} (required). */
-    public Builder setShards(List<String> addresses) {
-      this.shards = List.copyOf(addresses);
-      return this;
-    }
-
-    /** The run's secret (required). */
-    public Builder setToken(PsToken token) {
-      this.token = Objects.requireNonNull(token, "token");
-      return this;
-    }
-
-    /** This client's worker index, for SYNC and SSP groups (default 0). */
-    public Builder optWorker(int worker) {
-      if (worker < 0) {
-        throw new IllegalArgumentException("worker must be >= 0, got " + worker);
-      }
-      this.worker = worker;
-      return this;
-    }
-
-    /** Deadline of each call that does not wait (default 60 s); waits add their own bound. */
-    public Builder optCallTimeout(Duration timeout) {
-      if (timeout.isNegative() || timeout.isZero()) {
-        throw new IllegalArgumentException("callTimeout must be > 0, got " + timeout);
-      }
-      this.callTimeout = timeout;
-      return this;
-    }
-
-    /** Longest a SYNC or SSP pull waits for slower workers (default 5 min). */
-    public Builder optWaitTimeout(Duration timeout) {
-      if (timeout.isNegative() || timeout.isZero()) {
-        throw new IllegalArgumentException("waitTimeout must be > 0, got " + timeout);
-      }
-      this.waitTimeout = timeout;
-      return this;
-    }
-
-    /** Variables of at least this many bytes are split across all shards (default 256 KiB). */
-    public Builder optSplitBytes(long bytes) {
-      if (bytes < 1) {
-        throw new IllegalArgumentException("splitBytes must be >= 1, got " + bytes);
-      }
-      this.splitBytes = bytes;
-      return this;
-    }
-
-    /** Largest payload of one frame (default 1 MiB). */
-    public Builder optChunkBytes(int bytes) {
-      if (bytes < 1024 || bytes > (64 << 20)) {
-        throw new IllegalArgumentException("chunkBytes must be in 1 KiB..64 MiB, got " + bytes);
-      }
-      this.chunkBytes = bytes;
-      return this;
-    }
-
-    /** HTTP/2 flow-control window per stream (default 32 MiB). */
-    public Builder optFlowControlWindow(int bytes) {
-      if (bytes < 65535) {
-        throw new IllegalArgumentException("flowControlWindow must be >= 65535, got " + bytes);
-      }
-      this.flowControlWindow = bytes;
-      return this;
-    }
-
-    /**
-     * Whether bulk transfers to a shard in this JVM go through memory instead of its loopback
-     * socket (default true, or the system property {@value PsClient#SAME_JVM_PROPERTY}). Such
-     * shards are found by a random id in their hello reply and must take this client's token.
-     */
-    public Builder optSameJvmTransfers(boolean enabled) {
-      this.sameJvm = enabled;
-      return this;
-    }
-
-    /**
-     * Survives lost shards: calls to a shard that fail as unreachable or timed out move to its
-     * replacement, which this client refills (see {@link ShardRecovery}). Default: none, such
-     * failures are thrown.
-     */
-    public Builder optRecovery(ShardRecovery recovery) {
-      this.recovery = recovery;
-      return this;
-    }
 
     /** Validates and connects (channels connect lazily, on the first call). */
     public PsClient build() {
-      if (shards == null || shards.isEmpty()) {
-        throw new IllegalArgumentException("shards must list at least one ps address");
-      }
-      if (token == null) {
-        throw new IllegalArgumentException("token is required: the servers reject calls without the run's PsToken");
-      }
+      validate();
       return new PsClient(this);
     }
   }

@@ -171,8 +171,11 @@ class PsFailureTest {
     LocalClusters.signal(ps, "KILL");
     RunResult<float[]> result = job.get(Duration.ofMinutes(3));
     assertSteps(result.chief(), 2, 1, result.psRecoveries());
-    assertEquals(List.of(1), result.psRecoveries().stream().map(PsRecovery::shard).toList(),
-        result.psRecoveries().toString());
+    // Only ps 1 was lost; the first recovery refilled it (a retry of its replacement's task by
+    // Spark, as an executor loss can bring, would add a second record of ps 1).
+    assertTrue(result.psRecoveries().stream().allMatch(r -> r.shard() == 1)
+        && result.psRecoveries().get(0).source().matches("worker [01]'s copy of step \\d+ \\[w\\]"),
+        result.psRecoveries() + "; failures: " + result.recoveredFailures());
   }
 
   @Test
@@ -190,7 +193,8 @@ class PsFailureTest {
           r.reason());
       System.out.printf("ps SIGSTOP: declared lost %d ms after the stop, refilled after %d ms: %s%n", times[0],
           times[1], r);
-      assertTrue(times[0] >= ROLE_TIMEOUT.toMillis() && times[0] < ROLE_TIMEOUT.toMillis() + 2000,
+      // Silence counts from the last heartbeat, up to one interval (200 ms) before the stop.
+      assertTrue(times[0] >= ROLE_TIMEOUT.toMillis() - 300 && times[0] < ROLE_TIMEOUT.toMillis() + 2000,
           "declared lost after the role timeout, not much later: " + times[0] + " ms");
       assertTrue(times[1] < ROLE_TIMEOUT.toMillis() + 30_000, "refilled " + times[1] + " ms after the stop");
     } finally {

@@ -220,7 +220,9 @@ class TrainingClusterTest {
     assertEquals(2, WORKER_ONE_RUNS.get(), "one retry, then the limit");
     assertEquals(1, failure.index());
     assertTrue(failure.getMessage().contains("injected: connection refused"), failure.getMessage());
-    assertTrue(failure.getMessage().endsWith("(the barrier stage failed in 2 attempts)"), failure.getMessage());
+    assertTrue(failure.getMessage().endsWith("(the barrier stage failed in 2 attempts; the last one because worker 1 on "
+        + failure.host() + " failed: java.io.UncheckedIOException: java.net.ConnectException: injected: connection "
+        + "refused)"), failure.getMessage());
   }
 
   @Test

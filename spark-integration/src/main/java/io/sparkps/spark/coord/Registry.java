@@ -70,7 +70,8 @@ public final class Registry {
     Member old = members.get(key(r.getRole(), r.getIndex()));
     Member m = new Member(r.getRole(), r.getIndex(), r.getHost(), r.getPort(), r.getAttempt(), r.getExecutorId(),
         Progress.getDefaultInstance(), System.nanoTime(), r.getTaskId(), r.getPid(), false);
-    if (r.getRole() == Role.PS && old != null && !old.address().equals(m.address())) {
+    if (r.getRole() == Role.PS && old != null && !old.address().equals(m.address()) && !stopping) {
+      // (Once the run stops, a late registration is no recovery: the task is told to stop.)
       // A replacement: one the supervisor launched, or Spark's own retry of the task before the loss was noticed.
       declarePsLost(r.getIndex(), "its task failed and Spark retried it (attempt " + r.getAttempt() + ")", maxWorkerStep());
       for (int i = losses.size() - 1; i >= 0; i--) {

@@ -1,0 +1,125 @@
+package io.sparkps.ps;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The options of a {@link PsClient.Builder}, each checked as it is set: where the shards are, the
+ * run's token, this client's worker index, bounds of calls and waits, transfer sizes, and how lost
+ * shards are survived.
+ *
+ * @param <B> the builder type the setters return
+ */
+abstract class ClientOptions<B extends ClientOptions<B>> {
+  List<String> shards;
+  PsToken token;
+  int worker;
+  Duration callTimeout = Duration.ofSeconds(60);
+  Duration waitTimeout = Duration.ofMinutes(5);
+  long splitBytes = Placement.DEFAULT_SPLIT_BYTES;
+  int chunkBytes = 1 << 20;
+  int flowControlWindow = 32 << 20;
+  boolean sameJvm = !"false".equalsIgnoreCase(System.getProperty(PsClient.SAME_JVM_PROPERTY, "true"));
+  ShardRecovery recovery;
+
+  /** The shards' addresses, index i for shard i: {@code host:port} or {@code inprocess:name} (required). */
+  public B setShards(List<String> addresses) {
+    this.shards = List.copyOf(addresses);
+    return self();
+  }
+
+  /** The run's secret (required). */
+  public B setToken(PsToken token) {
+    this.token = Objects.requireNonNull(token, "token");
+    return self();
+  }
+
+  /** This client's worker index, for SYNC and SSP groups (default 0). */
+  public B optWorker(int worker) {
+    if (worker < 0) {
+      throw new IllegalArgumentException("worker must be >= 0, got " + worker);
+    }
+    this.worker = worker;
+    return self();
+  }
+
+  /** Deadline of each call that does not wait (default 60 s); waits add their own bound. */
+  public B optCallTimeout(Duration timeout) {
+    if (timeout.isNegative() || timeout.isZero()) {
+      throw new IllegalArgumentException("callTimeout must be > 0, got " + timeout);
+    }
+    this.callTimeout = timeout;
+    return self();
+  }
+
+  /** Longest a SYNC or SSP pull waits for slower workers (default 5 min). */
+  public B optWaitTimeout(Duration timeout) {
+    if (timeout.isNegative() || timeout.isZero()) {
+      throw new IllegalArgumentException("waitTimeout must be > 0, got " + timeout);
+    }
+    this.waitTimeout = timeout;
+    return self();
+  }
+
+  /** Variables of at least this many bytes are split across all shards (default 256 KiB). */
+  public B optSplitBytes(long bytes) {
+    if (bytes < 1) {
+      throw new IllegalArgumentException("splitBytes must be >= 1, got " + bytes);
+    }
+    this.splitBytes = bytes;
+    return self();
+  }
+
+  /** Largest payload of one frame (default 1 MiB). */
+  public B optChunkBytes(int bytes) {
+    if (bytes < 1024 || bytes > (64 << 20)) {
+      throw new IllegalArgumentException("chunkBytes must be in 1 KiB..64 MiB, got " + bytes);
+    }
+    this.chunkBytes = bytes;
+    return self();
+  }
+
+  /** HTTP/2 flow-control window per stream (default 32 MiB). */
+  public B optFlowControlWindow(int bytes) {
+    if (bytes < 65535) {
+      throw new IllegalArgumentException("flowControlWindow must be >= 65535, got " + bytes);
+    }
+    this.flowControlWindow = bytes;
+    return self();
+  }
+
+  /**
+   * Whether bulk transfers to a shard in this JVM go through memory instead of its loopback
+   * socket (default true, or the system property {@value PsClient#SAME_JVM_PROPERTY}). Such
+   * shards are found by a random id in their hello reply and must take this client's token.
+   */
+  public B optSameJvmTransfers(boolean enabled) {
+    this.sameJvm = enabled;
+    return self();
+  }
+
+  /**
+   * Survives lost shards: calls to a shard that fail as unreachable or timed out move to its
+   * replacement, which this client refills (see {@link ShardRecovery}). Default: none, such
+   * failures are thrown.
+   */
+  public B optRecovery(ShardRecovery recovery) {
+    this.recovery = recovery;
+    return self();
+  }
+
+  @SuppressWarnings("unchecked")
+  private B self() {
+    return (B) this;
+  }
+
+  void validate() {
+    if (shards == null || shards.isEmpty()) {
+      throw new IllegalArgumentException("shards must list at least one ps address");
+    }
+    if (token == null) {
+      throw new IllegalArgumentException("token is required: the servers reject calls without the run's PsToken");
+    }
+  }
+}
