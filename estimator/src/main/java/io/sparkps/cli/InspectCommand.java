@@ -58,6 +58,7 @@ final class InspectCommand implements Callable<Integer> {
     out.put("provenance", model.provenance());
     if (model.summary() != null) {
       out.put("stageAttempts", model.summary().stageAttempts());
+      out.put("psRecoveries", model.summary().psRecoveries().stream().map(Object::toString).toList());
       out.put("trainSeconds", model.summary().elapsed().toMillis() / 1000.0);
       out.put("lastEvaluation", model.summary().lastEvaluation());
     }

@@ -2,6 +2,7 @@ package io.sparkps.ml;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sparkps.spark.PsRecovery;
 import io.sparkps.spark.Role;
 import io.sparkps.spark.RunResult;
 import io.sparkps.spark.TaskProgress;
@@ -16,20 +17,22 @@ import java.util.Map;
 /**
  * What happened while a model trained: every worker's progress reports (step, examples, loss),
  * the evaluator's reports (its metrics against the variables' version), how many attempts the
- * barrier stage took, and how long it ran. Saved with the model as {@code data/summary.json}.
+ * barrier stage took, the ps tasks it lost and how they came back, and how long it ran. Saved with
+ * the model as {@code data/summary.json}.
  *
  * @param workerHistory the workers' reports, oldest first
  * @param evaluatorHistory the evaluator's reports, oldest first
  * @param stageAttempts attempts of the barrier stage
  * @param elapsed wall time of the run
+ * @param psRecoveries the ps tasks lost during the run: shard, step, reason, replacement, refill source
  */
 public record TrainingSummary(List<TaskProgress> workerHistory, List<TaskProgress> evaluatorHistory,
-    int stageAttempts, Duration elapsed) {
+    int stageAttempts, Duration elapsed, List<PsRecovery> psRecoveries) {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   static TrainingSummary of(RunResult<?> result) {
     return new TrainingSummary(result.workerHistory(), result.evaluatorHistory(), result.stageAttempts(),
-        result.elapsed());
+        result.elapsed(), result.psRecoveries());
   }
 
   /** The last loss each worker reported, by worker index (NaN when none). */
@@ -55,6 +58,20 @@ public record TrainingSummary(List<TaskProgress> workerHistory, List<TaskProgres
     out.put("elapsedMillis", elapsed.toMillis());
     out.put("workers", reports(workerHistory));
     out.put("evaluator", reports(evaluatorHistory));
+    List<Map<String, Object>> recoveries = new ArrayList<>();
+    for (PsRecovery r : psRecoveries) {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("shard", r.shard());
+      m.put("lostAddress", r.lostAddress());
+      m.put("reason", r.reason());
+      m.put("atStep", r.atStep());
+      m.put("replacement", r.replacement());
+      m.put("source", r.source());
+      m.put("restoredAtStep", r.restoredAtStep());
+      m.put("downtimeMillis", r.downtime().toMillis());
+      recoveries.add(m);
+    }
+    out.put("psRecoveries", recoveries);
     try {
       return JSON.writeValueAsString(out);
     } catch (IOException e) {
@@ -67,7 +84,8 @@ public record TrainingSummary(List<TaskProgress> workerHistory, List<TaskProgres
     try {
       Map<String, Object> in = JSON.readValue(json, new TypeReference<Map<String, Object>>() {});
       return new TrainingSummary(reports(in.get("workers")), reports(in.get("evaluator")),
-          ((Number) in.get("stageAttempts")).intValue(), Duration.ofMillis(((Number) in.get("elapsedMillis")).longValue()));
+          ((Number) in.get("stageAttempts")).intValue(), Duration.ofMillis(((Number) in.get("elapsedMillis")).longValue()),
+          recoveries(in.get("psRecoveries")));
     } catch (IOException | RuntimeException e) {
       throw new IllegalArgumentException("not a SparkPS training summary: " + e.getMessage(), e);
     }
@@ -90,6 +108,18 @@ public record TrainingSummary(List<TaskProgress> workerHistory, List<TaskProgres
       m.put("metrics", metrics);
       m.put("message", p.message());
       out.add(m);
+    }
+    return out;
+  }
+
+  /** The recoveries of a summary (none in one written before they were recorded). */
+  @SuppressWarnings("unchecked")
+  private static List<PsRecovery> recoveries(Object json) {
+    List<PsRecovery> out = new ArrayList<>();
+    for (Map<String, Object> m : json == null ? List.<Map<String, Object>>of() : (List<Map<String, Object>>) json) {
+      out.add(new PsRecovery(((Number) m.get("shard")).intValue(), (String) m.get("lostAddress"), (String) m.get("reason"),
+          ((Number) m.get("atStep")).longValue(), (String) m.get("replacement"), (String) m.get("source"),
+          ((Number) m.get("restoredAtStep")).longValue(), Duration.ofMillis(((Number) m.get("downtimeMillis")).longValue())));
     }
     return out;
   }

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkps.ml.data.IdxDataFrames;
-import io.sparkps.ml.data.IdxFile;
 import io.sparkps.ps.Consistency;
 import io.sparkps.spark.ClusterSpec;
 import io.sparkps.spark.LocalClusters;
@@ -22,20 +21,11 @@ import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
-import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
-import org.deeplearning4j.nn.conf.layers.DenseLayer;
-import org.deeplearning4j.nn.conf.layers.OutputLayer;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.nd4j.linalg.activations.Activation;
-import org.nd4j.linalg.api.buffer.DataType;
-import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.factory.Nd4j;
-import org.nd4j.linalg.learning.config.Adam;
-import org.nd4j.linalg.lossfunctions.LossFunctions;
 
 /**
  * Fashion-MNIST training survives the loss of a ps: the executor of a ps task is killed with
@@ -51,8 +41,7 @@ class PsLossTrainingTest {
   private static JavaSparkContext sc;
   private static SparkSession spark;
   private static Dataset<Row> train;
-  private static INDArray testX;
-  private static float[] testY;
+  private static FashionMnistTestSet test;
 
   @BeforeAll
   static void start() throws IOException {
@@ -60,9 +49,7 @@ class PsLossTrainingTest {
     spark = SparkSession.builder().sparkContext(sc.sc()).getOrCreate();
     train = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 2).cache();
     train.count();
-    IdxFile x = IdxFile.read(IdxDataFrames.FASHION_MNIST.resolve("t10k-images-idx3-ubyte.gz"));
-    testX = Nd4j.create(x.values(), new long[] {x.items(), 784}, 'c').divi(255);
-    testY = IdxFile.read(IdxDataFrames.FASHION_MNIST.resolve("t10k-labels-idx1-ubyte.gz")).values();
+    test = FashionMnistTestSet.read();
   }
 
   @AfterAll
@@ -70,20 +57,12 @@ class PsLossTrainingTest {
     LocalClusters.stop(sc);
   }
 
-  private static String mlp() {
-    return new NeuralNetConfiguration.Builder().seed(42).dataType(DataType.FLOAT).updater(new Adam(1e-3)).list()
-        .layer(new DenseLayer.Builder().nIn(784).nOut(256).activation(Activation.RELU).build())
-        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(256).nOut(10)
-            .activation(Activation.SOFTMAX).build())
-        .build().toJson();
-  }
-
   /** Trains with {@code numPs} ps; kills ps {@code kill}'s executor at 30% of the steps (none if -1). */
   private static Trained train(int numPs, int kill) throws Exception {
     LocalClusters.awaitExecutors(sc, 4, 120);
     ClusterSpec spec = ClusterSpec.builder().setNumPs(numPs).setNumWorkers(2).optRoleTimeout(Duration.ofSeconds(10))
         .build();
-    Dl4jTrainer.Settings settings = Dl4jTrainer.Settings.of(mlp(), "features", "label", Consistency.SYNC, EPOCHS,
+    Dl4jTrainer.Settings settings = Dl4jTrainer.Settings.of(FashionMnistTestSet.mlp(), "features", "label", Consistency.SYNC, EPOCHS,
         BATCH, 7);
     TrainingJob<float[]> job = Dl4jTrainer.trainAsync(spark, spec, train, settings);
     long total = EPOCHS * (60_000L / (2 * BATCH));
@@ -93,16 +72,9 @@ class PsLossTrainingTest {
       LocalClusters.signal(LocalClusters.executorProcess(sc, ps.executor()), "KILL");
     }
     RunResult<float[]> result = job.get(Duration.ofMinutes(10));
-    Net net = Net.fromJson(mlp());
+    Net net = Net.fromJson(FashionMnistTestSet.mlp());
     net.setParams(result.chief());
-    INDArray predicted = ((MultiLayerNetwork) net.model()).output(testX).argMax(1);
-    int correct = 0;
-    for (int i = 0; i < testY.length; i++) {
-      if (predicted.getInt(i) == (int) testY[i]) {
-        correct++;
-      }
-    }
-    return new Trained(correct / (double) testY.length, result.psRecoveries(), total);
+    return new Trained(test.accuracy((MultiLayerNetwork) net.model()), result.psRecoveries(), total);
   }
 
   private record Trained(double accuracy, List<PsRecovery> recoveries, long steps) {}

@@ -1,0 +1,32 @@
+package io.sparkps.ml;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkps.spark.PsRecovery;
+import io.sparkps.spark.Role;
+import io.sparkps.spark.TaskProgress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The summary saved with a model keeps what the run lost and how it came back. */
+class TrainingSummaryTest {
+  @Test
+  void psRecoveries_surviveTheJsonRoundTrip() {
+    PsRecovery r = new PsRecovery(1, "10.0.0.7:4001", "it was silent: ps 1 on 10.0.0.7 was silent for 20.1 s", 312,
+        "10.0.0.9:4017", "worker 0's copy of step 311 [0_W, 1_b]", 313, Duration.ofMillis(2750));
+    TaskProgress p = new TaskProgress(Role.CHIEF, 0, "h", "1", 0, 400, 25_600, Map.of("loss", 0.41), "", 0);
+    TrainingSummary s = new TrainingSummary(List.of(p), List.of(), 1, Duration.ofSeconds(61), List.of(r));
+    String json = s.toJson();
+    TrainingSummary back = TrainingSummary.fromJson(json);
+    assertEquals(List.of(r), back.psRecoveries());
+    assertTrue(back.psRecoveries().get(0).toString().startsWith("ps 1 (10.0.0.7:4001) lost at step 312 (it was "
+        + "silent"), back.psRecoveries().get(0).toString());
+    // A summary saved before recoveries were recorded reads with none.
+    TrainingSummary old = TrainingSummary.fromJson(json.replaceAll(",\"psRecoveries\":\\[.*\\]}$", "}"));
+    assertEquals(List.of(), old.psRecoveries());
+    assertEquals(0.41, old.lastLoss(0), 1e-12);
+  }
+}
