@@ -75,7 +75,7 @@ public final class ParameterServer implements AutoCloseable {
     if (config.inProcessName == null) {
       try {
         bulk = new BulkServer(config.host, config.token, new Updates(store), new Reads(store, config.chunkBytes / 4),
-            pool, new DefaultThreadFactory(name + "-bulk", true));
+            pool, new DefaultThreadFactory(name + "-bulk", true), config.maxBulkConnections);
         bulkPort = bulk.port();
         localId = bulk.localId();
       } catch (IOException e) {
@@ -191,6 +191,7 @@ public final class ParameterServer implements AutoCloseable {
     private Duration maxWait = Duration.ofMinutes(10);
     private int chunkBytes = 1 << 20;
     private int flowControlWindow = 32 << 20;
+    private int maxBulkConnections = 64;
 
     private Builder() {}
 
@@ -242,6 +243,18 @@ public final class ParameterServer implements AutoCloseable {
         throw new IllegalArgumentException("maxWait must be > 0, got " + maxWait);
       }
       this.maxWait = maxWait;
+      return this;
+    }
+
+    /**
+     * Authenticated connections the bulk port serves at once (default 64); size it from the
+     * clients (a few per worker). Strangers are capped apart (see {@code BulkServer}).
+     */
+    public Builder optMaxBulkConnections(int n) {
+      if (n < 1) {
+        throw new IllegalArgumentException("maxBulkConnections must be >= 1, got " + n);
+      }
+      this.maxBulkConnections = n;
       return this;
     }
 

@@ -38,8 +38,10 @@ final class PsTask implements VoidFunction<Iterator<Integer>> {
       Thread.sleep(delay);
     }
     try (CoordinatorClient coordinator = env.coordinatorClient()) {
+      // A few bulk connections per client: the workers, the evaluator, the driver's own calls.
+      int bulkConnections = Math.max(16, 4 * (env.spec().numWorkers() + 2));
       try (ParameterServer ps = ParameterServer.builder().setShardIndex(index).setToken(env.token()).optHost(host)
-              .build().start();
+              .optMaxBulkConnections(bulkConnections).build().start();
            Heartbeats heartbeats = new Heartbeats(coordinator, Role.PS, index, attempt, env.spec().heartbeatInterval(),
                TaskEnv.MAX_MISSED_HEARTBEATS)) {
         coordinator.register(TaskEnv.registration(Role.PS, index, host, ps.port(), attempt));

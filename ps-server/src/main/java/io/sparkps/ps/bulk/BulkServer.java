@@ -24,9 +24,24 @@ import java.util.concurrent.ThreadFactory;
  * The bulk port of one shard: one thread per connection, each serving one request at a time.
  * Reads never wait here (the client awaits readability over gRPC first, where the wait ends with
  * its call). {@link #close()} closes the port and every connection, which ends their threads.
+ *
+ * <p>Strangers cannot exhaust it: at most {@value #MAX_PENDING} connections may be waiting to
+ * authenticate (more are closed at once), each for {@value #HANDSHAKE_MILLIS} ms at the most, and
+ * nothing beyond the handshake's few bytes is allocated for a connection before its token is
+ * verified. Authenticated connections are capped too (sized from the run's workers); one over the
+ * cap is refused with RESOURCE_EXHAUSTED.
  */
 public final class BulkServer implements AutoCloseable {
+  /** Connections waiting to authenticate, at the most. */
+  public static final int MAX_PENDING = 32;
+  /** How long a connection may take to send its handshake. */
+  public static final long HANDSHAKE_MILLIS = 5000;
   private static final int CHUNK = 256 << 10;
+  private final int maxConnections;
+  private final java.util.concurrent.atomic.AtomicInteger pending = new java.util.concurrent.atomic.AtomicInteger();
+  private final java.util.concurrent.atomic.AtomicInteger serving = new java.util.concurrent.atomic.AtomicInteger();
+  private final java.util.concurrent.atomic.AtomicLong refused = new java.util.concurrent.atomic.AtomicLong();
+  private final java.util.concurrent.ScheduledExecutorService deadlines;
   private final ServerSocketChannel server;
   private final byte[] token;
   private final ShardAccess access;
@@ -35,9 +50,11 @@ public final class BulkServer implements AutoCloseable {
   private final Set<SocketChannel> open = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
-  /** Binds {@code host} on any free port and starts accepting. */
+  /** Binds {@code host} on any free port and starts accepting at most {@code maxConnections} clients. */
   public BulkServer(String host, PsToken token, Updates updates, Reads reads, FloatPool pool,
-      ThreadFactory threads) throws IOException {
+      ThreadFactory threads, int maxConnections) throws IOException {
+    this.maxConnections = maxConnections;
+    this.deadlines = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(threads);
     this.server = ServerSocketChannel.open().bind(new InetSocketAddress(host, 0));
     this.token = token.secret().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
     this.access = new ShardAccess(updates, reads, pool);
@@ -58,31 +75,103 @@ public final class BulkServer implements AutoCloseable {
 
   private void acceptLoop() {
     while (!closed) {
+      SocketChannel ch;
       try {
-        SocketChannel ch = server.accept();
-        ch.socket().setTcpNoDelay(true);
-        open.add(ch);
-        threads.newThread(() -> serve(ch)).start();
+        ch = server.accept();
       } catch (IOException e) {
         return;
+      }
+      if (pending.incrementAndGet() > MAX_PENDING) {
+        pending.decrementAndGet();
+        refused.incrementAndGet();
+        closeQuietly(ch);
+        continue;
+      }
+      try {
+        ch.socket().setTcpNoDelay(true);
+        ch.socket().setKeepAlive(true);
+        open.add(ch);
+        java.util.concurrent.ScheduledFuture<?> deadline = deadlines.schedule(() -> closeQuietly(ch), HANDSHAKE_MILLIS,
+            java.util.concurrent.TimeUnit.MILLISECONDS);
+        threads.newThread(() -> serve(ch, deadline)).start();
+      } catch (IOException | RuntimeException | OutOfMemoryError e) {
+        pending.decrementAndGet();
+        open.remove(ch);
+        closeQuietly(ch);
       }
     }
   }
 
-  private void serve(SocketChannel ch) {
-    Connection c = new Connection(ch);
+  private static void closeQuietly(SocketChannel ch) {
+    try {
+      ch.close();
+    } catch (IOException e) {
+      // closing: nothing more to do with it
+    }
+  }
+
+  private void serve(SocketChannel ch, java.util.concurrent.Future<?> deadline) {
+    boolean admitted = false;
     try (ch) {
-      if (!c.handshake()) {
+      try {
+        admitted = handshake(ch);
+      } finally {
+        deadline.cancel(false);
+        pending.decrementAndGet();
+      }
+      if (!admitted) {
         return;
       }
+      Connection c = new Connection(ch); // its buffer, only now that the token is verified
       while (!closed) {
         c.serveOne();
       }
     } catch (IOException e) {
-      // the client closed the connection, or the server is stopping
+      // the client closed the connection, it missed the handshake deadline, or the server is stopping
     } finally {
+      if (admitted) {
+        serving.decrementAndGet();
+      }
       open.remove(ch);
     }
+  }
+
+  /** Checks the client's hello (magic, version, token) and takes a connection slot; false when refused. */
+  private boolean handshake(SocketChannel ch) throws IOException {
+    ByteBuffer hello = BulkWire.read(ch, 12);
+    int magic = hello.getInt();
+    int version = hello.getInt();
+    int length = hello.getInt();
+    if (magic != BulkWire.MAGIC || version != BulkWire.VERSION) {
+      BulkWire.writeFully(ch, BulkWire.head(Status.Code.UNIMPLEMENTED.value(),
+          BulkWire.utf8("not a SparkPS bulk client of protocol version " + BulkWire.VERSION), 0));
+      return false;
+    }
+    byte[] given = length >= 0 && length <= 4096 ? BulkWire.read(ch, length).array() : new byte[0];
+    if (!MessageDigest.isEqual(token, given)) {
+      BulkWire.writeFully(ch, BulkWire.head(Status.Code.UNAUTHENTICATED.value(),
+          BulkWire.utf8("wrong SparkPS token on the bulk port: it accepts only tasks of its own run"), 0));
+      return false;
+    }
+    if (serving.incrementAndGet() > maxConnections) {
+      serving.decrementAndGet();
+      refused.incrementAndGet();
+      BulkWire.writeFully(ch, BulkWire.head(Status.Code.RESOURCE_EXHAUSTED.value(), BulkWire.utf8("the bulk port "
+          + "serves " + maxConnections + " connections at the most, and has them: the ps's maxBulkConnections"), 0));
+      return false;
+    }
+    BulkWire.writeFully(ch, ByteBuffer.wrap(new byte[] {0}));
+    return true;
+  }
+
+  /** Connections refused so far: over the pending or the authenticated cap. */
+  public long refused() {
+    return refused.get();
+  }
+
+  /** Authenticated connections being served now. */
+  public int serving() {
+    return serving.get();
   }
 
   /** One connection's state: its reusable transfer buffer. */
@@ -92,26 +181,6 @@ public final class BulkServer implements AutoCloseable {
 
     Connection(SocketChannel ch) {
       this.ch = ch;
-    }
-
-    boolean handshake() throws IOException {
-      ByteBuffer hello = BulkWire.read(ch, 12);
-      int magic = hello.getInt();
-      int version = hello.getInt();
-      int length = hello.getInt();
-      byte[] given = length >= 0 && length <= 4096 ? BulkWire.read(ch, length).array() : new byte[0];
-      if (magic != BulkWire.MAGIC || version != BulkWire.VERSION) {
-        BulkWire.writeFully(ch, BulkWire.head(Status.Code.UNIMPLEMENTED.value(),
-            BulkWire.utf8("not a SparkPS bulk client of protocol version " + BulkWire.VERSION), 0));
-        return false;
-      }
-      if (!MessageDigest.isEqual(token, given)) {
-        BulkWire.writeFully(ch, BulkWire.head(Status.Code.UNAUTHENTICATED.value(),
-            BulkWire.utf8("wrong SparkPS token on the bulk port: it accepts only tasks of its own run"), 0));
-        return false;
-      }
-      BulkWire.writeFully(ch, ByteBuffer.wrap(new byte[] {0}));
-      return true;
     }
 
     void serveOne() throws IOException {
@@ -204,6 +273,7 @@ public final class BulkServer implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
+    deadlines.shutdownNow();
     LocalShards.unregister(localId);
     access.close();
     try {

@@ -28,13 +28,99 @@ class BulkServerTest {
   private final PsToken token = PsToken.generate();
   private ScheduledExecutorService timer;
   private BulkServer server;
+  private ShardStore store;
+  private final java.util.concurrent.atomic.AtomicInteger threadNumber = new java.util.concurrent.atomic.AtomicInteger();
 
   @BeforeEach
   void start() throws Exception {
     timer = Executors.newSingleThreadScheduledExecutor();
-    ShardStore store = new ShardStore(0, new Waiters(timer, Runnable::run));
-    server = new BulkServer("127.0.0.1", token, new Updates(store), new Reads(store, 1 << 18), new FloatPool(1 << 20),
-        Thread::new);
+    store = new ShardStore(0, new Waiters(timer, Runnable::run));
+    server = server(64);
+  }
+
+  private BulkServer server(int maxConnections) throws java.io.IOException {
+    return new BulkServer("127.0.0.1", token, new Updates(store), new Reads(store, 1 << 18), new FloatPool(1 << 20),
+        r -> new Thread(r, "bulk-test-" + threadNumber.incrementAndGet()), maxConnections);
+  }
+
+  private static long directBytes() {
+    return java.lang.management.ManagementFactory.getPlatformMXBeans(java.lang.management.BufferPoolMXBean.class)
+        .stream().filter(b -> b.getName().equals("direct")).mapToLong(java.lang.management.BufferPoolMXBean::getMemoryUsed)
+        .sum();
+  }
+
+  private static long bulkThreads() {
+    return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith("bulk-test-")).count();
+  }
+
+  private void assertServes(BulkClient client) {
+    PullRequest request = PullRequest.newBuilder().addItems(PullItem.newBuilder().setName("nope")).build();
+    StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
+        () -> client.read(request, seg -> ByteBuffer.allocate(0)));
+    assertEquals(Status.Code.NOT_FOUND, e.getStatus().getCode(), "authenticated and served: " + e.getMessage());
+  }
+
+  @Test
+  void threeThousandIdleStrangers_getNoThreadsBeyondTheCap_andTheRunsClientsStillConnect() throws Exception {
+    List<java.nio.channels.SocketChannel> strangers = new java.util.ArrayList<>();
+    long maxThreads = 0;
+    long direct = directBytes();
+    long opening = System.nanoTime();
+    try {
+      for (int i = 0; i < 3000; i++) {
+        strangers.add(java.nio.channels.SocketChannel.open(new java.net.InetSocketAddress("127.0.0.1", server.port())));
+        if (i % 100 == 0) {
+          maxThreads = Math.max(maxThreads, bulkThreads());
+        }
+      }
+      maxThreads = Math.max(maxThreads, bulkThreads());
+      // Nothing is allocated for a connection before its token checks out (a served one takes 256 KiB).
+      assertTrue(directBytes() - direct < 256 << 10, "direct memory grew by " + (directBytes() - direct) + " bytes");
+      // The accept loop, the handshake deadlines' thread, and one per connection waiting to authenticate.
+      assertTrue(maxThreads <= BulkServer.MAX_PENDING + 2, "bulk threads: " + maxThreads);
+      // Each handshake window admits MAX_PENDING strangers at the most; the rest are refused at once.
+      long windows = 2 + (System.nanoTime() - opening) / (BulkServer.HANDSHAKE_MILLIS * 1_000_000L);
+      assertTrue(3000 - server.refused() <= windows * BulkServer.MAX_PENDING,
+          "admitted to the handshake: " + (3000 - server.refused()) + " in " + windows + " windows");
+      // The idle ones are cut at the handshake deadline; then the run's own client gets in.
+      long t0 = System.nanoTime();
+      try (BulkClient client = new BulkClient("127.0.0.1", server.port(), token, Duration.ofSeconds(5), timer)) {
+        while (true) {
+          try {
+            assertServes(client);
+            break;
+          } catch (AssertionError | StatusRuntimeException notYet) {
+            assertTrue(System.nanoTime() - t0 < 3 * BulkServer.HANDSHAKE_MILLIS * 1_000_000L,
+                "the client could not get in: " + notYet);
+            Thread.sleep(200);
+          }
+        }
+      }
+      java.nio.channels.SocketChannel idle = strangers.get(0);
+      assertEquals(-1, idle.read(ByteBuffer.allocate(1)), "an idle stranger is disconnected");
+      assertTrue(bulkThreads() <= 3, "after the deadline: " + bulkThreads());
+    } finally {
+      for (java.nio.channels.SocketChannel ch : strangers) {
+        ch.close();
+      }
+    }
+  }
+
+  @Test
+  void authenticatedConnectionsOverTheCap_areRefusedAsResourceExhausted() throws Exception {
+    server.close();
+    server = server(2);
+    try (BulkClient a = new BulkClient("127.0.0.1", server.port(), token, Duration.ofSeconds(5), timer);
+         BulkClient b = new BulkClient("127.0.0.1", server.port(), token, Duration.ofSeconds(5), timer);
+         BulkClient c = new BulkClient("127.0.0.1", server.port(), token, Duration.ofSeconds(5), timer)) {
+      assertServes(a);
+      assertServes(b);
+      StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
+          () -> c.update(FrameHeader.getDefaultInstance(), List.of()));
+      assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.getStatus().getCode());
+      assertTrue(e.getStatus().getDescription().contains("serves 2 connections at the most"), e.getMessage());
+      assertEquals(2, server.serving());
+    }
   }
 
   @AfterEach
