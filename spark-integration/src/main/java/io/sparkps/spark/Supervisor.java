@@ -76,7 +76,7 @@ final class Supervisor {
 
   /** Records the silent worker's failure (transient: another attempt may get past it) and kills the attempt's tasks. */
   private void killAttempt(Registry.Member silent, String silence) {
-    registry.failNow(FailureReport.newBuilder().setRole(silent.role()).setIndex(silent.index()).setHost(silent.host())
+    registry.fail(FailureReport.newBuilder().setRole(silent.role()).setIndex(silent.index()).setHost(silent.host())
         .setAttempt(silent.attempt()).setError(RemoteErrors.toProto(new java.util.concurrent.TimeoutException(silence
             + "; its stage attempt was killed to be retried")))
         .setDeterministic(false).build());

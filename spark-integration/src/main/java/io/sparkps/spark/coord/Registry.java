@@ -100,9 +100,7 @@ public final class Registry {
   }
 
   private java.util.Set<String> lostAddresses() {
-    java.util.Set<String> lost = new java.util.HashSet<>();
-    losses.forEach(l -> lost.add(l.shard() + "@" + l.lostAddress()));
-    return lost;
+    return losses.stream().map(l -> l.shard() + "@" + l.lostAddress()).collect(java.util.stream.Collectors.toSet());
   }
 
   /** Ps addresses declared lost, as index and address. */
@@ -174,14 +172,16 @@ public final class Registry {
 
   /** The furthest step any worker reported. */
   public synchronized long maxWorkerStep() {
-    return members.values().stream().filter(m -> m.role() == Role.CHIEF || m.role() == Role.WORKER)
-        .mapToLong(m -> m.progress().getStep()).max().orElse(0);
+    return workers().mapToLong(m -> m.progress().getStep()).max().orElse(0);
   }
 
   /** The latest stage attempt any worker registered with, or -1. */
   public synchronized int currentAttempt() {
-    return members.values().stream().filter(m -> m.role() == Role.CHIEF || m.role() == Role.WORKER)
-        .mapToInt(Member::attempt).max().orElse(-1);
+    return workers().mapToInt(Member::attempt).max().orElse(-1);
+  }
+
+  private java.util.stream.Stream<Member> workers() {
+    return members.values().stream().filter(m -> m.role() == Role.CHIEF || m.role() == Role.WORKER);
   }
 
   /**
@@ -222,20 +222,15 @@ public final class Registry {
     return reply.build();
   }
 
-  synchronized void fail(FailureReport report) {
+  /** Records a failure: a task's report, or one the driver found (a silent worker). */
+  public synchronized void fail(FailureReport report) {
     failures.add(report);
     notifyAll();
   }
 
-  /** Records a failure the driver found (a silent worker), as if its task had reported it. */
-  public void failNow(FailureReport report) {
-    fail(report);
-  }
-
   /** The Spark task ids of the workers registered for stage attempt {@code attempt}. */
   public synchronized List<Long> workerTasks(int attempt) {
-    return members.values().stream().filter(m -> (m.role() == Role.CHIEF || m.role() == Role.WORKER)
-        && m.attempt() == attempt && m.taskId() >= 0).map(Member::taskId).toList();
+    return workers().filter(m -> m.attempt() == attempt && m.taskId() >= 0).map(Member::taskId).toList();
   }
 
   /** Tells the evaluator (only) to finish: training is over, the ps tasks keep serving its last reads. */
@@ -388,22 +383,14 @@ public final class Registry {
 
   /** The first worker failure reported for stage attempt {@code attempt}, or null. */
   synchronized FailureReport failedWorker(int attempt) {
-    for (FailureReport f : failures) {
-      if ((f.getRole() == Role.CHIEF || f.getRole() == Role.WORKER) && f.getAttempt() == attempt) {
-        return f;
-      }
-    }
-    return null;
+    return failures.stream().filter(f -> (f.getRole() == Role.CHIEF || f.getRole() == Role.WORKER)
+        && f.getAttempt() == attempt).findFirst().orElse(null);
   }
 
   /** Latest progress of each worker, by index. */
   public synchronized Map<Integer, Progress> workerProgress() {
     Map<Integer, Progress> out = new LinkedHashMap<>();
-    for (Member m : members.values()) {
-      if (m.role() == Role.CHIEF || m.role() == Role.WORKER) {
-        out.put(m.index(), m.progress());
-      }
-    }
+    workers().forEach(m -> out.put(m.index(), m.progress()));
     return out;
   }
 }
