@@ -197,7 +197,7 @@ public final class BulkServer implements AutoCloseable {
     }
 
     private void update(FrameHeader header, long payloadBytes) throws IOException {
-      if (payloadBytes % 4 != 0 || payloadBytes > Integer.MAX_VALUE) {
+      if (payloadBytes < 0 || payloadBytes % 4 != 0 || payloadBytes > Integer.MAX_VALUE) {
         throw new IOException("bulk payload of " + payloadBytes + " bytes is not a float32 array");
       }
       respond(() -> access.update(header, (int) (payloadBytes / 4), buffer.capacity() / 4, (dst, at, count) -> {

@@ -41,6 +41,10 @@ public final class Updates {
       }
       int pos = 0;
       for (Segment seg : h.getSegmentsList()) {
+        if (seg.getCount() < 0 || seg.getCount() > frame.count() - pos || seg.getOffset() < 0) {
+          throw PsError.invalid("segment of '" + seg.getName() + "' claims " + seg.getCount() + " values at element "
+              + seg.getOffset() + " but its frame holds " + (frame.count() - pos) + " more");
+        }
         pieces.add(new Piece(store.slice(seg.getName()), seg, frame.data(), pos, frame.firstNonFinite()));
         names.add(seg.getName());
         pos += (int) seg.getCount();
@@ -97,7 +101,8 @@ public final class Updates {
             + " need " + seg.getRowsCount() * (long) s.rowLength + " values, got " + seg.getCount());
       }
     } else if (seg.getCount() > 0
-        && (seg.getOffset() < s.offset || seg.getOffset() + seg.getCount() > s.offset + s.size)) {
+        && (seg.getOffset() < s.offset || seg.getCount() > s.offset + s.size - seg.getOffset())) {
+      // (Compared without adding offset and count, which a crafted offset would overflow.)
       throw PsError.invalid(where + ": elements [" + seg.getOffset() + ", " + (seg.getOffset() + seg.getCount())
           + ") are outside the slice [" + s.offset + ", " + (s.offset + s.size) + ") of shape "
           + ShardStore.shape(s));
