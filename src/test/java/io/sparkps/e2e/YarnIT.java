@@ -167,6 +167,10 @@ class YarnIT {
     SparkAppHandle.State state = run.waitFor(Duration.ofMinutes(5));
     String log = Files.readString(work.resolve("experiment.log"));
     assertEquals(SparkAppHandle.State.FINISHED, state, log);
+    assertTrue(submitter.dryRun().contains("--sha256 "), submitter.dryRun());
+    try (var staged = Files.list(work.resolve("staging"))) {
+      assertEquals(List.of(), staged.toList(), "the staged experiment is deleted once the application ended");
+    }
     org.apache.hadoop.fs.FileSystem fs = hdfs.getFileSystem();
     org.apache.hadoop.fs.Path runs = new org.apache.hadoop.fs.Path("/runs/experiment");
     for (String f : List.of("summary.json", "metrics.jsonl", "report.html", "model.dl4j.zip", "model/metadata")) {

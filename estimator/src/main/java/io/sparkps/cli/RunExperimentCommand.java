@@ -1,9 +1,8 @@
 package io.sparkps.cli;
 
 import io.sparkps.ml.Experiment;
+import io.sparkps.ml.ExperimentFiles;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.ObjectInputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -24,24 +23,36 @@ final class RunExperimentCommand implements Callable<Integer> {
   CommonOptions common = new CommonOptions();
 
   @Option(names = "--experiment", required = true, paramLabel = "FILE",
-      description = "the serialized Experiment (a path, or a file shipped to the working directory)")
+      description = "the serialized Experiment: in cluster mode, only its shipped copy in the working directory "
+          + "is read; in client mode, this path")
   Path file;
+
+  @Option(names = "--sha256", required = true, paramLabel = "HEX",
+      description = "the file's SHA-256, as submitted; another file is not read")
+  String sha256;
+
+  @Option(names = "--allow-class", paramLabel = "CLASS",
+      description = "a class the experiment holds beyond SparkPS's and the JDK's value classes (its InputFns), "
+          + "repeatable; every other class is refused before it loads")
+  java.util.List<String> allowed = new java.util.ArrayList<>();
 
   @Option(names = "--output", required = true, paramLabel = "DIR", description = "the run directory")
   String output;
 
   @Override
   public Integer call() throws Exception {
-    Path source = Files.exists(file) ? file : Path.of(file.getFileName().toString());
+    // In a YARN container the submitter's path means nothing (or someone else's file): only the shipped copy counts.
+    boolean cluster = "cluster".equals(System.getProperty("spark.submit.deployMode"));
+    Path source = cluster ? Path.of(file.getFileName().toString()) : file;
     if (!Files.exists(source)) {
-      throw new UsageException("--experiment " + file + ": no such file here or in the working directory");
+      throw new UsageException("--experiment " + file + ": " + (cluster ? "no shipped copy " + source
+          + " in the working directory (submit it with --files)" : "no such file"));
     }
     Experiment experiment;
-    try (InputStream in = Files.newInputStream(source); ObjectInputStream objects = new ObjectInputStream(in)) {
-      experiment = (Experiment) objects.readObject();
-    } catch (IOException | ClassNotFoundException | ClassCastException e) {
-      throw new UsageException("--experiment " + file + ": not a serialized Experiment this jar can read (" + e
-          + "); its InputFns must be classes of this jar or of a jar shipped with it", e);
+    try {
+      experiment = ExperimentFiles.read(source, sha256, allowed);
+    } catch (IOException | IllegalArgumentException e) {
+      throw new UsageException("--experiment " + file + ": " + e.getMessage(), e);
     }
     SparkSession spark = Sessions.get(common.master, common.conf, experiment.numWorkers() + experiment.numPs() + 1);
     RunDirectory dir = RunDirectory.prepare(output, true, spark.sparkContext().hadoopConfiguration());

@@ -247,10 +247,22 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
         try {
           Path file = new Path(new Path(path, "data"), "network.bin");
           FileSystem fs = file.getFileSystem(sc().hadoopConfiguration());
+          long bytes = fs.getFileStatus(file).getLen();
           try (DataInputStream in = fs.open(file)) {
-            byte[] json = new byte[in.readInt()];
+            // Sizes read from the file are checked against its length before anything that large is allocated.
+            int jsonBytes = in.readInt();
+            if (jsonBytes < 0 || jsonBytes > bytes - 8) {
+              throw new IOException(file + " is damaged: its network JSON claims " + jsonBytes + " bytes of "
+                  + bytes);
+            }
+            byte[] json = new byte[jsonBytes];
             in.readFully(json);
-            float[] params = new float[in.readInt()];
+            int count = in.readInt();
+            if (count < 0 || 4L * count != bytes - 8 - jsonBytes) {
+              throw new IOException(file + " is damaged: it claims " + count + " parameters but holds "
+                  + (bytes - 8 - jsonBytes) + " bytes for them");
+            }
+            float[] params = new float[count];
             for (int i = 0; i < params.length; i++) {
               params[i] = in.readFloat();
             }

@@ -4,17 +4,17 @@ import io.sparkps.spark.Role;
 import io.sparkps.spark.yarn.TaskSpec;
 import io.sparkps.spark.yarn.YarnSubmitter;
 import java.io.IOException;
-import java.io.ObjectOutputStream;
-import java.io.OutputStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Submitting an {@link Experiment} to YARN: the experiment is serialized to a file shipped with
- * the application, and the shaded jar's {@code sparkps run-experiment} trains it in the driver
- * (here in client mode, in a YARN container in cluster mode) into a run directory.
+ * Submitting an {@link Experiment} to YARN: the experiment is serialized to a private file shipped
+ * with the application (see {@link ExperimentFiles}: its digest and the classes it may hold travel
+ * in the arguments), and the shaded jar's {@code sparkps run-experiment} trains it in the driver
+ * (here in client mode, in a YARN container in cluster mode) into a run directory. The staged
+ * file is deleted when the application ends.
  */
 public final class YarnExperiments {
   private YarnExperiments() {}
@@ -36,13 +36,13 @@ public final class YarnExperiments {
       throw new IllegalArgumentException("the experiment evaluates (it has an EvalSpec with an input) but the "
           + "evaluator's TaskSpec has " + instances(specs, Role.EVALUATOR) + " instances: give it 1");
     }
-    Path file = Files.createDirectories(staging).resolve("experiment-" + System.nanoTime() + ".bin");
-    try (OutputStream out = Files.newOutputStream(file); ObjectOutputStream objects = new ObjectOutputStream(out)) {
-      objects.writeObject(experiment);
-    }
+    ExperimentFiles.Staged staged = ExperimentFiles.write(experiment, staging);
+    List<String> args = new ArrayList<>(List.of("run-experiment", "--experiment", staged.file().toString(),
+        "--sha256", staged.sha256(), "--output", output));
+    staged.extraClasses().forEach(c -> args.addAll(List.of("--allow-class", c)));
     specs.forEach(submitter::setTaskSpec);
-    return submitter.optFiles(List.of(file.toString())).setApplication(shadedJar, "io.sparkps.cli.SparkPsCli",
-        List.of("run-experiment", "--experiment", file.toString(), "--output", output));
+    return submitter.optFiles(List.of(staged.file().toString())).optDeleteWhenDone(staged.file())
+        .setApplication(shadedJar, "io.sparkps.cli.SparkPsCli", args);
   }
 
   private static int instances(Map<Role, TaskSpec> specs, Role role) {

@@ -161,4 +161,20 @@ class CliTest {
         + "'features' holds NaN in row 150 of partition 0").matcher(r.err());
     assertTrue(m.find(), r.err());
   }
+
+  @Test
+  void runExperiment_readsOnlyTheSubmittedFile() throws Exception {
+    io.sparkps.ml.Experiment experiment = io.sparkps.ml.Experiment.builder()
+        .setNetworkJson(Networks.resolve("mlp:4", 2, 2, 1, 1e-3))
+        .setTrainSpec(io.sparkps.ml.TrainSpec.builder().optInput(io.sparkps.ml.InputFn.parquet("nope")).build()).build();
+    io.sparkps.ml.ExperimentFiles.Staged staged = io.sparkps.ml.ExperimentFiles.write(experiment, dir.resolve("staging"));
+    String other = "0".repeat(64);
+    assertUsage(sparkps("run-experiment", "--experiment", staged.file().toString(), "--sha256", other, "--output",
+        dir.resolve("run").toString()), "--experiment", "has SHA-256 " + staged.sha256(), "the submission named " + other,
+        "is not read");
+    assertUsage(sparkps("run-experiment", "--experiment", staged.file().toString(), "--output",
+        dir.resolve("run").toString()), "Missing required option: '--sha256=HEX'");
+    assertUsage(sparkps("run-experiment", "--experiment", dir.resolve("none.bin").toString(), "--sha256", other,
+        "--output", dir.resolve("run").toString()), "no such file");
+  }
 }

@@ -114,6 +114,21 @@ class Dl4jEstimatorTest {
     assertEquals("1.0.0-M2.1", reloaded.provenance().get("version.dl4j"));
     assertEquals("3", reloaded.provenance().get("param.epochs"));
     assertTrue(reloaded.provenance().get("input.schema").contains("\"features\""), reloaded.provenance().toString());
+
+    // A network file whose sizes lie is refused before anything that large is allocated.
+    java.nio.file.Path network = dir.resolve("model").resolve("data").resolve("network.bin");
+    byte[] bytes = java.nio.file.Files.readAllBytes(network);
+    int jsonBytes = java.nio.ByteBuffer.wrap(bytes).getInt(0);
+    java.nio.file.Files.deleteIfExists(network.resolveSibling(".network.bin.crc")); // Hadoop's checksum of the old bytes
+    java.nio.ByteBuffer.wrap(bytes).putInt(0, Integer.MAX_VALUE); // the JSON's length
+    java.nio.file.Files.write(network, bytes);
+    java.io.UncheckedIOException e = assertThrows(java.io.UncheckedIOException.class, () -> Dl4jModel.load(modelPath));
+    assertTrue(e.getCause().getMessage().contains("is damaged: its network JSON claims 2147483647 bytes"),
+        e.getCause().getMessage());
+    java.nio.ByteBuffer.wrap(bytes).putInt(0, jsonBytes).putInt(4 + jsonBytes, 1 << 30); // the parameters' count
+    java.nio.file.Files.write(network, bytes);
+    e = assertThrows(java.io.UncheckedIOException.class, () -> Dl4jModel.load(modelPath));
+    assertTrue(e.getCause().getMessage().contains("claims 1073741824 parameters"), e.getCause().getMessage());
   }
 
   @Test

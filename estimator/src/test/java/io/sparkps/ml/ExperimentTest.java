@@ -6,10 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkps.ps.Consistency;
 import io.sparkps.spark.TaskProgress;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.ObjectInputStream;
-import java.io.ObjectOutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -93,14 +89,10 @@ class ExperimentTest {
             .optConsistency(Consistency.ASYNC, 0).optSeed(3).build())
         .optEvalSpec(EvalSpec.builder().optInput(parquet("test")).optThrottleSeconds(0.05).optMaxRows(150).build())
         .optCluster(2, 2).build();
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
-      out.writeObject(experiment); // shipped to a remote driver as is
-    }
-    Experiment shipped;
-    try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(bytes.toByteArray()))) {
-      shipped = (Experiment) in.readObject();
-    }
+    // Shipped to a remote driver as a file; the lambdas' class is SparkPS's own here, so nothing beyond the allow-list.
+    ExperimentFiles.Staged staged = ExperimentFiles.write(experiment, dir.resolve("staging"));
+    assertEquals(List.of(), staged.extraClasses());
+    Experiment shipped = ExperimentFiles.read(staged.file(), staged.sha256(), staged.extraClasses());
     Dl4jEstimator estimator = shipped.estimator();
     assertEquals(2, estimator.getOrDefault(estimator.numPs()));
     assertEquals("ASYNC", estimator.getOrDefault(estimator.consistency()));

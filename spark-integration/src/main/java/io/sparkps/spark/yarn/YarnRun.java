@@ -1,6 +1,7 @@
 package io.sparkps.spark.yarn;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -19,14 +20,16 @@ public final class YarnRun {
 
   private final Configuration yarnConf;
 
-  YarnRun(SparkAppHandle handle, String name, Configuration yarnConf) {
+  YarnRun(SparkAppHandle handle, String name, Configuration yarnConf, List<java.nio.file.Path> deleteWhenDone) {
     this.handle = handle;
     this.name = name;
     this.yarnConf = yarnConf;
+    List<java.nio.file.Path> staged = List.copyOf(deleteWhenDone);
     handle.addListener(new SparkAppHandle.Listener() {
       @Override
       public void stateChanged(SparkAppHandle h) {
         if (h.getState().isFinal()) {
+          delete(staged);
           ended.countDown();
         }
       }
@@ -35,7 +38,19 @@ public final class YarnRun {
       public void infoChanged(SparkAppHandle h) {}
     });
     if (handle.getState().isFinal()) {
+      delete(staged);
       ended.countDown();
+    }
+  }
+
+  /** Deletes the submission's staged local files (they are shipped by then, or no longer needed). */
+  static void delete(List<java.nio.file.Path> files) {
+    for (java.nio.file.Path f : files) {
+      try {
+        java.nio.file.Files.deleteIfExists(f);
+      } catch (java.io.IOException e) {
+        org.slf4j.LoggerFactory.getLogger(YarnRun.class).warn("could not delete the staged file {}: {}", f, e.toString());
+      }
     }
   }
 

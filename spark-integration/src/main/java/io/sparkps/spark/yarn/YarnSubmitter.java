@@ -135,8 +135,14 @@ public final class YarnSubmitter {
     b.files.forEach(launcher::addFile);
     b.jars.forEach(launcher::addJar);
     launcher.addAppArgs(b.args.toArray(String[]::new));
-    SparkAppHandle handle = launcher.startApplication();
-    return new YarnRun(handle, b.appName, yarnConf);
+    SparkAppHandle handle;
+    try {
+      handle = launcher.startApplication();
+    } catch (IOException | RuntimeException e) {
+      YarnRun.delete(b.deleteWhenDone);
+      throw e;
+    }
+    return new YarnRun(handle, b.appName, yarnConf, b.deleteWhenDone);
   }
 
   /** Builds a {@link YarnSubmitter}. */
@@ -149,6 +155,7 @@ public final class YarnSubmitter {
     private final List<String> jars = new ArrayList<>();
     private final List<String> packages = new ArrayList<>();
     private final List<String> hadoopFileSystems = new ArrayList<>();
+    private final List<java.nio.file.Path> deleteWhenDone = new ArrayList<>();
     private List<String> args = List.of();
     private String appResource;
     private String mainClass;
@@ -259,6 +266,16 @@ public final class YarnSubmitter {
     /** Environment of the spark-submit process (e.g. {@code HADOOP_CONF_DIR}). */
     public Builder optLauncherEnv(String name, String value) {
       launcherEnv.put(name, value);
+      return this;
+    }
+
+    /**
+     * A local file (a staged experiment) to delete once the application has ended, however it
+     * ends, or when this JVM exits before that.
+     */
+    public Builder optDeleteWhenDone(java.nio.file.Path file) {
+      deleteWhenDone.add(file);
+      file.toFile().deleteOnExit();
       return this;
     }
 
