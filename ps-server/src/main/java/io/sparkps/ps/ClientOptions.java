@@ -14,6 +14,7 @@ import java.util.Objects;
 abstract class ClientOptions<B extends ClientOptions<B>> {
   List<String> shards;
   PsToken token;
+  io.sparkps.ps.tls.PsTls tls;
   int worker;
   Duration callTimeout = Duration.ofSeconds(60);
   Duration waitTimeout = Duration.ofMinutes(5);
@@ -32,6 +33,15 @@ abstract class ClientOptions<B extends ClientOptions<B>> {
   /** The run's secret (required). */
   public B setToken(PsToken token) {
     this.token = Objects.requireNonNull(token, "token");
+    return self();
+  }
+
+  /**
+   * TLS with the run's certificate on every connection to the shards (gRPC and bulk), which must
+   * serve with the same one (default: plaintext, for shards in this process or a trusted host).
+   */
+  public B optTls(io.sparkps.ps.tls.PsTls tls) {
+    this.tls = Objects.requireNonNull(tls, "tls");
     return self();
   }
 

@@ -10,12 +10,14 @@ import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import io.sparkps.ps.bulk.BulkServer;
 import io.sparkps.ps.grpc.Auth;
+import io.sparkps.ps.grpc.PsMethods;
 import io.sparkps.ps.grpc.PsService;
 import io.sparkps.ps.server.FloatPool;
 import io.sparkps.ps.server.Reads;
 import io.sparkps.ps.server.ShardStore;
 import io.sparkps.ps.server.Updates;
 import io.sparkps.ps.server.Waiters;
+import io.sparkps.ps.server.WireLimits;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -39,6 +41,12 @@ import org.slf4j.LoggerFactory;
  */
 public final class ParameterServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ParameterServer.class);
+  /** Seconds a connection may take to finish its TLS and HTTP/2 handshakes. */
+  public static final int HANDSHAKE_SECONDS = 5;
+  /** Minutes a connection may stay without calls before the server closes it. */
+  public static final int MAX_IDLE_MINUTES = 10;
+  /** Calls one connection may have open at once. */
+  public static final int MAX_CALLS_PER_CONNECTION = 1024;
 
   private final Builder config;
   private final CountDownLatch terminated = new CountDownLatch(1);
@@ -68,13 +76,13 @@ public final class ParameterServer implements AutoCloseable {
     executor = Executors.newFixedThreadPool(config.threads, new DefaultThreadFactory(name + "-handler", true));
     timer = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory(name + "-timer", true));
     waiters = new Waiters(timer, executor);
-    ShardStore store = new ShardStore(config.shardIndex, waiters);
+    ShardStore store = new ShardStore(config.shardIndex, waiters, new WireLimits(config.maxVariableElements));
     FloatPool pool = new FloatPool(256L << 20);
     int bulkPort = 0;
     String localId = "";
     if (config.inProcessName == null) {
       try {
-        bulk = new BulkServer(config.host, config.token, new Updates(store), new Reads(store, config.chunkBytes / 4),
+        bulk = new BulkServer(config.host, config.token, config.tls, new Updates(store), new Reads(store, config.chunkBytes / 4),
             pool, new DefaultThreadFactory(name + "-bulk", true), config.maxBulkConnections);
         bulkPort = bulk.port();
         localId = bulk.localId();
@@ -93,13 +101,14 @@ public final class ParameterServer implements AutoCloseable {
             .addService(definition).build().start();
       } else {
         eventLoops = new NioEventLoopGroup(config.threads, new DefaultThreadFactory(name + "-netty", true));
-        server = NettyServerBuilder.forAddress(new InetSocketAddress(config.host, config.port))
-            .channelType(NioServerSocketChannel.class).bossEventLoopGroup(eventLoops)
+        NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.host, config.port));
+        if (config.tls != null) {
+          builder.sslContext(config.tls.grpcServer());
+        }
+        server = hardened(builder).channelType(NioServerSocketChannel.class).bossEventLoopGroup(eventLoops)
             .workerEventLoopGroup(eventLoops).executor(executor)
             .flowControlWindow(config.flowControlWindow)
-            .maxInboundMessageSize(256 << 20)
-            .permitKeepAliveTime(io.sparkps.ps.grpc.Connections.KEEPALIVE_SECONDS / 2, java.util.concurrent.TimeUnit.SECONDS)
-            .permitKeepAliveWithoutCalls(true)
+            .maxInboundMessageSize(PsMethods.MAX_SERVER_MESSAGE_BYTES)
             .addService(definition).build().start();
       }
     } catch (IOException e) {
@@ -107,13 +116,34 @@ public final class ParameterServer implements AutoCloseable {
       throw new UncheckedIOException("ps " + config.shardIndex + " could not bind " + config.host + ":"
           + config.port + " (" + e.getMessage() + "); choose another port or 0 for any free port", e);
     }
-    LOG.info("ps {} serving at {}", config.shardIndex, address());
+    LOG.info("ps {} serving at {}{}", config.shardIndex, address(),
+        config.tls == null || config.inProcessName != null ? " (plaintext)" : " (TLS by " + io.sparkps.ps.tls.PsTls.provider() + ", certificate " + config.tls + ")");
     return this;
+  }
+
+  /**
+   * What a server on a shared network needs: a connection that has not finished its TLS and
+   * HTTP/2 handshakes within {@value #HANDSHAKE_SECONDS} s is closed (so idle strangers hold
+   * nothing for long); one without calls for {@value #MAX_IDLE_MINUTES} min is closed too (a
+   * client reconnects on its next call); keepalive pings more often than clients send them are
+   * refused, and so are streams beyond {@value #MAX_CALLS_PER_CONNECTION} per connection.
+   */
+  public static NettyServerBuilder hardened(NettyServerBuilder builder) {
+    return builder.handshakeTimeout(HANDSHAKE_SECONDS, TimeUnit.SECONDS)
+        .maxConnectionIdle(MAX_IDLE_MINUTES, TimeUnit.MINUTES)
+        .permitKeepAliveTime(io.sparkps.ps.grpc.Connections.KEEPALIVE_SECONDS / 2, TimeUnit.SECONDS)
+        .permitKeepAliveWithoutCalls(true)
+        .maxConcurrentCallsPerConnection(MAX_CALLS_PER_CONNECTION);
   }
 
   /** The bound port (the real one when 0 was asked for); -1 in process. */
   public int port() {
     return config.inProcessName != null ? -1 : server.getPort();
+  }
+
+  /** The bulk port (its number is in the hello reply); -1 in process. */
+  public int bulkPort() {
+    return bulk == null ? -1 : bulk.port();
   }
 
   /** Where clients reach this shard: {@code host:port}, or {@code inprocess:name}. */
@@ -192,6 +222,8 @@ public final class ParameterServer implements AutoCloseable {
     private int chunkBytes = 1 << 20;
     private int flowControlWindow = 32 << 20;
     private int maxBulkConnections = 64;
+    private io.sparkps.ps.tls.PsTls tls;
+    private long maxVariableElements = WireLimits.DEFAULT_MAX_VARIABLE_ELEMENTS;
 
     private Builder() {}
 
@@ -204,6 +236,15 @@ public final class ParameterServer implements AutoCloseable {
     /** The run's secret (required). */
     public Builder setToken(PsToken token) {
       this.token = Objects.requireNonNull(token, "token");
+      return this;
+    }
+
+    /**
+     * Serve gRPC and the bulk port over TLS with the run's certificate, and require it of clients
+     * (default: plaintext). Ignored in process.
+     */
+    public Builder optTls(io.sparkps.ps.tls.PsTls tls) {
+      this.tls = Objects.requireNonNull(tls, "tls");
       return this;
     }
 
@@ -255,6 +296,18 @@ public final class ParameterServer implements AutoCloseable {
         throw new IllegalArgumentException("maxBulkConnections must be >= 1, got " + n);
       }
       this.maxBulkConnections = n;
+      return this;
+    }
+
+    /**
+     * The most elements a variable may have (default 2^30, 4 GiB of float32): a create asking for
+     * more is refused before anything is allocated, and so is a pull of more rows than that.
+     */
+    public Builder optMaxVariableElements(long elements) {
+      if (elements < 1) {
+        throw new IllegalArgumentException("maxVariableElements must be >= 1, got " + elements);
+      }
+      this.maxVariableElements = elements;
       return this;
     }
 

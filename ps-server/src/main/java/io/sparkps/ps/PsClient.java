@@ -40,7 +40,7 @@ public final class PsClient implements AutoCloseable {
 
   private PsClient(Builder config) {
     this.config = config;
-    this.connections = new Connections(config.shards, config.token, config.callTimeout, config.flowControlWindow,
+    this.connections = new Connections(config.shards, config.token, config.tls, config.callTimeout, config.flowControlWindow,
         config.sameJvm);
     this.shards = connections.stubs();
     this.catalog = new VariableCatalog(new Placement(shards.size(), config.splitBytes),
@@ -280,7 +280,7 @@ public final class PsClient implements AutoCloseable {
     transfers.setStep(step);
   }
 
-  /** How bulk transfers reach a shard: {@code "same-jvm"}, {@code "tcp"} or {@code "grpc"} (none). */
+  /** How bulk transfers reach a shard: {@code "same-jvm"}, {@code "tcp"}, {@code "tls"} or {@code "grpc"} (none). */
   String bulkTransport(int shard) {
     checkOpen();
     var bulk = connections.bulk(shard);

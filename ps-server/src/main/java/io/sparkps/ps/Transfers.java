@@ -1,6 +1,7 @@
 package io.sparkps.ps;
 
 import io.sparkps.ps.bulk.BulkChannel;
+import io.sparkps.ps.bulk.BulkClient;
 import io.sparkps.ps.grpc.Connections;
 import io.sparkps.ps.grpc.Frame;
 import io.sparkps.ps.grpc.FrameMarshaller;
@@ -171,7 +172,15 @@ final class Transfers {
           header.addSegments(Segment.newBuilder().setName(p.name()).setOffset(p.offset()).setCount(p.floats()));
           parts.add(p.bytes());
         }
-        return bulk.update(header.build(), parts);
+        try {
+          return bulk.update(header.build(), parts);
+        } catch (RuntimeException e) {
+          if (!BulkClient.mayTakeAnotherPath(e)) {
+            throw e;
+          }
+          // Nothing was sent: the bulk port is full (strangers flooding it?) or unreachable; gRPC carries it.
+          return ShardStub.await(stub.update(TensorCodec.frames(template, list, chunkBytes)), callTimeout);
+        }
       }, connections.executor());
     }));
     return Calls.run(shards, calls, what, callTimeout, recoverer);
@@ -285,7 +294,14 @@ final class Transfers {
         if (awaitFirst) {
           ShardStub.await(stub.awaitReadable(request, wait), wait.plus(callTimeout));
         }
-        return bulk.read(request, tracked);
+        try {
+          return bulk.read(request, tracked);
+        } catch (RuntimeException e) {
+          if (!BulkClient.mayTakeAnotherPath(e)) {
+            throw e;
+          }
+          return ShardStub.await(stub.pull(request, sink, wait), wait.plus(callTimeout)); // as for updates
+        }
       }, connections.executor()));
     });
     Calls.run(shards, calls, "pull", wait.plus(callTimeout), recoverer);

@@ -20,11 +20,11 @@ import org.nd4j.linalg.factory.Nd4j;
  * over the shards' sockets, and through memory where client and shard share the JVM.
  */
 class NettyTransportTest {
-  @ParameterizedTest(name = "same JVM transfers: {0}")
-  @ValueSource(booleans = {false, true})
-  void assignAndPull_24MiBVariableOverTwoShards_roundTripsExactly(boolean sameJvm) {
-    try (TestCluster cluster = TestCluster.netty(2, sameJvm); PsClient c = cluster.client(0)) {
-      assertEquals(sameJvm ? "same-jvm" : "tcp", c.bulkTransport(1));
+  @ParameterizedTest(name = "bulk transfers: {0}")
+  @ValueSource(strings = {"tcp", "same-jvm", "tls"})
+  void assignAndPull_24MiBVariableOverTwoShards_roundTripsExactly(String transport) {
+    try (TestCluster cluster = TestCluster.netty(2, transport); PsClient c = cluster.client(0)) {
+      assertEquals(transport, c.bulkTransport(1));
       c.create(VariableSpec.of("big", 3000, 2048));
       c.initializeAll();
       INDArray values = Nd4j.rand(DataType.FLOAT, 3000, 2048);

@@ -10,6 +10,7 @@ final class TestCluster implements AutoCloseable {
   final List<ParameterServer> servers = new ArrayList<>();
   private final List<PsClient> clients = new ArrayList<>();
   private boolean sameJvm;
+  private io.sparkps.ps.tls.PsTls tls;
 
   static TestCluster inProcess(int shards) {
     TestCluster c = new TestCluster();
@@ -36,13 +37,35 @@ final class TestCluster implements AutoCloseable {
     return c;
   }
 
+  /** Shards on loopback sockets serving TLS only (gRPC and bulk), with the run's certificate. */
+  static TestCluster tls(int shards) {
+    TestCluster c = new TestCluster();
+    c.tls = io.sparkps.ps.tls.PsTls.generate();
+    for (int i = 0; i < shards; i++) {
+      c.servers.add(ParameterServer.builder().setShardIndex(i).setToken(c.token).optTls(c.tls).optThreads(2)
+          .build().start());
+    }
+    return c;
+  }
+
+  /** The transport a client's bulk transfers take: {@code tcp}, {@code same-jvm} or {@code tls}. */
+  static TestCluster netty(int shards, String transport) {
+    return switch (transport) {
+      case "tls" -> tls(shards);
+      case "same-jvm" -> netty(shards, true);
+      case "tcp" -> netty(shards, false);
+      default -> throw new IllegalArgumentException(transport);
+    };
+  }
+
   List<String> addresses() {
     return servers.stream().map(ParameterServer::address).toList();
   }
 
   PsClient client(int worker) {
-    return client(PsClient.builder().setShards(addresses()).setToken(token).optWorker(worker)
-        .optSameJvmTransfers(sameJvm));
+    PsClient.Builder b = PsClient.builder().setShards(addresses()).setToken(token).optWorker(worker)
+        .optSameJvmTransfers(sameJvm);
+    return client(tls == null ? b : b.optTls(tls));
   }
 
   PsClient client(PsClient.Builder builder) {

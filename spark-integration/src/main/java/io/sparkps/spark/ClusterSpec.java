@@ -24,6 +24,7 @@ public final class ClusterSpec implements Serializable {
   private final String name;
   private final int maxStageAttempts;
   private final Duration roleTimeout;
+  private final Boolean tls;
 
   private ClusterSpec(Builder b) {
     this.numPs = b.numPs;
@@ -38,6 +39,7 @@ public final class ClusterSpec implements Serializable {
     this.name = b.name;
     this.maxStageAttempts = b.maxStageAttempts;
     this.roleTimeout = b.roleTimeout;
+    this.tls = b.tls;
   }
 
   /** A builder; {@link Builder#setNumPs} and {@link Builder#setNumWorkers} are required. */
@@ -119,6 +121,15 @@ public final class ClusterSpec implements Serializable {
     return roleTimeout;
   }
 
+  /**
+   * Whether the run's channels (ps gRPC and bulk ports, coordinator) use TLS: {@code null} when
+   * left to the run, which turns it on whenever the run spans more than one JVM (see
+   * {@code RunSecurity}).
+   */
+  public Boolean tls() {
+    return tls;
+  }
+
   @Override
   public String toString() {
     return "ClusterSpec(ps=" + numPs + ", workers=" + numWorkers + ", evaluator=" + evaluator + ")";
@@ -138,6 +149,7 @@ public final class ClusterSpec implements Serializable {
     private String name = "sparkps";
     private int maxStageAttempts = 4;
     private Duration roleTimeout = Duration.ofSeconds(20);
+    private Boolean tls;
 
     private Builder() {}
 
@@ -210,6 +222,16 @@ public final class ClusterSpec implements Serializable {
     /** Silence after which a role is declared lost (default 20 s); see {@link ClusterSpec#roleTimeout}. */
     public Builder optRoleTimeout(Duration timeout) {
       this.roleTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * TLS on every channel of the run, or explicitly none (default: on whenever the run spans
+     * more than one JVM; a Spark conf of {@code spark.sparkps.tls.enabled} decides when this is
+     * not called). Turn it off only on a network no one else can reach.
+     */
+    public Builder optTls(boolean enabled) {
+      this.tls = enabled;
       return this;
     }
 

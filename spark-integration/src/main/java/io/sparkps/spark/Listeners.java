@@ -1,5 +1,6 @@
 package io.sparkps.spark;
 
+import io.sparkps.spark.coord.Member;
 import io.sparkps.spark.coord.Registry;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -63,10 +64,10 @@ final class Listeners {
         }
         last = ended;
       }
-      List<Registry.Member> fresh = registry.historySince(delivered);
+      List<Member> fresh = registry.historySince(delivered);
       delivered += fresh.size();
       long now = System.nanoTime();
-      for (Registry.Member m : fresh) {
+      for (Member m : fresh) {
         TaskProgress p = Views.of(m, now);
         listeners.forEach(l -> call(l, () -> l.onProgress(p)));
       }

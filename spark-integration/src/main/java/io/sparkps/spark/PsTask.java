@@ -1,6 +1,7 @@
 package io.sparkps.spark;
 
 import io.sparkps.ps.ParameterServer;
+import io.sparkps.ps.server.WireLimits;
 import io.sparkps.spark.coord.CoordinatorClient;
 import java.util.Iterator;
 import org.apache.spark.SparkEnv;
@@ -17,6 +18,8 @@ final class PsTask implements VoidFunction<Iterator<Integer>> {
   private static final long serialVersionUID = 1L;
   /** Fault injection for tests: milliseconds a ps task sleeps before it starts. */
   static final String TEST_START_DELAY = "spark.sparkps.test.psStartDelayMs";
+  /** The most elements one variable may have on the ps (default 2^30); see {@code WireLimits}. */
+  static final String MAX_VARIABLE_ELEMENTS = "spark.sparkps.ps.maxVariableElements";
 
   private final TaskEnv env;
   private final int launch;
@@ -40,8 +43,9 @@ final class PsTask implements VoidFunction<Iterator<Integer>> {
     try (CoordinatorClient coordinator = env.coordinatorClient()) {
       // A few bulk connections per client: the workers, the evaluator, the driver's own calls.
       int bulkConnections = Math.max(16, 4 * (env.spec().numWorkers() + 2));
-      try (ParameterServer ps = ParameterServer.builder().setShardIndex(index).setToken(env.token()).optHost(host)
-              .optMaxBulkConnections(bulkConnections).build().start();
+      long maxElements = SparkEnv.get().conf().getLong(MAX_VARIABLE_ELEMENTS, WireLimits.DEFAULT_MAX_VARIABLE_ELEMENTS);
+      try (ParameterServer ps = env.psServer(index).optHost(host)
+              .optMaxBulkConnections(bulkConnections).optMaxVariableElements(maxElements).build().start();
            Heartbeats heartbeats = new Heartbeats(coordinator, Role.PS, index, attempt, env.spec().heartbeatInterval(),
                TaskEnv.MAX_MISSED_HEARTBEATS)) {
         coordinator.register(TaskEnv.registration(Role.PS, index, host, ps.port(), attempt));

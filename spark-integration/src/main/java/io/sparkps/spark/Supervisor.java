@@ -1,5 +1,6 @@
 package io.sparkps.spark;
 
+import io.sparkps.spark.coord.Member;
 import io.sparkps.spark.coord.Registry;
 import io.sparkps.spark.coord.proto.FailureReport;
 import java.time.Duration;
@@ -49,7 +50,7 @@ final class Supervisor {
       replace(i, "a worker could not reach it and it was silent for " + grace.toMillis() + " ms since");
     }
     long now = System.nanoTime();
-    for (Registry.Member m : registry.silent(spec.roleTimeout())) {
+    for (Member m : registry.silent(spec.roleTimeout())) {
       String silence = m.role().name().toLowerCase() + " " + m.index() + " on " + m.host() + " (executor "
           + m.executorId() + ") was silent for " + String.format("%.1f", (now - m.lastSeenNanos()) / 1e9)
           + " s, longer than the role timeout of " + spec.roleTimeout().toMillis() / 1000.0 + " s";
@@ -75,7 +76,7 @@ final class Supervisor {
   }
 
   /** Records the silent worker's failure (transient: another attempt may get past it) and kills the attempt's tasks. */
-  private void killAttempt(Registry.Member silent, String silence) {
+  private void killAttempt(Member silent, String silence) {
     registry.fail(FailureReport.newBuilder().setRole(silent.role()).setIndex(silent.index()).setHost(silent.host())
         .setAttempt(silent.attempt()).setError(RemoteErrors.toProto(new java.util.concurrent.TimeoutException(silence
             + "; its stage attempt was killed to be retried")))

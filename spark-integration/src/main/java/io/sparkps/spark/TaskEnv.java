@@ -1,23 +1,41 @@
 package io.sparkps.spark;
 
 import io.sparkps.ps.PsClient;
+import io.sparkps.ps.ParameterServer;
 import io.sparkps.ps.PsToken;
+import io.sparkps.ps.tls.PsTls;
 import io.sparkps.spark.coord.CoordinatorClient;
 import io.sparkps.spark.coord.proto.FailureReport;
 import java.io.Serializable;
 import java.util.List;
 
-/** What every task of a run is shipped: the spec, where the coordinator and the ps shards are, and the token. */
-record TaskEnv(ClusterSpec spec, String coordinator, PsToken token, List<String> psAddresses) implements Serializable {
+/**
+ * What every task of a run is shipped: the spec, where the coordinator and the ps shards are, the
+ * token, and the run's TLS identity (null when the run is plaintext).
+ */
+record TaskEnv(ClusterSpec spec, String coordinator, PsToken token, PsTls tls, List<String> psAddresses)
+    implements Serializable {
   /** Heartbeats that may fail in a row before a long-running task takes the driver for gone. */
   static final int MAX_MISSED_HEARTBEATS = 30;
 
   CoordinatorClient coordinatorClient() {
-    return new CoordinatorClient(coordinator, token, spec.callTimeout());
+    return new CoordinatorClient(coordinator, token, tls, spec.callTimeout());
+  }
+
+  /** A client of the run's ps shards at {@code addresses}, with its token and TLS. */
+  PsClient.Builder psClientBuilder(List<String> addresses) {
+    PsClient.Builder b = PsClient.builder().setShards(addresses).setToken(token);
+    return tls == null ? b : b.optTls(tls);
+  }
+
+  /** A ps of the run, with its token and TLS. */
+  ParameterServer.Builder psServer(int index) {
+    ParameterServer.Builder b = ParameterServer.builder().setShardIndex(index).setToken(token);
+    return tls == null ? b : b.optTls(tls);
   }
 
   PsClient psClient(int worker) {
-    return PsClient.builder().setShards(psAddresses).setToken(token).optWorker(worker)
+    return psClientBuilder(psAddresses).optWorker(worker)
         .optCallTimeout(spec.callTimeout()).optWaitTimeout(spec.syncWaitTimeout()).build();
   }
 
@@ -29,7 +47,7 @@ record TaskEnv(ClusterSpec spec, String coordinator, PsToken token, List<String>
   PsClient psClient(int worker, List<String> addresses, CoordinatorClient coordinator, Heartbeats heartbeats,
       boolean refills) {
     CoordinatorRecovery recovery = new CoordinatorRecovery(coordinator, worker, spec, refills);
-    PsClient client = PsClient.builder().setShards(addresses.isEmpty() ? psAddresses : addresses).setToken(token)
+    PsClient client = psClientBuilder(addresses.isEmpty() ? psAddresses : addresses)
         .optWorker(worker).optCallTimeout(spec.callTimeout()).optWaitTimeout(spec.syncWaitTimeout())
         .optRecovery(recovery).build();
     heartbeats.onLostPs(client::dropShard);
@@ -47,7 +65,7 @@ record TaskEnv(ClusterSpec spec, String coordinator, PsToken token, List<String>
   }
 
   TaskEnv withPs(List<String> addresses) {
-    return new TaskEnv(spec, coordinator, token, List.copyOf(addresses));
+    return new TaskEnv(spec, coordinator, token, tls, List.copyOf(addresses));
   }
 
   static void report(CoordinatorClient coordinator, Role role, int index, String host, int attempt, Throwable t) {

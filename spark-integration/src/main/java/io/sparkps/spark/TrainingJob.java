@@ -36,6 +36,7 @@ public final class TrainingJob<R> {
   private final ClusterSpec spec;
   private final String runId = UUID.randomUUID().toString().substring(0, 8);
   private final PsToken token = PsToken.generate();
+  private final io.sparkps.ps.tls.PsTls tls;
   private final Registry registry;
   private final Launcher<?, R> launcher;
   private final CountDownLatch done = new CountDownLatch(1);
@@ -51,6 +52,9 @@ public final class TrainingJob<R> {
       EvaluatorFunction evaluator) {
     this.sc = sc;
     this.spec = spec;
+    RunSecurity.Decision security = RunSecurity.decide(sc.getConf(), spec);
+    security.warnings().forEach(w -> org.slf4j.LoggerFactory.getLogger(TrainingJob.class).warn(w));
+    this.tls = security.tls();
     this.registry = new Registry(spec.numPs(), spec.numWorkers());
     registry.setHeartbeatInterval(spec.heartbeatInterval());
     this.launcher = new Launcher<>(sc, spec, runId, data, function, evaluator);
@@ -89,8 +93,8 @@ public final class TrainingJob<R> {
     long trained = 0;
     try {
       status = JobStatus.LAUNCHING;
-      coordinator = new CoordinatorServer(sc.getConf().get("spark.driver.host", "127.0.0.1"), token, registry);
-      TaskEnv env = new TaskEnv(spec, coordinator.address(), token, List.of());
+      coordinator = new CoordinatorServer(sc.getConf().get("spark.driver.host", "127.0.0.1"), token, tls, registry);
+      TaskEnv env = env(coordinator.address());
       psAddresses = launcher.startPs(env, registry, () -> cancelled);
       env = env.withPs(psAddresses);
       launcher.startEvaluator(env);
@@ -173,6 +177,16 @@ public final class TrainingJob<R> {
     return new ClusterView(status, progress(), variables, Views.psRecoveries(registry));
   }
 
+  /** What the run's tasks are shipped, before the ps serve. */
+  private TaskEnv env(String coordinatorAddress) {
+    return new TaskEnv(spec, coordinatorAddress, token, tls, List.of());
+  }
+
+  /** Whether the run's channels use TLS. */
+  public boolean tls() {
+    return tls != null;
+  }
+
   /** The ps variables, or none when the ps shards are not (or no longer) reachable. */
   private List<VariableInfo> listVariables() {
     List<String> psAddresses = currentPs();
@@ -181,7 +195,7 @@ public final class TrainingJob<R> {
     }
     // Bounded below the call timeout: a hung ps must not hang the view of the run.
     Duration bound = spec.callTimeout().compareTo(INSPECT_TIMEOUT) < 0 ? spec.callTimeout() : INSPECT_TIMEOUT;
-    try (PsClient client = PsClient.builder().setShards(psAddresses).setToken(token).optCallTimeout(bound).build()) {
+    try (PsClient client = env("").psClientBuilder(psAddresses).optCallTimeout(bound).build()) {
       return new ArrayList<>(client.listVariables());
     } catch (RuntimeException e) {
       return List.of();
@@ -197,8 +211,7 @@ public final class TrainingJob<R> {
     if (psAddresses.isEmpty()) {
       return;
     }
-    try (PsClient client = PsClient.builder().setShards(psAddresses).setToken(token)
-        .optCallTimeout(Duration.ofSeconds(5)).build()) {
+    try (PsClient client = env("").psClientBuilder(psAddresses).optCallTimeout(Duration.ofSeconds(5)).build()) {
       client.shutdownServers();
     } catch (RuntimeException unreachable) {
       // the heartbeat or the job's cancellation stops it

@@ -1,5 +1,6 @@
 package io.sparkps.spark;
 
+import io.sparkps.spark.coord.Member;
 import io.sparkps.spark.coord.Registry;
 import io.sparkps.spark.coord.proto.FailureReport;
 import java.util.ArrayList;
@@ -9,7 +10,7 @@ import java.util.List;
 final class Views {
   private Views() {}
 
-  static TaskProgress of(Registry.Member m, long now) {
+  static TaskProgress of(Member m, long now) {
     return new TaskProgress(Role.valueOf(m.role().name()), m.index(), m.host(), m.executorId(), m.attempt(), m.progress().getStep(),
         m.progress().getExamples(), m.progress().getMetricsMap(), m.progress().getMessage(),
         (now - m.lastSeenNanos()) / 1_000_000L);
@@ -34,7 +35,7 @@ final class Views {
   /** Attempts of the barrier stage, from the attempts the workers registered with. */
   static int stageAttempts(Registry registry) {
     return 1 + registry.members().stream().filter(m -> m.role().name().equals("CHIEF") || m.role().name().equals("WORKER"))
-        .mapToInt(Registry.Member::attempt).max().orElse(0);
+        .mapToInt(Member::attempt).max().orElse(0);
   }
 
   /** Worker failures that a later stage attempt recovered from. */

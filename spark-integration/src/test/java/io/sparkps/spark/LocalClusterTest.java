@@ -1,9 +1,16 @@
 package io.sparkps.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkps.ps.PsClient;
+import io.sparkps.ps.PsToken;
+import io.sparkps.ps.PsUnavailableException;
+import io.sparkps.ps.VariableSpec;
+import io.sparkps.ps.tls.PsTls;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -46,5 +53,53 @@ class LocalClusterTest {
     assertEquals(10L, versions.get(versions.size() - 1), "evaluator versions: " + versions);
     Set<String> executors = result.workerHistory().stream().map(TaskProgress::executor).collect(Collectors.toSet());
     assertTrue(!executors.contains("driver") && !executors.isEmpty(), "workers ran in executor JVMs: " + executors);
+  }
+
+  /** Holds its task until {@code release} exists, so the driver can probe the live ps. */
+  private static Float heldWorker(WorkerContext<Integer> ctx, String release) throws Exception {
+    ctx.ps().create(VariableSpec.of("counter"));
+    if (ctx.isChief()) {
+      ctx.ps().initializeAll();
+    }
+    ctx.ps().awaitInitialized(List.of("counter"), Duration.ofSeconds(30));
+    ctx.ps().assignAdd("counter", 1.0);
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    while (!Files.exists(Path.of(release)) && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+    }
+    ctx.barrier(); // both have added
+    return ctx.ps().read("counter").value().getFloat(0);
+  }
+
+  @Test
+  void acrossJvms_everyChannelIsTls_byDefault_soAPlaintextPeerWithTheRightAddressGetsNowhere() throws Exception {
+    Path release = home.resolve("release-tls");
+    ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2).optHeartbeatInterval(Duration.ofMillis(100))
+        .build();
+    String flag = release.toString();
+    TrainingJob<Float> job = new TrainingCluster(sc, spec)
+        .runAsync(sc.parallelize(IntStream.range(0, 8).boxed().toList(), 2), ctx -> heldWorker(ctx, flag));
+    try {
+      assertTrue(job.tls(), "TLS is on for local-cluster without being asked");
+      String ps = null;
+      long deadline = System.nanoTime() + 60_000_000_000L;
+      while (ps == null && System.nanoTime() < deadline) {
+        ps = job.inspect().roles().stream().filter(r -> r.role() == Role.PS && r.message().startsWith("serving at "))
+            .map(r -> r.message().substring("serving at ".length()).split(",")[0]).findFirst().orElse(null);
+        Thread.sleep(50);
+      }
+      assertTrue(ps != null, "the ps reported where it serves: " + job.inspect());
+      try (PsClient plaintext = PsClient.builder().setShards(List.of(ps)).setToken(PsToken.generate())
+               .optCallTimeout(Duration.ofSeconds(5)).build();
+           PsClient wrongCertificate = PsClient.builder().setShards(List.of(ps)).setToken(PsToken.generate())
+               .optTls(PsTls.generate()).optCallTimeout(Duration.ofSeconds(5)).build()) {
+        // Without TLS on the ps, the plaintext client would get as far as the token check (PsAuthenticationException).
+        assertThrows(PsUnavailableException.class, plaintext::listVariables);
+        assertThrows(PsUnavailableException.class, wrongCertificate::listVariables);
+      }
+    } finally {
+      Files.createFile(release);
+    }
+    assertEquals(List.of(2f, 2f), job.get(Duration.ofMinutes(2)).results(), "the run itself trained over TLS");
   }
 }

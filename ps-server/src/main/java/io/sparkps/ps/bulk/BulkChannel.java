@@ -20,7 +20,7 @@ public interface BulkChannel extends AutoCloseable {
   /** Reads without waiting; each segment's floats go into {@code target.apply(segment)}. */
   FrameHeader read(PullRequest request, Function<Segment, ByteBuffer> target);
 
-  /** How the bytes travel, for diagnostics: {@code "tcp"} or {@code "same-jvm"}. */
+  /** How the bytes travel, for diagnostics: {@code "tcp"}, {@code "tls"} or {@code "same-jvm"}. */
   String transport();
 
   /** Releases the channel's connections; idempotent. */

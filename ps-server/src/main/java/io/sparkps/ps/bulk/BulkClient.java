@@ -6,9 +6,11 @@ import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.Segment;
 import io.sparkps.ps.grpc.proto.UpdateReply;
+import io.sparkps.ps.tls.PsTls;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.ByteChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -27,16 +29,23 @@ import java.util.function.Function;
  * thrown as gRPC {@link io.grpc.StatusRuntimeException}s so the client maps them in one place.
  */
 public final class BulkClient implements BulkChannel {
+  /** Longest a connection and its handshakes may take (the server allows 5 s). */
+  private static final long HANDSHAKE_MILLIS = 10_000;
   private final InetSocketAddress address;
   private final byte[] token;
   private final Duration timeout;
   private final ScheduledExecutorService timer;
-  private final Queue<SocketChannel> idle = new ConcurrentLinkedQueue<>();
+  private final PsTls tls;
+  private final Queue<ByteChannel> idle = new ConcurrentLinkedQueue<>();
   private volatile boolean closed;
 
-  /** A client of the bulk port at {@code host:port}; requests time out after {@code timeout}. */
-  public BulkClient(String host, int port, PsToken token, Duration timeout, ScheduledExecutorService timer) {
+  /**
+   * A client of the bulk port at {@code host:port}, over TLS when {@code tls} is not null;
+   * requests time out after {@code timeout}.
+   */
+  public BulkClient(String host, int port, PsToken token, PsTls tls, Duration timeout, ScheduledExecutorService timer) {
     this.address = new InetSocketAddress(host, port);
+    this.tls = tls;
     this.token = token.secret().getBytes(StandardCharsets.US_ASCII);
     this.timeout = timeout;
     this.timer = timer;
@@ -85,7 +94,7 @@ public final class BulkClient implements BulkChannel {
 
   private record Response(byte[] body, long payloadBytes) {}
 
-  private static Response response(SocketChannel ch) throws IOException {
+  private static Response response(ByteChannel ch) throws IOException {
     int status = BulkWire.read(ch, 1).get() & 0xff;
     byte[] body = BulkWire.readBlock(ch);
     long payload = BulkWire.read(ch, 8).getLong();
@@ -95,19 +104,43 @@ public final class BulkClient implements BulkChannel {
     return new Response(body, payload);
   }
 
+  /** The cause of a failure before any request was sent: the connection or its handshake failed. */
+  private static final class NotConnected extends IOException {
+    NotConnected(Throwable cause) {
+      super(cause);
+    }
+  }
+
+  /**
+   * Whether {@code e} failed before anything of its request was sent, for a reason another
+   * transport may not share (the bulk port full, unreachable, or slow to handshake): the same
+   * request may then go over gRPC.
+   */
+  public static boolean mayTakeAnotherPath(Throwable e) {
+    if (!(e instanceof io.grpc.StatusRuntimeException s) || !(s.getCause() instanceof NotConnected)) {
+      return false;
+    }
+    Status.Code code = s.getStatus().getCode();
+    return code == Status.Code.UNAVAILABLE || code == Status.Code.RESOURCE_EXHAUSTED
+        || code == Status.Code.DEADLINE_EXCEEDED;
+  }
+
   private interface Exchange<T> {
-    T run(SocketChannel ch) throws IOException;
+    T run(ByteChannel ch) throws IOException;
   }
 
   private <T> T call(Exchange<T> exchange) {
     if (closed) {
       throw Status.CANCELLED.withDescription("the client is closed").asRuntimeException();
     }
-    SocketChannel ch;
+    ByteChannel ch;
     try {
       ch = borrow();
     } catch (IOException e) {
-      throw Status.UNAVAILABLE.withDescription("bulk port " + address + ": " + e).withCause(e).asRuntimeException();
+      throw Status.UNAVAILABLE.withDescription("bulk port " + address + ": " + e)
+          .withCause(new NotConnected(e)).asRuntimeException();
+    } catch (io.grpc.StatusRuntimeException e) {
+      throw e.getStatus().withCause(new NotConnected(e)).asRuntimeException();
     }
     ScheduledFuture<?> deadline = timer.schedule(() -> closeQuietly(ch), timeout.toMillis(), TimeUnit.MILLISECONDS);
     boolean reusable = false;
@@ -132,17 +165,22 @@ public final class BulkClient implements BulkChannel {
     }
   }
 
-  private SocketChannel borrow() throws IOException {
-    SocketChannel ch = idle.poll();
-    if (ch != null) {
-      return ch;
+  private ByteChannel borrow() throws IOException {
+    ByteChannel pooled = idle.poll();
+    if (pooled != null) {
+      return pooled;
     }
-    ch = SocketChannel.open();
-    SocketChannel opened = ch;
-    ScheduledFuture<?> deadline = timer.schedule(() -> closeQuietly(opened), timeout.toMillis(), TimeUnit.MILLISECONDS);
+    SocketChannel socket = SocketChannel.open();
+    ByteChannel ch = socket;
+    long handshake = Math.min(timeout.toMillis(), HANDSHAKE_MILLIS);
+    ScheduledFuture<?> deadline = timer.schedule(() -> closeQuietly(socket), handshake, TimeUnit.MILLISECONDS);
     try {
-      ch.socket().connect(address, (int) Math.min(Integer.MAX_VALUE, timeout.toMillis()));
-      ch.socket().setTcpNoDelay(true);
+      socket.socket().connect(address, (int) handshake);
+      socket.socket().setTcpNoDelay(true);
+      socket.socket().setKeepAlive(true);
+      if (tls != null) {
+        ch = tls.connectBulk(socket);
+      }
       BulkWire.writeFully(ch, ByteBuffer.allocate(12 + token.length).putInt(BulkWire.MAGIC)
           .putInt(BulkWire.VERSION).putInt(token.length).put(token).flip());
       int status = BulkWire.read(ch, 1).get() & 0xff;
@@ -152,7 +190,7 @@ public final class BulkClient implements BulkChannel {
         throw Status.fromCodeValue(status).withDescription(new String(message, StandardCharsets.UTF_8)).asRuntimeException();
       }
       if (!deadline.cancel(false)) {
-        throw new IOException("the bulk handshake took longer than " + timeout.toMillis() + " ms");
+        throw new IOException("the bulk handshake took longer than " + handshake + " ms");
       }
       return ch;
     } catch (IOException | RuntimeException e) {
@@ -162,7 +200,7 @@ public final class BulkClient implements BulkChannel {
     }
   }
 
-  private static void closeQuietly(SocketChannel ch) {
+  private static void closeQuietly(java.nio.channels.Channel ch) {
     try {
       ch.close();
     } catch (IOException e) {
@@ -172,14 +210,14 @@ public final class BulkClient implements BulkChannel {
 
   @Override
   public String transport() {
-    return "tcp";
+    return tls == null ? "tcp" : "tls";
   }
 
   /** Closes every pooled connection; idempotent. */
   @Override
   public void close() {
     closed = true;
-    for (SocketChannel ch = idle.poll(); ch != null; ch = idle.poll()) {
+    for (ByteChannel ch = idle.poll(); ch != null; ch = idle.poll()) {
       closeQuietly(ch);
     }
   }

@@ -9,10 +9,12 @@ import io.sparkps.ps.server.FloatPool;
 import io.sparkps.ps.server.FloatRange;
 import io.sparkps.ps.server.Reads;
 import io.sparkps.ps.server.Updates;
+import io.sparkps.ps.tls.PsTls;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.ByteChannel;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.security.MessageDigest;
@@ -29,7 +31,9 @@ import java.util.concurrent.ThreadFactory;
  * authenticate (more are closed at once), each for {@value #HANDSHAKE_MILLIS} ms at the most, and
  * nothing beyond the handshake's few bytes is allocated for a connection before its token is
  * verified. Authenticated connections are capped too (sized from the run's workers); one over the
- * cap is refused with RESOURCE_EXHAUSTED.
+ * cap is refused with RESOURCE_EXHAUSTED. With TLS (the run's {@link PsTls}), the TLS handshake
+ * comes first, within the same deadline: its engine's buffers (tens of KiB) are the one thing a
+ * connection awaiting its handshake holds, and at most {@value #MAX_PENDING} of them exist.
  */
 public final class BulkServer implements AutoCloseable {
   /** Connections waiting to authenticate, at the most. */
@@ -47,13 +51,18 @@ public final class BulkServer implements AutoCloseable {
   private final ShardAccess access;
   private final String localId;
   private final ThreadFactory threads;
+  private final PsTls tls;
   private final Set<SocketChannel> open = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
-  /** Binds {@code host} on any free port and starts accepting at most {@code maxConnections} clients. */
-  public BulkServer(String host, PsToken token, Updates updates, Reads reads, FloatPool pool,
+  /**
+   * Binds {@code host} on any free port and starts accepting at most {@code maxConnections}
+   * clients, over TLS when {@code tls} is not null.
+   */
+  public BulkServer(String host, PsToken token, PsTls tls, Updates updates, Reads reads, FloatPool pool,
       ThreadFactory threads, int maxConnections) throws IOException {
     this.maxConnections = maxConnections;
+    this.tls = tls;
     this.deadlines = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(threads);
     this.server = ServerSocketChannel.open().bind(new InetSocketAddress(host, 0));
     this.token = token.secret().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
@@ -102,7 +111,7 @@ public final class BulkServer implements AutoCloseable {
     }
   }
 
-  private static void closeQuietly(SocketChannel ch) {
+  private static void closeQuietly(java.nio.channels.Channel ch) {
     try {
       ch.close();
     } catch (IOException e) {
@@ -110,10 +119,12 @@ public final class BulkServer implements AutoCloseable {
     }
   }
 
-  private void serve(SocketChannel ch, java.util.concurrent.Future<?> deadline) {
+  private void serve(SocketChannel socket, java.util.concurrent.Future<?> deadline) {
     boolean admitted = false;
-    try (ch) {
+    ByteChannel ch = socket;
+    try {
       try {
+        ch = tls == null ? socket : tls.acceptBulk(socket);
         admitted = handshake(ch);
       } finally {
         deadline.cancel(false);
@@ -127,17 +138,18 @@ public final class BulkServer implements AutoCloseable {
         c.serveOne();
       }
     } catch (IOException e) {
-      // the client closed the connection, it missed the handshake deadline, or the server is stopping
+      // the client closed the connection, failed the TLS handshake, missed the deadline, or the server is stopping
     } finally {
       if (admitted) {
         serving.decrementAndGet();
       }
-      open.remove(ch);
+      open.remove(socket);
+      closeQuietly(ch);
     }
   }
 
   /** Checks the client's hello (magic, version, token) and takes a connection slot; false when refused. */
-  private boolean handshake(SocketChannel ch) throws IOException {
+  private boolean handshake(ByteChannel ch) throws IOException {
     ByteBuffer hello = BulkWire.read(ch, 12);
     int magic = hello.getInt();
     int version = hello.getInt();
@@ -176,29 +188,48 @@ public final class BulkServer implements AutoCloseable {
 
   /** One connection's state: its reusable transfer buffer. */
   private final class Connection {
-    private final SocketChannel ch;
+    private final ByteChannel ch;
     private ByteBuffer buffer = ByteBuffer.allocateDirect(CHUNK).order(ByteOrder.LITTLE_ENDIAN);
 
-    Connection(SocketChannel ch) {
+    Connection(ByteChannel ch) {
       this.ch = ch;
     }
 
     void serveOne() throws IOException {
       byte kind = BulkWire.read(ch, 1).get();
-      byte[] header = BulkWire.readBlock(ch);
-      long payloadBytes = BulkWire.read(ch, 8).getLong();
-      if (kind == BulkWire.UPDATE) {
-        update(FrameHeader.parseFrom(header), payloadBytes);
-      } else if (kind == BulkWire.READ) {
-        read(PullRequest.parseFrom(header));
-      } else {
-        throw new IOException("unknown bulk request kind " + kind);
+      try {
+        if (kind != BulkWire.UPDATE && kind != BulkWire.READ) {
+          throw new BulkWire.Malformed("unknown bulk request kind " + kind + " (field kind)");
+        }
+        byte[] header = BulkWire.readBlock(ch);
+        long payloadBytes = BulkWire.read(ch, 8).getLong();
+        if (kind == BulkWire.UPDATE) {
+          update(parse(header, FrameHeader.parser()), payloadBytes);
+        } else {
+          read(parse(header, PullRequest.parser()));
+        }
+      } catch (BulkWire.Malformed e) {
+        // The stream cannot be trusted past a malformed request: say why, then close it.
+        BulkWire.writeFully(ch, BulkWire.head(Status.Code.INVALID_ARGUMENT.value(),
+            BulkWire.utf8(e.getMessage()), 0));
+        throw e;
+      }
+    }
+
+    private <M> M parse(byte[] bytes, com.google.protobuf.Parser<M> parser) throws BulkWire.Malformed {
+      try {
+        return parser.parseFrom(bytes);
+      } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+        throw new BulkWire.Malformed("bulk request header does not parse: " + e.getMessage() + " (field header)");
       }
     }
 
     private void update(FrameHeader header, long payloadBytes) throws IOException {
-      if (payloadBytes < 0 || payloadBytes % 4 != 0 || payloadBytes > Integer.MAX_VALUE) {
-        throw new IOException("bulk payload of " + payloadBytes + " bytes is not a float32 array");
+      long most = 4 * access.maxUpdateValues();
+      if (payloadBytes < 0 || payloadBytes % 4 != 0 || payloadBytes > most) {
+        // Checked before a buffer of that size is taken: an update carries at most what the shard holds.
+        throw new BulkWire.Malformed("bulk payload of " + payloadBytes + " bytes is not a float32 array of at most "
+            + most + " bytes, what this shard holds (field payload_bytes)");
       }
       respond(() -> access.update(header, (int) (payloadBytes / 4), buffer.capacity() / 4, (dst, at, count) -> {
         buffer.clear().limit(count * 4);

@@ -3,7 +3,8 @@ package io.sparkps.ps.bulk;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
+import java.nio.channels.ByteChannel;
+import java.nio.channels.GatheringByteChannel;
 import java.nio.charset.StandardCharsets;
 
 /** Constants and blocking read/write helpers of the bulk protocol. */
@@ -16,7 +17,14 @@ final class BulkWire {
 
   private BulkWire() {}
 
-  static void readFully(SocketChannel ch, ByteBuffer dst) throws IOException {
+  /** A request that breaks the protocol: it is answered with INVALID_ARGUMENT, and its connection closed. */
+  static final class Malformed extends IOException {
+    Malformed(String message) {
+      super(message);
+    }
+  }
+
+  static void readFully(ByteChannel ch, ByteBuffer dst) throws IOException {
     while (dst.hasRemaining()) {
       if (ch.read(dst) < 0) {
         throw new EOFException("bulk connection closed by the peer");
@@ -24,26 +32,36 @@ final class BulkWire {
     }
   }
 
-  static void writeFully(SocketChannel ch, ByteBuffer... srcs) throws IOException {
-    long left = 0;
-    for (ByteBuffer b : srcs) {
-      left += b.remaining();
+  /** Writes all of {@code srcs}, gathered into one write where the channel can (a socket, TLS records). */
+  static void writeFully(ByteChannel ch, ByteBuffer... srcs) throws IOException {
+    if (ch instanceof GatheringByteChannel gathering) {
+      long left = 0;
+      for (ByteBuffer b : srcs) {
+        left += b.remaining();
+      }
+      while (left > 0) {
+        left -= gathering.write(srcs);
+      }
+      return;
     }
-    while (left > 0) {
-      left -= ch.write(srcs);
+    for (ByteBuffer b : srcs) {
+      while (b.hasRemaining()) {
+        ch.write(b);
+      }
     }
   }
 
-  static ByteBuffer read(SocketChannel ch, int n) throws IOException {
+  static ByteBuffer read(ByteChannel ch, int n) throws IOException {
     ByteBuffer b = ByteBuffer.allocate(n);
     readFully(ch, b);
     return b.flip();
   }
 
-  static byte[] readBlock(SocketChannel ch) throws IOException {
+  static byte[] readBlock(ByteChannel ch) throws IOException {
     int length = read(ch, 4).getInt();
     if (length < 0 || length > MAX_HEADER_BYTES) {
-      throw new IOException("bulk block of " + length + " bytes is out of range");
+      throw new Malformed("bulk header of " + length + " bytes is not within 0.." + MAX_HEADER_BYTES
+          + " (field header_length)");
     }
     return read(ch, length).array();
   }

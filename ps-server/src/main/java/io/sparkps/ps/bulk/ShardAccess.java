@@ -57,6 +57,11 @@ final class ShardAccess {
     }
   }
 
+  /** The most values one update may carry: what the shard holds (a dense update of all of it). */
+  long maxUpdateValues() {
+    return Math.min(Integer.MAX_VALUE - 8, updates.shardElements());
+  }
+
   /** Validates a read and hands its frames to {@code sink} (called with the slices locked). */
   void read(PullRequest request, Reads.FrameSink sink) {
     reads.validate(request);

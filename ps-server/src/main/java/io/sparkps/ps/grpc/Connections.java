@@ -13,6 +13,7 @@ import io.sparkps.ps.bulk.BulkChannel;
 import io.sparkps.ps.bulk.BulkClient;
 import io.sparkps.ps.bulk.LocalBulk;
 import io.sparkps.ps.grpc.proto.HelloReply;
+import io.sparkps.ps.tls.PsTls;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,6 +39,7 @@ public final class Connections implements AutoCloseable {
   private static final int KEEPALIVE_TIMEOUT_SECONDS = 5;
   private final List<ManagedChannel> channels = new java.util.concurrent.CopyOnWriteArrayList<>();
   private final PsToken token;
+  private final PsTls tls;
   private final int flowControlWindow;
   private final Duration callTimeout;
   private final ScheduledExecutorService timer;
@@ -49,13 +51,14 @@ public final class Connections implements AutoCloseable {
 
   /**
    * Channels to {@code addresses} ({@code host:port} or {@code inprocess:name}), index i being
-   * shard i, each call carrying {@code token}; bulk transfers to shards in this JVM go through
-   * memory when {@code sameJvm} is set.
+   * shard i, each call carrying {@code token}, over TLS pinned to {@code tls} unless it is null;
+   * bulk transfers to shards in this JVM go through memory when {@code sameJvm} is set.
    */
-  public Connections(List<String> addresses, PsToken token, Duration callTimeout, int flowControlWindow,
+  public Connections(List<String> addresses, PsToken token, PsTls tls, Duration callTimeout, int flowControlWindow,
       boolean sameJvm) {
     this.sameJvm = sameJvm;
     this.token = token;
+    this.tls = tls;
     this.flowControlWindow = flowControlWindow;
     this.callTimeout = callTimeout;
     executor = Executors.newCachedThreadPool(new DefaultThreadFactory("sparkps-client", true));
@@ -121,12 +124,17 @@ public final class Connections implements AutoCloseable {
       throw new IllegalArgumentException("ps address '" + address + "' has no numeric port", e);
     }
     // Keepalive pings find a peer that stopped answering (a hung or partitioned ps) on an idle channel.
-    return NettyChannelBuilder.forAddress(address.substring(0, colon), port).usePlaintext()
+    return secured(NettyChannelBuilder.forAddress(address.substring(0, colon), port), tls)
         .keepAliveTime(KEEPALIVE_SECONDS, TimeUnit.SECONDS).keepAliveTimeout(KEEPALIVE_TIMEOUT_SECONDS, TimeUnit.SECONDS)
         .keepAliveWithoutCalls(true)
         .channelType(NioSocketChannel.class).eventLoopGroup(eventLoops).executor(executor)
         .flowControlWindow(flowControlWindow).maxInboundMessageSize(PsMethods.MAX_MESSAGE_BYTES)
         .intercept(Auth.client(token)).build();
+  }
+
+  /** Plaintext without {@code tls}; else TLS with the run's certificate pinned and presented. */
+  public static NettyChannelBuilder secured(NettyChannelBuilder builder, PsTls tls) {
+    return tls == null ? builder.usePlaintext() : builder.sslContext(tls.grpcClient()).overrideAuthority(PsTls.AUTHORITY);
   }
 
   /** Runs the client's background work (bulk transfers run here, in parallel across shards). */
@@ -174,7 +182,7 @@ public final class Connections implements AutoCloseable {
       }
     }
     String host = address.substring(0, address.lastIndexOf(':'));
-    return Optional.of(new BulkClient(host, hello.getBulkPort(), token, callTimeout, timer));
+    return Optional.of(new BulkClient(host, hello.getBulkPort(), token, tls, callTimeout, timer));
   }
 
   /**

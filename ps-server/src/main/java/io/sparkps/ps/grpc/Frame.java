@@ -21,6 +21,7 @@ public final class Frame {
   private final float[] data;
   private final int count;
   private final int firstNonFinite;
+  private String malformed;
 
   private Frame(FrameHeader header, List<FloatRange> floatParts, List<ByteBuffer> byteParts,
       int payloadBytes, float[] data, int count, int firstNonFinite) {
@@ -53,6 +54,22 @@ public final class Frame {
   /** A received frame whose first NaN or infinite value is at {@code firstNonFinite} (-1: none). */
   static Frame checked(FrameHeader header, float[] data, int count, int firstNonFinite) {
     return new Frame(header, List.of(), List.of(), count * 4, data, count, firstNonFinite);
+  }
+
+  /**
+   * A received message that is no frame (its header length, header or payload is broken): the
+   * server's handler refuses it with {@code reason}, which names the field (a marshaller that
+   * threw instead would make gRPC answer "Application error" and log it).
+   */
+  static Frame malformed(String reason) {
+    Frame f = new Frame(FrameHeader.getDefaultInstance(), List.of(), List.of(), 0, null, 0, -2);
+    f.malformed = reason;
+    return f;
+  }
+
+  /** Why this received message is no frame, or null when it is one. */
+  public String malformed() {
+    return malformed;
   }
 
   /** Where the receiver found the first NaN or infinite value: -1 none, -2 not checked. */

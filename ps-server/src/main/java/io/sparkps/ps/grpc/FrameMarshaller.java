@@ -31,9 +31,16 @@ public final class FrameMarshaller implements MethodDescriptor.Marshaller<Frame>
       ThreadLocal.withInitial(() -> ByteBuffer.allocate(1 << 16).order(ByteOrder.LITTLE_ENDIAN));
 
   private final Sink sink;
+  private final boolean lenient;
 
   public FrameMarshaller(Sink sink) {
+    this(sink, false);
+  }
+
+  /** With {@code lenient}, a malformed message parses to a {@link Frame#malformed} frame instead of throwing. */
+  FrameMarshaller(Sink sink, boolean lenient) {
     this.sink = sink;
+    this.lenient = lenient;
   }
 
   /** A marshaller that decodes payloads into arrays taken from {@code pool}. */
@@ -43,7 +50,7 @@ public final class FrameMarshaller implements MethodDescriptor.Marshaller<Frame>
       float[] data = pool.take(n);
       payload.readFloats(data, 0, n);
       return Frame.checked(header, data, n, FiniteCheck.firstNonFinite(data, 0, n));
-    });
+    }, true);
   }
 
   @Override
@@ -61,16 +68,28 @@ public final class FrameMarshaller implements MethodDescriptor.Marshaller<Frame>
       DataInputStream data = new DataInputStream(in);
       int headerLength = data.readInt();
       int total = in.available();
+      if (headerLength < 0 || headerLength > total) {
+        throw new IOException("header_length " + headerLength + " is outside the frame's " + total
+            + " bytes (field header_length)");
+      }
       byte[] headerBytes = new byte[headerLength];
       data.readFully(headerBytes);
-      FrameHeader header = FrameHeader.parseFrom(headerBytes);
+      FrameHeader header;
+      try {
+        header = FrameHeader.parseFrom(headerBytes);
+      } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+        throw new IOException("frame header does not parse: " + e.getMessage() + " (field header)", e);
+      }
       int payloadBytes = total - headerLength;
       if (payloadBytes % 4 != 0 || payloadBytes < 0) {
-        throw new IOException("payload of " + payloadBytes + " bytes is not whole float32 values");
+        throw new IOException("payload of " + payloadBytes + " bytes is not whole float32 values (field payload)");
       }
       return sink.accept(header, PayloadReader.of(in), payloadBytes);
     } catch (IOException e) {
-      throw Status.INTERNAL.withDescription("malformed SparkPS frame: " + e.getMessage())
+      if (lenient) {
+        return Frame.malformed("malformed SparkPS frame: " + e.getMessage());
+      }
+      throw Status.INVALID_ARGUMENT.withDescription("malformed SparkPS frame: " + e.getMessage())
           .withCause(e).asRuntimeException();
     }
   }

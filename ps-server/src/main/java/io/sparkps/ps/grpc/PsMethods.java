@@ -25,12 +25,17 @@ import io.sparkps.ps.grpc.proto.UpdateReply;
  * marshallers; Update, UpdateStream and Pull carry {@link Frame}s. The client builds its own
  * Pull descriptor per call, whose response marshaller writes into that call's destination.
  */
-final class PsMethods {
+public final class PsMethods {
   static final String SERVICE = "sparkps.ps.v1.ParameterService";
   /** Frame payloads stay below this by default (1 MiB); see {@code PsClient.Builder#optChunkBytes}. */
   static final int DEFAULT_CHUNK_BYTES = 1 << 20;
-  /** Inbound limit of both ends: far above any frame, so gRPC's 4 MiB default is never in play. */
+  /** Inbound limit of clients: far above any frame, so gRPC's 4 MiB default is never in play. */
   static final int MAX_MESSAGE_BYTES = 256 << 20;
+  /**
+   * Inbound limit of a ps: the largest frame a client sends (64 MiB of payload, the most
+   * {@code chunkBytes} allows) and its header, which gRPC refuses beyond this before buffering it.
+   */
+  public static final int MAX_SERVER_MESSAGE_BYTES = 80 << 20;
 
   static final MethodDescriptor<CreateRequest, CreateReply> CREATE =
       unary("Create", CreateRequest.getDefaultInstance(), CreateReply.getDefaultInstance());

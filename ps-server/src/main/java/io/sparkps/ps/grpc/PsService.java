@@ -139,6 +139,12 @@ public final class PsService {
 
   private void applyAndReply(List<Frame> frames, StreamObserver<UpdateReply> observer) {
     try {
+      for (Frame f : frames) {
+        if (f.malformed() != null) {
+          observer.onError(io.grpc.Status.INVALID_ARGUMENT.withDescription(f.malformed()).asRuntimeException());
+          return;
+        }
+      }
       List<Payload> payloads = new ArrayList<>(frames.size());
       frames.forEach(f -> payloads.add(new Payload(f.header(), f.data(), f.count(), f.firstNonFinite())));
       reply(observer, () -> updates.apply(payloads));
@@ -147,11 +153,33 @@ public final class PsService {
     }
   }
 
+  /**
+   * An update in several frames, applied at once when the stream completes. Its frames are held
+   * until then, so a stream may carry at most as many values as the shard holds (a dense update
+   * of everything) plus one frame: more is refused as it arrives, naming the stream's length.
+   */
   private StreamObserver<Frame> updateStream(StreamObserver<UpdateReply> observer) {
     List<Frame> frames = new ArrayList<>();
+    long limit = store.elements() + PsMethods.MAX_SERVER_MESSAGE_BYTES / 4;
     return new StreamObserver<>() {
+      private long values;
+      private boolean refused;
+
       @Override
       public void onNext(Frame frame) {
+        values += frame.count();
+        if (refused || values > limit) {
+          pool.give(frame.data());
+          if (!refused) {
+            refused = true;
+            frames.forEach(f -> pool.give(f.data()));
+            frames.clear();
+            observer.onError(io.grpc.Status.INVALID_ARGUMENT.withDescription("update stream to ps " + store.shardIndex()
+                + " carries more than " + limit + " values (its length), more than this shard holds: send a "
+                + "variable's update once per call").asRuntimeException());
+          }
+          return;
+        }
         frames.add(frame);
       }
 
@@ -162,6 +190,9 @@ public final class PsService {
 
       @Override
       public void onCompleted() {
+        if (refused) {
+          return;
+        }
         if (frames.isEmpty()) {
           reply(observer, UpdateReply::getDefaultInstance);
         } else {

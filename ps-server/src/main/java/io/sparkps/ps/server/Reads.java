@@ -38,15 +38,17 @@ public final class Reads {
         throw PsError.precondition(where + " is not initialized: the chief initializes it "
             + "(initialize()) and other tasks wait with awaitInitialized()");
       }
+      store.limits.checkRows(s.name, item.getRowsCount(), s.rowLength);
       for (long r : item.getRowsList()) {
         if (r < s.rowStart || r >= s.rowEnd) {
-          throw PsError.invalid(where + ": row " + r + " is outside rows [" + s.rowStart + ", " + s.rowEnd + ")");
+          throw PsError.invalid(where + ": row " + r + " is outside rows [" + s.rowStart + ", " + s.rowEnd
+              + ") (field rows)");
         }
       }
       if (!isWhole(item) && (item.getRowStart() < s.rowStart || item.getRowEnd() > s.rowEnd
           || item.getRowStart() >= item.getRowEnd())) {
         throw PsError.invalid(where + ": rows [" + item.getRowStart() + ", " + item.getRowEnd()
-            + ") are not within the rows [" + s.rowStart + ", " + s.rowEnd + ") held here");
+            + ") are not within the rows [" + s.rowStart + ", " + s.rowEnd + ") held here (fields row_start, row_end)");
       }
     }
   }

@@ -25,16 +25,28 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class ShardStore {
   final int shardIndex;
   final Waiters waiters;
+  final WireLimits limits;
   private final ConcurrentHashMap<String, VariableSlice> slices = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, GroupState> groups = new ConcurrentHashMap<>();
 
-  /** An empty shard with the default ASYNC group. */
+  /** An empty shard with the default ASYNC group and the default limits. */
   public ShardStore(int shardIndex, Waiters waiters) {
+    this(shardIndex, waiters, WireLimits.defaults());
+  }
+
+  /** An empty shard with the default ASYNC group, refusing sizes beyond {@code limits}. */
+  public ShardStore(int shardIndex, Waiters waiters, WireLimits limits) {
     this.shardIndex = shardIndex;
     this.waiters = waiters;
+    this.limits = limits;
     GroupSpec defaultGroup = GroupSpec.newBuilder().setName(ConsistencyGroup.DEFAULT_NAME)
         .setMode(ConsistencyMode.ASYNC).build();
     groups.put(defaultGroup.getName(), new GroupState(defaultGroup));
+  }
+
+  /** Values held by all slices of this shard. */
+  public long elements() {
+    return slices.values().stream().mapToLong(s -> s.size).sum();
   }
 
   /** This shard's index. */
@@ -45,6 +57,7 @@ public final class ShardStore {
   /** Creates groups and slices; existing identical ones are kept, conflicting ones refused. */
   public synchronized int create(CreateRequest request) {
     for (GroupSpec g : request.getGroupsList()) {
+      limits.check(g);
       GroupState existing = groups.get(g.getName());
       if (existing != null && !existing.spec.equals(g)) {
         throw PsError.conflict("group '" + g.getName() + "' exists on ps " + shardIndex + " as "
@@ -68,6 +81,7 @@ public final class ShardStore {
   }
 
   private void checkSlice(SliceDecl decl, CreateRequest request) {
+    limits.check(decl, shardIndex);
     String name = decl.getSpec().getName();
     String group = decl.getSpec().getGroup();
     boolean groupKnown = groups.containsKey(group)
@@ -113,7 +127,8 @@ public final class ShardStore {
     VariableSlice s = slices.get(name);
     if (s == null) {
       throw PsError.notFound("unknown variable '" + name + "' on ps " + shardIndex
-          + ": it was never created here (create it before use; all tasks must use the same number of ps shards)");
+          + ": it was never created here (create it before use; all tasks must use the same number of ps shards)"
+          + " (field name)");
     }
     return s;
   }

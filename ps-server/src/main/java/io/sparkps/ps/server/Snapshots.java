@@ -148,10 +148,18 @@ public final class Snapshots {
       if (shard != store.shardIndex) {
         throw PsError.invalid(source + " holds ps " + shard + ", not ps " + store.shardIndex);
       }
+      // Every size read from the file is checked before anything of that size is allocated.
       int groupCount = in.readInt();
       for (int i = 0; i < groupCount; i++) {
-        GroupState g = new GroupState(GroupSpec.parseFrom(readBytes(in)));
-        long[] clocks = new long[in.readInt()];
+        GroupSpec spec = GroupSpec.parseFrom(readBytes(in, bytes));
+        store.limits.check(spec);
+        GroupState g = new GroupState(spec);
+        int clockCount = in.readInt();
+        if (clockCount < 0 || clockCount > spec.getNumWorkers()) {
+          throw new IOException("group '" + spec.getName() + "' has " + clockCount + " clocks for "
+              + spec.getNumWorkers() + " workers");
+        }
+        long[] clocks = new long[clockCount];
         for (int c = 0; c < clocks.length; c++) {
           clocks[c] = in.readLong();
         }
@@ -160,7 +168,7 @@ public final class Snapshots {
       }
       int sliceCount = in.readInt();
       for (int i = 0; i < sliceCount; i++) {
-        slices.add(readSlice(in));
+        slices.add(readSlice(in, bytes));
       }
       if (in.read() != -1) {
         throw PsError.invalid(source + " is damaged: it goes on after its last variable");
@@ -187,8 +195,14 @@ public final class Snapshots {
         .setFile(source.getName()).build();
   }
 
-  private static VariableSlice readSlice(DataInputStream in) throws IOException {
-    VariableInfoProto info = VariableInfoProto.parseFrom(readBytes(in));
+  private VariableSlice readSlice(DataInputStream in, long fileBytes) throws IOException {
+    VariableInfoProto info = VariableInfoProto.parseFrom(readBytes(in, fileBytes));
+    long elements = store.limits.check(io.sparkps.ps.grpc.proto.SliceDecl.newBuilder().setSpec(info.getSpec())
+        .setRowStart(info.getRowStart()).setRowEnd(info.getRowEnd()).build(), store.shardIndex);
+    if (4 * elements > fileBytes) {
+      throw new IOException("variable '" + info.getSpec().getName() + "' would hold " + elements
+          + " values, more than the file's " + fileBytes + " bytes can");
+    }
     VariableSlice s = new VariableSlice(info.getSpec(), ProtoConvert.fromProto(info.getSpec().getOptimizer()),
         info.getRowStart(), info.getRowEnd());
     s.version = info.getVersion();
@@ -211,8 +225,12 @@ public final class Snapshots {
     out.write(bytes);
   }
 
-  private static byte[] readBytes(DataInputStream in) throws IOException {
-    byte[] bytes = new byte[in.readInt()];
+  private static byte[] readBytes(DataInputStream in, long fileBytes) throws IOException {
+    int length = in.readInt();
+    if (length < 0 || length > fileBytes) {
+      throw new IOException("a block of " + length + " bytes in a file of " + fileBytes);
+    }
+    byte[] bytes = new byte[length];
     in.readFully(bytes);
     return bytes;
   }

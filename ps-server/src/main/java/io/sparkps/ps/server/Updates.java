@@ -29,6 +29,11 @@ public final class Updates {
   /** One segment of the request with its payload. */
   private record Piece(VariableSlice slice, Segment segment, float[] data, int dataOffset, int firstNonFinite) {}
 
+  /** Values held by the shard's slices: no update carries more. */
+  public long shardElements() {
+    return store.elements();
+  }
+
   /** Validates and applies; the frames all carry the same op, worker and step. */
   public UpdateReply apply(List<Payload> frames) {
     FrameHeader first = frames.get(0).header();
@@ -37,20 +42,21 @@ public final class Updates {
     for (Payload frame : frames) {
       FrameHeader h = frame.header();
       if (h.getOp() != first.getOp() || h.getWorker() != first.getWorker() || h.getStep() != first.getStep()) {
-        throw PsError.invalid("frames of one update call disagree on op, worker or step");
+        throw PsError.invalid("frames of one update call disagree on op, worker or step (fields op, worker, step)");
       }
       int pos = 0;
       for (Segment seg : h.getSegmentsList()) {
         if (seg.getCount() < 0 || seg.getCount() > frame.count() - pos || seg.getOffset() < 0) {
           throw PsError.invalid("segment of '" + seg.getName() + "' claims " + seg.getCount() + " values at element "
-              + seg.getOffset() + " but its frame holds " + (frame.count() - pos) + " more");
+              + seg.getOffset() + " but its frame holds " + (frame.count() - pos) + " more (fields count, offset)");
         }
         pieces.add(new Piece(store.slice(seg.getName()), seg, frame.data(), pos, frame.firstNonFinite()));
         names.add(seg.getName());
         pos += (int) seg.getCount();
       }
       if (pos != frame.count()) {
-        throw PsError.invalid("frame carries " + frame.count() + " floats but its segments describe " + pos);
+        throw PsError.invalid("frame carries " + frame.count() + " floats but its segments describe " + pos
+            + " (field count)");
       }
     }
     List<VariableSlice> locked = store.lockAll(names);
@@ -93,19 +99,21 @@ public final class Updates {
       for (long r : seg.getRowsList()) {
         if (r < s.rowStart || r >= s.rowEnd) {
           throw PsError.invalid(where + ": row " + r + " is outside rows [" + s.rowStart + ", "
-              + s.rowEnd + ") held here");
+              + s.rowEnd + ") held here (field rows)");
         }
       }
       if (seg.getCount() != (long) seg.getRowsCount() * s.rowLength) {
         throw PsError.invalid(where + ": " + seg.getRowsCount() + " rows of " + s.rowLength
-            + " need " + seg.getRowsCount() * (long) s.rowLength + " values, got " + seg.getCount());
+            + " need " + seg.getRowsCount() * (long) s.rowLength + " values, got " + seg.getCount() + " (field count)");
       }
-    } else if (seg.getCount() > 0
+    } else if ((seg.getCount() > 0 || (h.getOp() != UpdateOp.INITIALIZE && h.getOp() != UpdateOp.RESTORE))
         && (seg.getOffset() < s.offset || seg.getCount() > s.offset + s.size - seg.getOffset())) {
-      // (Compared without adding offset and count, which a crafted offset would overflow.)
+      // (Compared without adding offset and count, which a crafted offset would overflow; an empty
+      // segment's offset too, for it is used as an index. INITIALIZE and RESTORE without values fill
+      // the whole slice, whatever their offset.)
       throw PsError.invalid(where + ": elements [" + seg.getOffset() + ", " + (seg.getOffset() + seg.getCount())
           + ") are outside the slice [" + s.offset + ", " + (s.offset + s.size) + ") of shape "
-          + ShardStore.shape(s));
+          + ShardStore.shape(s) + " (fields offset, count)");
     }
     if (!s.spec.getAllowNonFinite()) {
       checkFinite(p, where, h.getOp());
@@ -154,7 +162,7 @@ public final class Updates {
     }
     if (h.getWorker() < 0 || h.getWorker() >= g.spec.getNumWorkers()) {
       throw PsError.invalid(where + ": worker " + h.getWorker() + " is outside group '"
-          + g.spec.getName() + "' of " + g.spec.getNumWorkers() + " workers");
+          + g.spec.getName() + "' of " + g.spec.getNumWorkers() + " workers (field worker)");
     }
     if (g.mode() == ConsistencyMode.SYNC && h.getStep() > s.version) {
       throw PsError.precondition(where + ": worker " + h.getWorker() + " pushed a gradient for SYNC step "
@@ -239,7 +247,7 @@ public final class Updates {
           s.values[at + i] += g[gOff + i];
         }
       }
-      default -> throw PsError.invalid("unknown update op " + op);
+      default -> throw PsError.invalid("unknown update op " + op + " (field op)");
     }
   }
 

@@ -4,6 +4,7 @@ import io.sparkps.ps.ParameterServer;
 import io.sparkps.ps.PsClient;
 import io.sparkps.ps.PsToken;
 import io.sparkps.ps.VariableSpec;
+import io.sparkps.ps.tls.PsTls;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -24,7 +25,9 @@ import org.nd4j.linalg.factory.Nd4j;
  * <p>Each round measures, in turn: raw NIO TCP (direct buffers) moving the same bytes, PS push
  * (SGD applied on the server) and PS pull (into a preallocated ND4J array), with 1 and 2 shards,
  * for 16 and 64 MiB; ratios are taken within the round and their medians printed. Then p50/p99
- * latency of a 1 KiB assignAdd against a bare protobuf unary echo on the same channel.
+ * latency of a 1 KiB assignAdd against a bare protobuf unary echo on the same channel. Every
+ * PS figure is taken twice, plaintext and with TLS (the run's certificate on both ports), so the
+ * cost of TLS shows as a ratio of the same round.
  *
  * <p>Run: {@code mvn -q -pl ps-server exec:exec@benchmark} (after {@code mvn install -DskipTests}).
  * Arguments: rounds (default 9), latency ops (default 3000).
@@ -38,34 +41,48 @@ public final class TransportBenchmark {
   public static void main(String[] args) throws Exception {
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 9;
     int latencyOps = args.length > 1 ? Integer.parseInt(args[1]) : 3000;
-    System.out.printf("SparkPS transport benchmark: %d rounds, %d cores, Java %s%n", rounds,
-        Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
-    try (RawTcp tcp = new RawTcp(); Ps ps1 = new Ps(1); Ps ps2 = new Ps(2)) {
+    System.out.printf("SparkPS transport benchmark: %d rounds, %d cores, Java %s, TLS by %s%n", rounds,
+        Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), PsTls.provider());
+    try (RawTcp tcp = new RawTcp(); Ps ps1 = new Ps(1, false); Ps ps2 = new Ps(2, false);
+         Ps tls1 = new Ps(1, true); Ps tls2 = new Ps(2, true)) {
       Map<String, List<Double>> ratios = new LinkedHashMap<>();
       Map<String, List<Double>> rates = new LinkedHashMap<>();
       for (int round = -2; round < rounds; round++) {
         for (int mib : SIZES_MIB) {
           double tcpRate = tcp.throughput(mib << 20);
           record(rates, round, "tcp " + mib + " MiB", tcpRate);
-          for (Ps ps : List.of(ps1, ps2)) {
+          for (Ps[] pair : List.of(new Ps[] {ps1, tls1}, new Ps[] {ps2, tls2})) {
+            Ps ps = pair[0];
+            Ps tls = pair[1];
             double push = ps.push(mib);
             double pull = ps.pull(mib);
+            double tlsPush = tls.push(mib);
+            double tlsPull = tls.pull(mib);
             String key = mib + " MiB, " + ps.shards + " shard" + (ps.shards > 1 ? "s" : "");
             record(rates, round, "push " + key, push);
             record(rates, round, "pull " + key, pull);
+            record(rates, round, "tls push " + key, tlsPush);
+            record(rates, round, "tls pull " + key, tlsPull);
             record(ratios, round, "push/tcp " + key, push / tcpRate);
             record(ratios, round, "pull/tcp " + key, pull / tcpRate);
+            record(ratios, round, "tls push/tcp " + key, tlsPush / tcpRate);
+            record(ratios, round, "tls pull/tcp " + key, tlsPull / tcpRate);
+            record(ratios, round, "tls/plain push " + key, tlsPush / push);
+            record(ratios, round, "tls/plain pull " + key, tlsPull / pull);
           }
         }
       }
       System.out.println();
       System.out.println("throughput, MiB/s (median of rounds):");
-      rates.forEach((k, v) -> System.out.printf("  %-28s %8.0f%n", k, median(v)));
-      System.out.println("ratios (median of per-round ratios; target >= 0.5):");
-      ratios.forEach((k, v) -> System.out.printf("  %-28s %6.2f   (min %.2f, max %.2f)%n", k, median(v),
+      rates.forEach((k, v) -> System.out.printf("  %-32s %8.0f%n", k, median(v)));
+      System.out.println("ratios (median of per-round ratios; targets: plaintext >= 0.5, tls >= 0.35 of tcp):");
+      ratios.forEach((k, v) -> System.out.printf("  %-32s %6.2f   (min %.2f, max %.2f)%n", k, median(v),
           v.stream().mapToDouble(Double::doubleValue).min().orElse(0),
           v.stream().mapToDouble(Double::doubleValue).max().orElse(0)));
+      System.out.println("plaintext:");
       ps1.latency(latencyOps);
+      System.out.println("tls:");
+      tls1.latency(latencyOps);
     }
     System.exit(0);
   }
@@ -159,15 +176,18 @@ public final class TransportBenchmark {
     private final Map<Integer, INDArray> gradients = new LinkedHashMap<>();
     private final Map<Integer, INDArray> destinations = new LinkedHashMap<>();
 
-    Ps(int shards) {
+    Ps(int shards, boolean tls) {
       this.shards = shards;
       PsToken token = PsToken.generate();
+      PsTls identity = PsTls.generate();
       for (int i = 0; i < shards; i++) {
-        servers.add(ParameterServer.builder().setShardIndex(i).setToken(token).build().start());
+        ParameterServer.Builder b = ParameterServer.builder().setShardIndex(i).setToken(token);
+        servers.add((tls ? b.optTls(identity) : b).build().start());
       }
       // the socket path: one JVM holds client and servers here, which would otherwise move bulk data through memory
-      client = PsClient.builder().setShards(servers.stream().map(ParameterServer::address).toList())
-          .setToken(token).optSameJvmTransfers(false).build();
+      PsClient.Builder b = PsClient.builder().setShards(servers.stream().map(ParameterServer::address).toList())
+          .setToken(token).optSameJvmTransfers(false);
+      client = (tls ? b.optTls(identity) : b).build();
       for (int mib : SIZES_MIB) {
         long rows = (mib << 20) / 4 / 1024;
         client.create(VariableSpec.of(name(mib), rows, 1024));

@@ -39,7 +39,7 @@ class BulkServerTest {
   }
 
   private BulkServer server(int maxConnections) throws java.io.IOException {
-    return new BulkServer("127.0.0.1", token, new Updates(store), new Reads(store, 1 << 18), new FloatPool(1 << 20),
+    return new BulkServer("127.0.0.1", token, null, new Updates(store), new Reads(store, 1 << 18), new FloatPool(1 << 20),
         r -> new Thread(r, "bulk-test-" + threadNumber.incrementAndGet()), maxConnections);
   }
 
@@ -84,7 +84,7 @@ class BulkServerTest {
           "admitted to the handshake: " + (3000 - server.refused()) + " in " + windows + " windows");
       // The idle ones are cut at the handshake deadline; then the run's own client gets in.
       long t0 = System.nanoTime();
-      try (BulkClient client = new BulkClient("127.0.0.1", server.port(), token, Duration.ofSeconds(5), timer)) {
+      try (BulkClient client = new BulkClient("127.0.0.1", server.port(), token, null, Duration.ofSeconds(5), timer)) {
         while (true) {
           try {
             assertServes(client);
@@ -110,9 +110,9 @@ class BulkServerTest {
   void authenticatedConnectionsOverTheCap_areRefusedAsResourceExhausted() throws Exception {
     server.close();
     server = server(2);
-    try (BulkClient a = new BulkClient("127.0.0.1", server.port(), token, Duration.ofSeconds(5), timer);
-         BulkClient b = new BulkClient("127.0.0.1", server.port(), token, Duration.ofSeconds(5), timer);
-         BulkClient c = new BulkClient("127.0.0.1", server.port(), token, Duration.ofSeconds(5), timer)) {
+    try (BulkClient a = new BulkClient("127.0.0.1", server.port(), token, null, Duration.ofSeconds(5), timer);
+         BulkClient b = new BulkClient("127.0.0.1", server.port(), token, null, Duration.ofSeconds(5), timer);
+         BulkClient c = new BulkClient("127.0.0.1", server.port(), token, null, Duration.ofSeconds(5), timer)) {
       assertServes(a);
       assertServes(b);
       StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
@@ -131,7 +131,7 @@ class BulkServerTest {
 
   @Test
   void wrongToken_isRefusedAtTheHandshake() {
-    try (BulkClient client = new BulkClient("127.0.0.1", server.port(), PsToken.of("guess"), Duration.ofSeconds(5), timer)) {
+    try (BulkClient client = new BulkClient("127.0.0.1", server.port(), PsToken.of("guess"), null, Duration.ofSeconds(5), timer)) {
       StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
           () -> client.update(FrameHeader.getDefaultInstance(), List.of()));
       assertEquals(Status.Code.UNAUTHENTICATED, e.getStatus().getCode());
@@ -141,7 +141,7 @@ class BulkServerTest {
 
   @Test
   void readOfUnknownVariable_failsWithTheShardsMessage_andTheConnectionStaysUsable() {
-    try (BulkClient client = new BulkClient("127.0.0.1", server.port(), token, Duration.ofSeconds(5), timer)) {
+    try (BulkClient client = new BulkClient("127.0.0.1", server.port(), token, null, Duration.ofSeconds(5), timer)) {
       PullRequest request = PullRequest.newBuilder().addItems(PullItem.newBuilder().setName("nope")).build();
       for (int i = 0; i < 2; i++) {
         StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
@@ -156,7 +156,7 @@ class BulkServerTest {
   void closedPort_failsAsUnavailable() {
     int port = server.port();
     server.close();
-    try (BulkClient client = new BulkClient("127.0.0.1", port, token, Duration.ofSeconds(5), timer)) {
+    try (BulkClient client = new BulkClient("127.0.0.1", port, token, null, Duration.ofSeconds(5), timer)) {
       StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
           () -> client.update(FrameHeader.getDefaultInstance(), List.of()));
       assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());

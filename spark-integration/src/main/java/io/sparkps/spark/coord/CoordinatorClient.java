@@ -4,6 +4,8 @@ import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.sparkps.ps.PsToken;
+import io.sparkps.ps.grpc.Connections;
+import io.sparkps.ps.tls.PsTls;
 import io.sparkps.ps.grpc.Auth;
 import io.sparkps.spark.coord.proto.AwaitWorkersRequest;
 import io.sparkps.spark.coord.proto.CoordinatorGrpc;
@@ -21,11 +23,11 @@ public final class CoordinatorClient implements AutoCloseable {
   private final CoordinatorGrpc.CoordinatorBlockingStub stub;
   private final Duration callTimeout;
 
-  /** A client of the coordinator at {@code host:port}. */
-  public CoordinatorClient(String address, PsToken token, Duration callTimeout) {
+  /** A client of the coordinator at {@code host:port}, over TLS pinned to {@code tls} unless it is null. */
+  public CoordinatorClient(String address, PsToken token, PsTls tls, Duration callTimeout) {
     int colon = address.lastIndexOf(':');
-    this.channel = NettyChannelBuilder.forAddress(address.substring(0, colon), Integer.parseInt(address.substring(colon + 1)))
-        .usePlaintext().intercept(Auth.client(token)).build();
+    this.channel = Connections.secured(NettyChannelBuilder.forAddress(address.substring(0, colon),
+        Integer.parseInt(address.substring(colon + 1))), tls).intercept(Auth.client(token)).build();
     this.stub = CoordinatorGrpc.newBlockingStub(channel);
     this.callTimeout = callTimeout;
   }

@@ -10,7 +10,9 @@ import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import io.grpc.stub.StreamObserver;
+import io.sparkps.ps.ParameterServer;
 import io.sparkps.ps.PsToken;
+import io.sparkps.ps.tls.PsTls;
 import io.sparkps.ps.grpc.Auth;
 import io.sparkps.spark.coord.proto.Ack;
 import io.sparkps.spark.coord.proto.AwaitWorkersReply;
@@ -36,16 +38,26 @@ import java.util.concurrent.TimeUnit;
 public final class CoordinatorServer implements AutoCloseable {
   private final Registry registry;
   private final EventLoopGroup loops = new NioEventLoopGroup(1, new DefaultThreadFactory("sparkps-coordinator-netty", true));
-  private final ExecutorService executor = Executors.newCachedThreadPool(new DefaultThreadFactory("sparkps-coordinator", true));
+  private final ExecutorService executor;
   private final Server server;
   private final String host;
 
-  /** Starts serving {@code registry} on {@code host} (any free port) for calls carrying {@code token}. */
-  public CoordinatorServer(String host, PsToken token, Registry registry) {
+  /**
+   * Starts serving {@code registry} on {@code host} (any free port) for calls carrying {@code token},
+   * over TLS with the run's certificate unless {@code tls} is null.
+   */
+  public CoordinatorServer(String host, PsToken token, PsTls tls, Registry registry) {
     this.registry = registry;
     this.host = host;
+    // Bounded: enough for every wait the run's tasks can have open at once, and a few calls besides.
+    this.executor = Executors.newFixedThreadPool(registry.maxConcurrentCalls(),
+        new DefaultThreadFactory("sparkps-coordinator", true));
     try {
-      server = NettyServerBuilder.forAddress(new InetSocketAddress(host, 0)).channelType(NioServerSocketChannel.class)
+      NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(host, 0));
+      if (tls != null) {
+        builder.sslContext(tls.grpcServer());
+      }
+      server = ParameterServer.hardened(builder).channelType(NioServerSocketChannel.class)
           .bossEventLoopGroup(loops).workerEventLoopGroup(loops).executor(executor)
           .addService(ServerInterceptors.intercept(new Service(), Auth.server(token, "the SparkPS coordinator")))
           .build().start();
@@ -84,7 +96,13 @@ public final class CoordinatorServer implements AutoCloseable {
   private final class Service extends CoordinatorGrpc.CoordinatorImplBase {
     @Override
     public void register(Registration request, StreamObserver<RegisterReply> response) {
-      registry.register(request);
+      try {
+        registry.register(request);
+      } catch (IllegalArgumentException | IllegalStateException e) {
+        Status code = e instanceof IllegalArgumentException ? Status.INVALID_ARGUMENT : Status.ALREADY_EXISTS;
+        response.onError(code.withDescription(e.getMessage()).asRuntimeException());
+        return;
+      }
       RegisterReply.Builder reply = RegisterReply.newBuilder();
       if (request.getRole() == io.sparkps.spark.coord.proto.Role.CHIEF
           || request.getRole() == io.sparkps.spark.coord.proto.Role.WORKER
@@ -102,6 +120,9 @@ public final class CoordinatorServer implements AutoCloseable {
       try {
         missing = registry.awaitWorkers(request.getAttempt(), request.getPhase(), request.getIndex(),
             request.getTimeoutMs(), context::isCancelled);
+      } catch (IllegalArgumentException e) {
+        response.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
+        return;
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         response.onError(Status.CANCELLED.withDescription("the coordinator is stopping").asRuntimeException());
@@ -138,6 +159,9 @@ public final class CoordinatorServer implements AutoCloseable {
       try {
         address = registry.awaitPs(request.getIndex(), request.getLostAddress(), request.getTimeoutMs(),
             context::isCancelled);
+      } catch (IllegalArgumentException e) {
+        response.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
+        return;
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         response.onError(Status.CANCELLED.withDescription("the coordinator is stopping").asRuntimeException());

@@ -18,25 +18,8 @@ import java.util.TreeSet;
  * its monitor and are always bounded.
  */
 public final class Registry {
-  /** A role instance's latest state. */
-  public record Member(Role role, int index, String host, int port, int attempt, String executorId,
-      Progress progress, long lastSeenNanos, long taskId, long pid, boolean finished) {
-    Member seen(Progress p, boolean done) {
-      return new Member(role, index, host, port, attempt, executorId, p, System.nanoTime(), taskId, pid,
-          finished || done);
-    }
-
-    /** {@code host:port}. */
-    public String address() {
-      return host + ":" + port;
-    }
-  }
-
-  /** A ps declared lost, and (once known) its replacement and what refilled it. */
-  public record Loss(int shard, String lostAddress, String reason, long atStep, long lostNanos, String replacement,
-      String source, long restoredAtStep, long restoredNanos) {}
-
   private static final int MAX_HISTORY = 100_000;
+  private static final int MAX_FAILURES = 1000;
   private final int numPs;
   private final int numWorkers;
   private final Map<String, Member> members = new TreeMap<>();
@@ -44,7 +27,7 @@ public final class Registry {
   private final List<Member> history = new ArrayList<>();
   /** The last barrier each worker reached, by stage attempt and worker index. */
   private final Map<Integer, Map<Integer, Integer>> arrivals = new java.util.HashMap<>();
-  private final List<Loss> losses = new ArrayList<>();
+  private final List<PsLoss> losses = new ArrayList<>();
   /** Ps a client found unreachable, by index: when it first asked (cleared once the ps is heard from after). */
   private final Map<Integer, Long> suspects = new java.util.HashMap<>();
   private boolean stopping;
@@ -57,6 +40,14 @@ public final class Registry {
     this.numWorkers = numWorkers;
   }
 
+  /**
+   * Calls the coordinator serves at once: each task's longest wait (a worker's barrier and one
+   * wait per ps it recovers, a ps's or the evaluator's registration), and a few besides.
+   */
+  int maxConcurrentCalls() {
+    return 8 + numWorkers * (numPs + 2) + numPs + 2;
+  }
+
   private static String key(Role role, int index) {
     return role + "/" + index;
   }
@@ -66,8 +57,11 @@ public final class Registry {
     heartbeatNanos = interval.toNanos();
   }
 
+  /** Records a registration; refuses one for a slot the run lacks or a live slot another task holds ({@link Slots}). */
   synchronized void register(Registration r) {
+    Slots.checkExists(r, numPs, numWorkers);
     Member old = members.get(key(r.getRole(), r.getIndex()));
+    Slots.checkFree(r, old, old != null && lostAddresses().contains(r.getIndex() + "@" + old.address()));
     Member m = new Member(r.getRole(), r.getIndex(), r.getHost(), r.getPort(), r.getAttempt(), r.getExecutorId(),
         Progress.getDefaultInstance(), System.nanoTime(), r.getTaskId(), r.getPid(), false);
     if (r.getRole() == Role.PS && old != null && !old.address().equals(m.address()) && !stopping) {
@@ -75,9 +69,9 @@ public final class Registry {
       // A replacement: one the supervisor launched, or Spark's own retry of the task before the loss was noticed.
       declarePsLost(r.getIndex(), "its task failed and Spark retried it (attempt " + r.getAttempt() + ")", maxWorkerStep());
       for (int i = losses.size() - 1; i >= 0; i--) {
-        Loss l = losses.get(i);
+        PsLoss l = losses.get(i);
         if (l.shard() == r.getIndex() && l.replacement() == null) {
-          losses.set(i, new Loss(l.shard(), l.lostAddress(), l.reason(), l.atStep(), l.lostNanos(), m.address(), null, 0, 0));
+          losses.set(i, new PsLoss(l.shard(), l.lostAddress(), l.reason(), l.atStep(), l.lostNanos(), m.address(), null, 0, 0));
         }
       }
     }
@@ -94,7 +88,7 @@ public final class Registry {
     if (m == null || lostAddresses().contains(index + "@" + m.address())) {
       return false;
     }
-    losses.add(new Loss(index, m.address(), reason, atStep, System.nanoTime(), null, null, 0, 0));
+    losses.add(new PsLoss(index, m.address(), reason, atStep, System.nanoTime(), null, null, 0, 0));
     notifyAll();
     return true;
   }
@@ -104,17 +98,17 @@ public final class Registry {
   }
 
   /** Ps addresses declared lost, as index and address. */
-  public synchronized List<Loss> losses() {
+  public synchronized List<PsLoss> losses() {
     return List.copyOf(losses);
   }
 
   /** Records that worker {@code worker} refilled the replacement of ps {@code index} from {@code source}. */
   synchronized void recovered(int index, int worker, long step, String source) {
     for (int i = losses.size() - 1; i >= 0; i--) {
-      Loss l = losses.get(i);
+      PsLoss l = losses.get(i);
       if (l.shard() == index && l.source() == null) {
         Member now = members.get(key(Role.PS, index));
-        losses.set(i, new Loss(l.shard(), l.lostAddress(), l.reason(), l.atStep(), l.lostNanos(),
+        losses.set(i, new PsLoss(l.shard(), l.lostAddress(), l.reason(), l.atStep(), l.lostNanos(),
             now == null ? l.replacement() : now.address(), source, step, System.nanoTime()));
         return;
       }
@@ -128,6 +122,9 @@ public final class Registry {
    */
   synchronized String awaitPs(int index, String lost, long timeoutMillis, java.util.function.BooleanSupplier cancelled)
       throws InterruptedException {
+    if (index < 0 || index >= numPs) {
+      throw new IllegalArgumentException("no ps " + index + " in this run (" + numPs + " ps)");
+    }
     long asked = System.nanoTime();
     long deadline = asked + timeoutMillis * 1_000_000L;
     Member asking = members.get(key(Role.PS, index));
@@ -224,6 +221,9 @@ public final class Registry {
 
   /** Records a failure: a task's report, or one the driver found (a silent worker). */
   public synchronized void fail(FailureReport report) {
+    if (failures.size() >= MAX_FAILURES) {
+      failures.remove(0); // the latest attempts' failures are the ones that decide
+    }
     failures.add(report);
     notifyAll();
   }
@@ -342,7 +342,11 @@ public final class Registry {
   synchronized List<Integer> awaitWorkers(int attempt, int phase, int index, long timeoutMillis,
       java.util.function.BooleanSupplier cancelled) throws InterruptedException {
     if (phase > 0) {
+      if (index < 0 || index >= numWorkers) {
+        throw new IllegalArgumentException("no worker " + index + " in this run (" + numWorkers + " workers)");
+      }
       arrivals.computeIfAbsent(attempt, a -> new java.util.HashMap<>()).merge(index, phase, Math::max);
+      arrivals.keySet().removeIf(a -> a < attempt - 2); // only the latest attempts still meet at barriers
       notifyAll();
     }
     long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
