@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.sparkps.ps.PsToken;
+import io.sparkps.ps.testing.RawCalls;
 import io.sparkps.ps.testing.Relay;
 import io.sparkps.ps.tls.PsTls;
 import io.sparkps.spark.coord.proto.Progress;
@@ -138,6 +139,37 @@ class CoordinatorTest {
       assertTrue(e.getStatus().getDescription().contains("no worker 9"), e.getMessage());
       e = assertThrows(StatusRuntimeException.class, () -> c.awaitPs(7, "h:1", Duration.ofMillis(100)));
       assertTrue(e.getStatus().getDescription().contains("no ps 7 in this run"), e.getMessage());
+    }
+  }
+
+  @Test
+  void everyMethod_refusesNoTokenAWrongTokenAndAWrongCertificate() throws Exception {
+    PsToken token = PsToken.generate();
+    PsTls tls = PsTls.generate();
+    var methods = io.sparkps.spark.coord.proto.CoordinatorGrpc.getServiceDescriptor().getMethods();
+    assertTrue(methods.size() >= 6, "the coordinator's methods: " + methods.size());
+    try (CoordinatorServer server = new CoordinatorServer("127.0.0.1", token, tls, new Registry(1, 2))) {
+      int port = Integer.parseInt(server.address().substring(server.address().lastIndexOf(':') + 1));
+      io.grpc.ManagedChannel own = io.sparkps.ps.grpc.Connections.secured(
+          io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder.forAddress("127.0.0.1", port), tls).build();
+      io.grpc.ManagedChannel stranger = io.sparkps.ps.grpc.Connections.secured(
+          io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder.forAddress("127.0.0.1", port), PsTls.generate()).build();
+      try {
+        for (io.grpc.MethodDescriptor<?, ?> m : methods) {
+          Status none = RawCalls.call(own, m.getFullMethodName(), m.getType(), new byte[0]);
+          assertEquals(Status.Code.UNAUTHENTICATED, none.getCode(), m.getFullMethodName() + ": " + none);
+          Status wrong = RawCalls.call(io.grpc.ClientInterceptors.intercept(own,
+              io.sparkps.ps.grpc.Auth.client(PsToken.of("guess"))), m.getFullMethodName(), m.getType(), new byte[0]);
+          assertEquals(Status.Code.UNAUTHENTICATED, wrong.getCode(), m.getFullMethodName() + ": " + wrong);
+          Status certificate = RawCalls.call(io.grpc.ClientInterceptors.intercept(stranger,
+              io.sparkps.ps.grpc.Auth.client(token)), m.getFullMethodName(), m.getType(), new byte[0]);
+          assertEquals(Status.Code.UNAVAILABLE, certificate.getCode(), m.getFullMethodName() + ": " + certificate);
+        }
+        assertTrue(server.registry().members().isEmpty(), "nothing got through");
+      } finally {
+        own.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+        stranger.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+      }
     }
   }
 }
