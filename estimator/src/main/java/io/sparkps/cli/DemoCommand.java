@@ -3,7 +3,6 @@ package io.sparkps.cli;
 import io.sparkps.ml.data.IdxDataFrames;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.Callable;
@@ -77,25 +76,32 @@ final class DemoCommand implements Callable<Integer> {
     return SparkPsCli.OK;
   }
 
-  /** Ten classes: fixed random 28x28 prototypes plus noise, pixel values in [0, 1]. */
+  /**
+   * Ten classes: fixed random 28x28 prototypes plus noise, pixel values in [0, 1]. Each partition
+   * makes its own rows in its task (seeded by its index), so no task carries data.
+   */
   static Dataset<Row> generated(SparkSession spark, int rows, long seed, int partitions) {
-    Random prototypes = new Random(7);
-    double[][] proto = new double[10][784];
-    for (double[] p : proto) {
-      for (int i = 0; i < p.length; i++) {
-        p[i] = prototypes.nextDouble();
-      }
-    }
-    Random random = new Random(seed);
-    List<Row> out = new ArrayList<>(rows);
-    for (int r = 0; r < rows; r++) {
-      int label = r % 10;
-      double[] x = new double[784];
-      for (int i = 0; i < x.length; i++) {
-        x[i] = Math.min(1, Math.max(0, proto[label][i] + random.nextGaussian() * 0.35));
-      }
-      out.add(RowFactory.create(Vectors.dense(x), (double) label));
-    }
-    return spark.createDataFrame(out, IdxDataFrames.schema()).repartition(partitions);
+    List<Integer> parts = java.util.stream.IntStream.range(0, partitions).boxed().toList();
+    org.apache.spark.api.java.JavaRDD<Row> data = org.apache.spark.api.java.JavaSparkContext
+        .fromSparkContext(spark.sparkContext()).parallelize(parts, partitions).mapPartitions(it -> {
+          int p = it.next();
+          Random prototypes = new Random(7);
+          double[][] proto = new double[10][784];
+          for (double[] row : proto) {
+            for (int i = 0; i < row.length; i++) {
+              row[i] = prototypes.nextDouble();
+            }
+          }
+          Random random = new Random(seed * 1_000_003L + p);
+          return java.util.stream.IntStream.range(p * rows / partitions, (p + 1) * rows / partitions).mapToObj(r -> {
+            int label = r % 10;
+            double[] x = new double[784];
+            for (int i = 0; i < x.length; i++) {
+              x[i] = Math.min(1, Math.max(0, proto[label][i] + random.nextGaussian() * 0.35));
+            }
+            return RowFactory.create(Vectors.dense(x), (double) label);
+          }).iterator();
+        });
+    return spark.createDataFrame(data, IdxDataFrames.schema());
   }
 }

@@ -1,6 +1,7 @@
 package io.sparkps.ml;
 
 import io.sparkps.ml.data.LabelKind;
+import io.sparkps.ml.data.Origins;
 import io.sparkps.ps.Consistency;
 import io.sparkps.ps.ConsistencyGroup;
 import io.sparkps.spark.ClusterSpec;
@@ -88,8 +89,10 @@ public final class Dl4jTrainer {
       throw new IllegalArgumentException("the DataFrame has " + rows + " rows for " + spec.numWorkers() + " workers: "
           + "every worker needs at least one row; use fewer workers");
     }
+    // Each row carries its place in the input through any shuffle, so that a bad row is named where it is.
+    Dataset<Row> rowsToTrain = Origins.tag(data, s.featuresCol(), s.labelCol());
     if (partitions.rows().length != spec.numWorkers() || partitions.nonEmpty() != spec.numWorkers()) {
-      data = data.repartition(spec.numWorkers());
+      rowsToTrain = rowsToTrain.repartition(spec.numWorkers());
     }
     int stepsPerEpoch = (int) Math.max(1, rows / ((long) spec.numWorkers() * s.batchSize()));
     TrainWorker worker = new TrainWorker(s, kind, stepsPerEpoch);
@@ -97,7 +100,7 @@ public final class Dl4jTrainer {
     if (evaluator != null) {
       cluster.withEvaluator(evaluator);
     }
-    return new Launch(cluster.runAsync(data.select(s.featuresCol(), s.labelCol()), worker), worker.totalSteps(),
+    return new Launch(cluster.runAsync(rowsToTrain, worker), worker.totalSteps(),
         stepsPerEpoch);
   }
 

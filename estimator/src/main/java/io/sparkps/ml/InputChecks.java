@@ -40,8 +40,11 @@ final class InputChecks {
     }
   }
 
-  /** One partition's label column: rows, nulls, smallest and largest number, width of the first value. */
-  private record LabelStats(int partition, long rows, long nulls, double lo, double hi, long firstWidth)
+  /**
+   * One partition's label column: rows, nulls, smallest and largest number, width of the first
+   * value, and where the first null or out-of-range label is (null when there is none).
+   */
+  private record LabelStats(int partition, long rows, long nulls, double lo, double hi, long firstWidth, String firstBad)
       implements Serializable {}
 
   static Partitions check(Dataset<?> data, String featuresCol, String labelCol, long inputs, LabelKind kind,
@@ -55,8 +58,9 @@ final class InputChecks {
       throw new IllegalArgumentException("column '" + featuresCol + "' has " + size + " values in its first row but the "
           + "network's first layer takes " + inputs + ": fix nIn of the first layer or the features");
     }
-    List<LabelStats> stats = data.toDF().select(col(labelCol)).javaRDD()
-        .mapPartitionsWithIndex(new Scan(), false).collect();
+    List<LabelStats> stats = data.toDF().select(col(labelCol), org.apache.spark.sql.functions.input_file_name()).javaRDD()
+        .mapPartitionsWithIndex(new Scan(kind == LabelKind.CLASS_INDEX ? outputs : -1), false).collect();
+    String firstBad = stats.stream().map(LabelStats::firstBad).filter(java.util.Objects::nonNull).findFirst().orElse("");
     long[] rows = new long[stats.size()];
     long nulls = 0;
     double lo = Double.POSITIVE_INFINITY;
@@ -70,7 +74,8 @@ final class InputChecks {
       firstWidth = firstWidth < 0 ? s.firstWidth() : firstWidth;
     }
     if (nulls > 0) {
-      throw new IllegalArgumentException("column '" + labelCol + "' is null in " + nulls + " rows: drop or fill them first");
+      throw new IllegalArgumentException("column '" + labelCol + "' is null in " + nulls + " rows, the first " + firstBad
+          + ": drop or fill them first");
     }
     if (kind != LabelKind.CLASS_INDEX) {
       // The first row's width here; every row's width and values where the workers read them.
@@ -80,7 +85,8 @@ final class InputChecks {
       }
     } else if (lo < 0 || hi >= outputs) {
       throw new IllegalArgumentException("column '" + labelCol + "' ranges over [" + lo + ", " + hi + "] but the output "
-          + "layer has " + outputs + " classes: labels must be class indexes in [0, " + outputs + ")"
+          + "layer has " + outputs + " classes (the first outside, " + firstBad + "): labels must be class indexes in [0, "
+          + outputs + ")"
           + " (use a StringIndexer, or give the output layer more units)");
     }
     return new Partitions(rows);
@@ -91,9 +97,15 @@ final class InputChecks {
         : value instanceof Number ? 1 : -1;
   }
 
-  /** Scans one partition's label column. */
+  /** Scans one partition's label column (with each row's input file, to name the first bad one). */
   private static final class Scan implements Function2<Integer, Iterator<Row>, Iterator<LabelStats>> {
     private static final long serialVersionUID = 1L;
+    private final long classes;
+
+    /** {@code classes}: labels must be class indexes below it; -1 when they are not class indexes. */
+    Scan(long classes) {
+      this.classes = classes;
+    }
 
     @Override
     public Iterator<LabelStats> call(Integer partition, Iterator<Row> labels) {
@@ -102,11 +114,13 @@ final class InputChecks {
       double lo = Double.POSITIVE_INFINITY;
       double hi = Double.NEGATIVE_INFINITY;
       long firstWidth = -1;
+      String firstBad = null;
       while (labels.hasNext()) {
         Row r = labels.next();
         rows++;
         if (r.isNullAt(0)) {
           nulls++;
+          firstBad = firstBad != null ? firstBad : where(rows - 1, partition, r) + ": null";
           continue;
         }
         Object value = r.get(0);
@@ -114,11 +128,20 @@ final class InputChecks {
           firstWidth = width(value);
         }
         if (value instanceof Number n) {
-          lo = Math.min(lo, n.doubleValue());
-          hi = Math.max(hi, n.doubleValue());
+          double d = n.doubleValue();
+          lo = Math.min(lo, d);
+          hi = Math.max(hi, d);
+          if (firstBad == null && classes > 0 && (d < 0 || d >= classes)) {
+            firstBad = where(rows - 1, partition, r) + ": " + d;
+          }
         }
       }
-      return List.of(new LabelStats(partition, rows, nulls, lo, hi, firstWidth)).iterator();
+      return List.of(new LabelStats(partition, rows, nulls, lo, hi, firstWidth, firstBad)).iterator();
+    }
+
+    private static String where(long offset, int partition, Row r) {
+      String file = r.isNullAt(1) ? "" : r.getString(1);
+      return "row " + offset + " of input partition " + partition + (file.isEmpty() ? "" : " (read from " + file + ")");
     }
   }
 }

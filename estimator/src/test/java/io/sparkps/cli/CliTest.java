@@ -97,9 +97,12 @@ class CliTest {
   @Test
   void demo_withoutFashionMnist_saysHowToInstallIt_andTrainsOnGeneratedData() throws Exception {
     Path run = dir.resolve("demo");
-    Result r = sparkps("demo", "--dataset", dir.resolve("no-such-folder").toString(), "--epochs", "1",
-        "--no-progress", "--output", run.toString());
+    Result[] result = new Result[1];
+    List<String> warnings = io.sparkps.ml.TaskSizeWarnings.during(() -> result[0] = sparkps("demo", "--dataset",
+        dir.resolve("no-such-folder").toString(), "--epochs", "1", "--no-progress", "--output", run.toString()));
+    Result r = result[0];
     assertEquals(0, r.code(), r.err() + r.out());
+    assertEquals(List.of(), warnings, "the generated data is made in the tasks, which carry none of it");
     assertTrue(r.out().contains("apt-get install dataset-fashion-mnist") && r.out().contains("GENERATED"), r.out());
     JsonNode summary = new ObjectMapper().readTree(run.resolve("summary.json").toFile());
     assertTrue(summary.get("evaluation").get("accuracy").asDouble() > 0.9, summary.toString());
@@ -158,7 +161,7 @@ class CliTest {
         "--output", dir.resolve("run").toString());
     assertEquals(1, r.code(), r.err() + r.out());
     Matcher m = Pattern.compile("training failed: chief 0 on \\S+ \\(stage attempt \\d\\) failed: .*column "
-        + "'features' holds NaN in row 150 of partition 0").matcher(r.err());
+        + "'features' holds NaN in row 150 of input partition 0 \\(read from file:\\S+nan.parquet/part-").matcher(r.err());
     assertTrue(m.find(), r.err());
   }
 

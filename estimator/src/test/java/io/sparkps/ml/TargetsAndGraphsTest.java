@@ -201,7 +201,7 @@ class TargetsAndGraphsTest {
     Exception nan = assertThrows(Exception.class, () -> new Dl4jEstimator().setNetworkJson(regressor(1)).setNumWorkers(1)
         .fit(withNaN));
     String message = String.valueOf(nan.getMessage());
-    assertTrue(message.contains("column 'label' holds NaN in row ") && message.contains(" of partition 0"), message);
+    assertTrue(message.contains("column 'label' holds NaN in row ") && message.contains(" of input partition 0"), message);
     IllegalArgumentException tooFew = assertThrows(IllegalArgumentException.class,
         () -> new Dl4jEstimator().setNetworkJson(regressor(1)).setLabelCol("target").setNumWorkers(2)
             .fit(assembled(linear, "a", "b").limit(1)));

@@ -5,6 +5,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.ml.linalg.SQLDataTypes;
 import org.apache.spark.ml.linalg.Vectors;
 import org.apache.spark.sql.Dataset;
@@ -31,12 +33,20 @@ public final class IdxDataFrames {
 
   /**
    * Reads {@code images} and {@code labels} into a DataFrame of {@code partitions} partitions,
-   * features multiplied by {@code scale} (e.g. 1/255 for pixels).
+   * features multiplied by {@code scale} (e.g. 1/255 for pixels). Only the headers are read here;
+   * each partition's task reads its range of items where the files lie, so the files must be
+   * readable from the executors (as for any Spark reader).
    */
   public static Dataset<Row> read(SparkSession spark, Path images, Path labels, double scale, int partitions)
       throws IOException {
-    IdxFile x = IdxFile.read(images);
-    IdxFile y = IdxFile.read(labels);
+    return read(spark, images.toUri().toString(), labels.toUri().toString(), scale, partitions);
+  }
+
+  /** {@link #read(SparkSession, Path, Path, double, int)} of files named by Hadoop paths or URIs. */
+  public static Dataset<Row> read(SparkSession spark, String images, String labels, double scale, int partitions)
+      throws IOException {
+    IdxRanges.Header x = IdxRanges.header(images);
+    IdxRanges.Header y = IdxRanges.header(labels);
     if (x.items() != y.items()) {
       throw new IOException(images + " holds " + x.items() + " items but " + labels + " holds " + y.items()
           + " labels: they must come from the same set");
@@ -44,16 +54,74 @@ public final class IdxDataFrames {
     if (y.itemLength() != 1) {
       throw new IOException(labels + " has " + y.itemLength() + " values per item; a label file has one");
     }
-    int n = x.itemLength();
-    List<Row> rows = new ArrayList<>(x.items());
-    for (int i = 0; i < x.items(); i++) {
-      double[] features = new double[n];
-      for (int j = 0; j < n; j++) {
-        features[j] = x.values()[i * n + j] * scale;
-      }
-      rows.add(RowFactory.create(Vectors.dense(features), (double) y.values()[i]));
+    if (partitions < 1) {
+      throw new IllegalArgumentException("partitions must be >= 1, got " + partitions);
     }
-    return spark.createDataFrame(rows, schema()).repartition(partitions);
+    List<long[]> ranges = new ArrayList<>();
+    for (int p = 0; p < partitions; p++) {
+      ranges.add(new long[] {p * x.items() / partitions, (p + 1) * x.items() / partitions});
+    }
+    JavaRDD<Row> rows = JavaSparkContext.fromSparkContext(spark.sparkContext()).parallelize(ranges, partitions)
+        .mapPartitions(it -> it.hasNext() ? new Items(x, y, scale, it.next()) : java.util.Collections.emptyIterator());
+    return spark.createDataFrame(rows, schema());
+  }
+
+  /** The rows of one range of items, read one at a time; the files close at the end or with the task. */
+  private static final class Items implements java.util.Iterator<Row> {
+    private final IdxRanges.Reader images;
+    private final IdxRanges.Reader labels;
+    private final double scale;
+    private final int length;
+    private long next;
+    private final long end;
+
+    Items(IdxRanges.Header x, IdxRanges.Header y, double scale, long[] range) throws IOException {
+      this.images = new IdxRanges.Reader(x, range[0]);
+      this.labels = new IdxRanges.Reader(y, range[0]);
+      this.scale = scale;
+      this.length = x.itemLength();
+      this.next = range[0];
+      this.end = range[1];
+      org.apache.spark.TaskContext task = org.apache.spark.TaskContext.get();
+      if (task != null) {
+        task.addTaskCompletionListener((org.apache.spark.util.TaskCompletionListener) t -> close());
+      }
+    }
+
+    @Override
+    public boolean hasNext() {
+      if (next < end) {
+        return true;
+      }
+      close();
+      return false;
+    }
+
+    @Override
+    public Row next() {
+      if (!hasNext()) {
+        throw new java.util.NoSuchElementException();
+      }
+      double[] features = new double[length];
+      double[] label = new double[1];
+      try {
+        images.read(features, scale);
+        labels.read(label, 1);
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+      next++;
+      return RowFactory.create(Vectors.dense(features), label[0]);
+    }
+
+    private void close() {
+      try {
+        images.close();
+        labels.close();
+      } catch (IOException e) {
+        // reading is over: nothing to release beyond the streams
+      }
+    }
   }
 
   /** Fashion-MNIST's training ({@code train}) or test ({@code t10k}) set from {@code dir}, pixels scaled to [0, 1]. */

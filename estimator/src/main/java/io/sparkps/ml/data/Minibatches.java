@@ -43,13 +43,18 @@ public final class Minibatches {
     int offset = 0;
     int featuresAt = -1;
     int labelAt = -1;
+    int originAt = -1;
+    int fileAt = -1;
     while (data.hasNext()) {
       Row row = data.next();
       if (featuresAt < 0) {
         featuresAt = row.fieldIndex(featuresCol);
         labelAt = row.fieldIndex(labelCol);
+        java.util.List<String> fields = java.util.Arrays.asList(row.schema() == null ? new String[0] : row.schema().fieldNames());
+        originAt = fields.indexOf(Origins.ROW);
+        fileAt = fields.indexOf(Origins.FILE);
       }
-      Where where = new Where(offset, partition);
+      Where where = new Where(row, originAt, fileAt, offset, partition);
       appendFeatures(features, row.get(featuresAt), featuresCol, width, where);
       appendLabel(labels, row.get(labelAt), labelCol, kind, outputs, where);
       offset++;
@@ -57,11 +62,11 @@ public final class Minibatches {
     return new Minibatches(features.toArray(), labels.toArray(), offset, width, outputs);
   }
 
-  /** A row's place, for messages (built into text only when one is needed). */
-  private record Where(int offset, int partition) {
+  /** A row's place, for messages (built into text only when one is needed): its origin in the input when tagged. */
+  private record Where(Row row, int originAt, int fileAt, int offset, int partition) {
     @Override
     public String toString() {
-      return "row " + offset + " of partition " + partition;
+      return Origins.describe(row, originAt, fileAt, offset, partition);
     }
   }
 

@@ -46,4 +46,20 @@ class IdxDataFramesTest {
     IOException e = assertThrows(IOException.class, () -> IdxDataFrames.fashionMnist(spark, Path.of("no-such-dir"), "t10k", 1));
     assertTrue(e.getMessage().contains("apt-get install dataset-fashion-mnist"), e.getMessage());
   }
+
+  @Test
+  void theTrainingSet_isReadOnTheExecutors_inSmallTasks_withoutAShuffle() throws IOException {
+    Dataset<Row> train = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 4);
+    java.util.List<String> warnings = io.sparkps.ml.TaskSizeWarnings.during(() -> assertEquals(60000, train.count()));
+    assertEquals(java.util.List.of(), warnings, "no task carries the data");
+    assertEquals(4, train.rdd().getNumPartitions());
+    assertTrue(!train.queryExecution().executedPlan().toString().contains("Exchange"),
+        "no shuffle: " + train.queryExecution().executedPlan());
+    // The items are the file's, in order: item 0 of the training set is an ankle boot (label 9).
+    assertEquals(9.0, train.head().getDouble(1));
+    // The check can fail: a task that carries 5 MB is warned about.
+    java.util.List<Double> heavy = new java.util.ArrayList<>(java.util.Collections.nCopies(700_000, 1.0));
+    java.util.List<String> warned = io.sparkps.ml.TaskSizeWarnings.during(() -> org.apache.spark.api.java.JavaSparkContext.fromSparkContext(spark.sparkContext()).parallelize(heavy, 1).count());
+    assertEquals(1, warned.size(), warned.toString());
+  }
 }
