@@ -15,12 +15,11 @@ import io.sparkps.ps.grpc.proto.PullItem;
 import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.Segment;
 import io.sparkps.ps.grpc.proto.UpdateOp;
-import java.io.ByteArrayInputStream;
+import io.sparkps.ps.testing.RawCalls;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -46,21 +45,6 @@ class FuzzTest {
   private static final Pattern NAMES_A_FIELD = Pattern.compile("\\(fields? [a-z_]+(, [a-z_]+)*\\)");
   private static final long[] EXTREMES = {-1, 0, 1, 2047, 2048, 2049, 99, 100, Long.MAX_VALUE, Long.MIN_VALUE,
       Integer.MAX_VALUE, Integer.MIN_VALUE, 1L << 32, (1L << 62) + 7};
-  private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
-    @Override
-    public InputStream stream(byte[] value) {
-      return new ByteArrayInputStream(value);
-    }
-
-    @Override
-    public byte[] parse(InputStream stream) {
-      try {
-        return stream.readAllBytes();
-      } catch (IOException e) {
-        throw new IllegalStateException(e);
-      }
-    }
-  };
   private static final MethodDescriptor<byte[], byte[]> UPDATE = method("Update", MethodDescriptor.MethodType.UNARY);
   private static final MethodDescriptor<byte[], byte[]> PULL = method("Pull", MethodDescriptor.MethodType.SERVER_STREAMING);
   private static final MethodDescriptor<byte[], byte[]> UPDATE_STREAM =
@@ -72,7 +56,7 @@ class FuzzTest {
   private static MethodDescriptor<byte[], byte[]> method(String name, MethodDescriptor.MethodType type) {
     return MethodDescriptor.<byte[], byte[]>newBuilder().setType(type)
         .setFullMethodName(MethodDescriptor.generateFullMethodName("sparkps.ps.v1.ParameterService", name))
-        .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
+        .setRequestMarshaller(RawCalls.BYTES).setResponseMarshaller(RawCalls.BYTES).build();
   }
 
   private long pick() {

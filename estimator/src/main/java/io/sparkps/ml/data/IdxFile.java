@@ -32,36 +32,19 @@ public record IdxFile(Path path, int[] dims, float[] values) {
   }
 
   private static IdxFile parse(Path path, DataInputStream in) throws IOException {
-    int magic;
-    try {
-      magic = in.readInt();
-    } catch (EOFException e) {
-      throw new IOException(path + " is empty: not an IDX file", e);
-    }
-    int type = (magic >>> 8) & 0xff;
-    int rank = magic & 0xff;
-    if ((magic >>> 16) != 0 || rank < 1 || rank > 8) {
-      throw new IOException(path + " is not an IDX file (magic 0x" + Integer.toHexString(magic) + ")");
-    }
-    int[] dims = new int[rank];
-    long count = 1;
-    for (int i = 0; i < rank; i++) {
-      dims[i] = in.readInt();
-      if (dims[i] < 0) {
-        throw new IOException(path + ": dimension " + i + " is negative (" + dims[i] + ")");
-      }
-      count *= dims[i];
-    }
+    IdxRanges.Header header = IdxRanges.readHeader(path.toString(), in);
+    long count = header.items() * header.itemLength();
     if (count > Integer.MAX_VALUE - 8) {
       throw new IOException(path + ": " + count + " values are too many for one array");
     }
     float[] values = new float[(int) count];
     try {
-      readValues(in, type, values, path);
+      readValues(in, header.type(), values, path);
     } catch (EOFException e) {
-      throw new IOException(path + " is truncated: its header " + Arrays.toString(dims) + " promises " + count + " values", e);
+      throw new IOException(path + " is truncated: its header " + Arrays.toString(header.dims()) + " promises " + count
+          + " values", e);
     }
-    return new IdxFile(path, dims, values);
+    return new IdxFile(path, header.dims(), values);
   }
 
   private static void readValues(DataInputStream in, int type, float[] values, Path path) throws IOException {

@@ -71,7 +71,8 @@ final class IdxRanges {
     }
   }
 
-  private static Header readHeader(String path, DataInputStream in) throws IOException {
+  /** Reads the header at the start of {@code in}, the bytes of the IDX file at {@code path}. */
+  static Header readHeader(String path, DataInputStream in) throws IOException {
     int magic;
     try {
       magic = in.readInt();

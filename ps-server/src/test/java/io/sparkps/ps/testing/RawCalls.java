@@ -14,7 +14,8 @@ import java.util.concurrent.TimeUnit;
 
 /** Calls any gRPC method by name with raw bytes, as a client past SparkPS's own would. */
 public final class RawCalls {
-  private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
+  /** Passes bytes through as they are. */
+  public static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
     @Override
     public InputStream stream(byte[] value) {
       return new ByteArrayInputStream(value);
