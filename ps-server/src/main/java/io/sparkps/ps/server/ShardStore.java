@@ -28,6 +28,7 @@ public final class ShardStore {
   final WireLimits limits;
   private final ConcurrentHashMap<String, VariableSlice> slices = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, GroupState> groups = new ConcurrentHashMap<>();
+  private final java.util.concurrent.atomic.AtomicLong elements = new java.util.concurrent.atomic.AtomicLong();
 
   /** An empty shard with the default ASYNC group and the default limits. */
   public ShardStore(int shardIndex, Waiters waiters) {
@@ -44,9 +45,9 @@ public final class ShardStore {
     groups.put(defaultGroup.getName(), new GroupState(defaultGroup));
   }
 
-  /** Values held by all slices of this shard. */
+  /** Values held by all slices of this shard (kept as slices are added: asked on every bulk update). */
   public long elements() {
-    return slices.values().stream().mapToLong(s -> s.size).sum();
+    return elements.get();
   }
 
   /** This shard's index. */
@@ -72,7 +73,7 @@ public final class ShardStore {
     int created = 0;
     for (SliceDecl decl : request.getSlicesList()) {
       if (!slices.containsKey(decl.getSpec().getName())) {
-        slices.put(decl.getSpec().getName(), new VariableSlice(decl.getSpec(),
+        put(new VariableSlice(decl.getSpec(),
             ProtoConvert.fromProto(decl.getSpec().getOptimizer()), decl.getRowStart(), decl.getRowEnd()));
         created++;
       }
@@ -206,7 +207,8 @@ public final class ShardStore {
   }
 
   void put(VariableSlice slice) {
-    slices.put(slice.name, slice);
+    VariableSlice old = slices.put(slice.name, slice);
+    elements.addAndGet(slice.size - (old == null ? 0 : old.size));
   }
 
   void putGroup(GroupState group) {
