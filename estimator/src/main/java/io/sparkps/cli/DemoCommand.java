@@ -1,15 +1,12 @@
 package io.sparkps.cli;
 
 import io.sparkps.ml.data.IdxDataFrames;
+import io.sparkps.ml.data.Prototypes;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
-import java.util.Random;
 import java.util.concurrent.Callable;
-import org.apache.spark.ml.linalg.Vectors;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -53,8 +50,8 @@ final class DemoCommand implements Callable<Integer> {
       SparkPsCli.OUT.println("sparkps demo: Fashion-MNIST is not installed at " + dataset + " (install it with "
           + "'apt-get install dataset-fashion-mnist'); training on a GENERATED data set of the same shape instead "
           + "(10 classes of 28x28 noisy prototypes), so the figures below say nothing about Fashion-MNIST");
-      train = generated(spark, 12_000, 1, workers).cache();
-      test = generated(spark, 2_000, 2, workers).cache();
+      train = Prototypes.dataFrame(spark, 12_000, 1, workers).cache();
+      test = Prototypes.dataFrame(spark, 2_000, 2, workers).cache();
     }
     TrainCommand t = new TrainCommand();
     t.columns.featuresCol = "features";
@@ -74,34 +71,5 @@ final class DemoCommand implements Callable<Integer> {
     SparkPsCli.OUT.println(TrainingRun.describe(summary, dir));
     SparkPsCli.OUT.println("sparkps demo: open " + dir + "/report.html for the plots");
     return SparkPsCli.OK;
-  }
-
-  /**
-   * Ten classes: fixed random 28x28 prototypes plus noise, pixel values in [0, 1]. Each partition
-   * makes its own rows in its task (seeded by its index), so no task carries data.
-   */
-  static Dataset<Row> generated(SparkSession spark, int rows, long seed, int partitions) {
-    List<Integer> parts = java.util.stream.IntStream.range(0, partitions).boxed().toList();
-    org.apache.spark.api.java.JavaRDD<Row> data = org.apache.spark.api.java.JavaSparkContext
-        .fromSparkContext(spark.sparkContext()).parallelize(parts, partitions).mapPartitions(it -> {
-          int p = it.next();
-          Random prototypes = new Random(7);
-          double[][] proto = new double[10][784];
-          for (double[] row : proto) {
-            for (int i = 0; i < row.length; i++) {
-              row[i] = prototypes.nextDouble();
-            }
-          }
-          Random random = new Random(seed * 1_000_003L + p);
-          return java.util.stream.IntStream.range(p * rows / partitions, (p + 1) * rows / partitions).mapToObj(r -> {
-            int label = r % 10;
-            double[] x = new double[784];
-            for (int i = 0; i < x.length; i++) {
-              x[i] = Math.min(1, Math.max(0, proto[label][i] + random.nextGaussian() * 0.35));
-            }
-            return RowFactory.create(Vectors.dense(x), (double) label);
-          }).iterator();
-        });
-    return spark.createDataFrame(data, IdxDataFrames.schema());
   }
 }

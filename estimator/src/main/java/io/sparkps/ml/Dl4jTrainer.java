@@ -5,6 +5,7 @@ import io.sparkps.ml.data.Origins;
 import io.sparkps.ps.Consistency;
 import io.sparkps.ps.ConsistencyGroup;
 import io.sparkps.spark.ClusterSpec;
+import io.sparkps.spark.InputPlacement;
 import io.sparkps.spark.RunResult;
 import io.sparkps.spark.TrainingCluster;
 import io.sparkps.spark.TrainingJob;
@@ -58,6 +59,8 @@ public final class Dl4jTrainer {
     }
   }
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Dl4jTrainer.class);
+
   private Dl4jTrainer() {}
 
   /** Starts training; the job's result is the chief's final parameters (and the others' null). */
@@ -75,6 +78,8 @@ public final class Dl4jTrainer {
   static Launch launch(SparkSession spark, ClusterSpec spec, Dataset<Row> data, Settings s, EvalWorker evaluator,
       Net probe) {
     LabelKind kind = Schemas.labelKind(data.schema(), s.labelCol(), probe.classification(), probe.outputs());
+    boolean alwaysShuffle = DataConf.alwaysShuffle(spark);
+    io.sparkps.ml.data.Minibatches.Limits limits = DataConf.limits(spark);
     if (s.checkpointDir() != null) {
       // A checkpoint of another network or ps count fails here, before launch, not in every attempt.
       Checkpoints.latest(s.checkpointDir()).ifPresent(marker -> Checkpoints.checkFits(s.checkpointDir(), marker,
@@ -91,12 +96,17 @@ public final class Dl4jTrainer {
     }
     // Each row carries its place in the input through any shuffle, so that a bad row is named where it is.
     Dataset<Row> rowsToTrain = Origins.tag(data, s.featuresCol(), s.labelCol());
-    if (partitions.rows().length != spec.numWorkers() || partitions.nonEmpty() != spec.numWorkers()) {
+    // Input partitions that can be balanced over the workers are given to them as they are; others are shuffled.
+    java.util.Optional<InputPlacement> placement = alwaysShuffle ? java.util.Optional.empty()
+        : InputPlacement.plan(partitions.rows(), spec.numWorkers());
+    if (placement.isEmpty()) {
+      LOG.info("SparkPS shuffles the input over {} workers: {}", spec.numWorkers(), alwaysShuffle
+          ? DataConf.SHUFFLE + " is always" : InputPlacement.whyShuffle(partitions.rows(), spec.numWorkers()));
       rowsToTrain = rowsToTrain.repartition(spec.numWorkers());
     }
     int stepsPerEpoch = (int) Math.max(1, rows / ((long) spec.numWorkers() * s.batchSize()));
-    TrainWorker worker = new TrainWorker(s, kind, stepsPerEpoch);
-    TrainingCluster cluster = new TrainingCluster(spark, spec);
+    TrainWorker worker = new TrainWorker(s, kind, stepsPerEpoch, limits);
+    TrainingCluster cluster = new TrainingCluster(spark, spec).withPlacement(placement.orElse(null));
     if (evaluator != null) {
       cluster.withEvaluator(evaluator);
     }

@@ -25,9 +25,11 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   private final Dl4jTrainer.Settings settings;
   private final LabelKind labelKind;
   private final int stepsPerEpoch;
+  private final Minibatches.Limits limits;
 
-  TrainWorker(Dl4jTrainer.Settings settings, LabelKind labelKind, int stepsPerEpoch) {
+  TrainWorker(Dl4jTrainer.Settings settings, LabelKind labelKind, int stepsPerEpoch, Minibatches.Limits limits) {
     this.settings = settings;
+    this.limits = limits;
     this.labelKind = labelKind;
     this.stepsPerEpoch = stepsPerEpoch;
   }
@@ -66,8 +68,19 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     long version = ps.read(variables.names().get(0)).version();
     ps.setStep(version);
     long done = settings.consistency() == Consistency.SYNC ? version : version / ctx.numWorkers();
-    Minibatches data = Minibatches.of(ctx.data(), ctx.index(), settings.featuresCol(), settings.labelCol(),
-        (int) net.inputWidth(), labelKind, (int) net.outputs());
+    // Read once into memory or a spill file that is deleted when the task ends, however it ends.
+    try (Minibatches data = Minibatches.of(ctx.data(), ctx.index(), settings.featuresCol(), settings.labelCol(),
+        (int) net.inputWidth(), labelKind, (int) net.outputs(), limits, DataConf.spillDir(ctx.index()))) {
+      if (data.spillFile() != null) {
+        ctx.progress().message("worker " + ctx.index() + " spilled its " + data.rows() + " rows to " + data.spillFile());
+      }
+      return train(ctx, net, variables, ps, data, done);
+    }
+  }
+
+  private float[] train(WorkerContext<Row> ctx, Net net, NetworkVariables variables, PsClient ps, Minibatches data,
+      long done) {
+    String checkpoints = settings.checkpointDir();
     PsTrainingStep step = new PsTrainingStep(net, variables, ps);
     long total = totalSteps();
     while (done < total) {

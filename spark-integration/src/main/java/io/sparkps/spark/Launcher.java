@@ -39,6 +39,9 @@ final class Launcher<T, R> {
   private final JavaRDD<T> data;
   private final WorkerFunction<T, R> function;
   private final EvaluatorFunction evaluator;
+  private final InputPlacement placement;
+  /** The input grouped per worker and kept on the executors' disks for the barrier stage, when it was. */
+  private volatile JavaRDD<T> grouped;
   /** Each ps's job (one task), by ps index; a lost ps's entry is its replacement's job. */
   private final Map<Integer, JavaFutureAction<Void>> psJobs = new java.util.concurrent.ConcurrentHashMap<>();
   private final Map<Integer, Integer> psLaunches = new java.util.concurrent.ConcurrentHashMap<>();
@@ -47,6 +50,7 @@ final class Launcher<T, R> {
   private volatile JavaRDD<T> partitioned;
   private boolean cancelled;
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Launcher.class);
   /** How often the driver looks for a failure that ends the run while the barrier stage runs. */
   private static final long FAILURE_POLL_MILLIS = 100;
   /** Progress of a recreated worker goes nowhere. */
@@ -59,7 +63,8 @@ final class Launcher<T, R> {
   };
 
   Launcher(JavaSparkContext sc, ClusterSpec spec, String runId, JavaRDD<T> data, WorkerFunction<T, R> function,
-      EvaluatorFunction evaluator) {
+      EvaluatorFunction evaluator, InputPlacement placement) {
+    this.placement = placement;
     this.sc = sc;
     this.spec = spec;
     this.runId = runId;
@@ -162,6 +167,7 @@ final class Launcher<T, R> {
   @SuppressWarnings("unchecked")
   List<R> train(TaskEnv env, Registry registry, Supervisor supervisor) throws InterruptedException, ExecutionException {
     JavaFutureAction<List<Tuple2<Object, Object>>> job;
+    JavaRDD<T> placed = place();
     synchronized (this) {
       // Submitting under the lock that cancelAll() takes: a cancel either comes first or finds the job.
       if (cancelled) {
@@ -169,7 +175,7 @@ final class Launcher<T, R> {
       }
       sc.setJobGroup(group("train"), "sparkps train (" + spec.numWorkers() + " workers)", true);
       try {
-        partitioned = perWorker(data, spec.numWorkers());
+        partitioned = placed;
         ClassTag<Tuple2<Object, Object>> pairTag = ClassTag$.MODULE$.apply(Tuple2.class);
         ClassTag<Object> objectTag = ClassTag$.MODULE$.apply(Object.class);
         RDD<Tuple2<Object, Object>> out = partitioned.rdd().barrier()
@@ -209,6 +215,66 @@ final class Launcher<T, R> {
               + "would not get past", null);
         }
       }
+    }
+  }
+
+  /**
+   * The data with one partition per worker. With a placement, the input partitions are grouped
+   * per worker and written once to the executors' disks by a job without a shuffle (a barrier
+   * stage cannot read a coalesced RDD directly), unless they already are one per worker.
+   */
+  private JavaRDD<T> place() {
+    if (placement == null || (placement.identity() && data.getNumPartitions() == spec.numWorkers()
+        && samePartitionsUpToShuffle(data.rdd(), spec.numWorkers()))) {
+      return perWorker(data, spec.numWorkers());
+    }
+    synchronized (this) {
+      if (cancelled) {
+        throw new CancellationException("cancelled before the barrier stage started");
+      }
+      sc.setJobGroup(group("train"), "sparkps data: " + placement, true);
+    }
+    try {
+      // Worker w's partition: its input partitions, in input order, coalesced into one (narrow, no shuffle).
+      List<JavaRDD<T>> perWorker = new ArrayList<>();
+      for (int[] group : placement.groups()) {
+        RDD<T> pruned = org.apache.spark.rdd.PartitionPruningRDD.create(data.rdd(), new InGroup(group));
+        perWorker.add(JavaRDD.fromRDD(pruned, data.classTag()).coalesce(1));
+      }
+      @SuppressWarnings("unchecked")
+      JavaRDD<T> union = sc.union(perWorker.toArray(new JavaRDD[0]));
+      union.persist(org.apache.spark.storage.StorageLevel.DISK_ONLY());
+      union.rdd().localCheckpoint();
+      grouped = union;
+      grouped.count();
+      LOG.info("SparkPS run {}: {}", runId, placement);
+      return grouped;
+    } finally {
+      sc.clearJobGroup();
+    }
+  }
+
+  /** Whether a partition index is in a worker's group (Spark keeps it in the RDD, so it is serializable). */
+  private static final class InGroup extends scala.runtime.AbstractFunction1<Object, Object>
+      implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+    private final int[] group;
+
+    InGroup(int[] group) {
+      this.group = group.clone();
+    }
+
+    @Override
+    public Object apply(Object index) {
+      return java.util.Arrays.stream(group).anyMatch(p -> p == (Integer) index);
+    }
+  }
+
+  /** Drops the grouped input's blocks from the executors' disks. */
+  void releaseData() {
+    JavaRDD<T> g = grouped;
+    if (g != null) {
+      g.unpersist(false);
     }
   }
 
@@ -335,9 +401,18 @@ final class Launcher<T, R> {
   /** Reruns worker {@code index}'s function in the driver, on its partition, against in-process ps shards. */
   private TrainingFailure.Recreation recreation(int index, int attempt) {
     return () -> {
-      JavaRDD<T> source = partitioned != null ? partitioned : perWorker(data, spec.numWorkers());
-      List<T> rows = source.mapPartitionsWithIndex((i, it) -> i == index ? it : Collections.<T>emptyIterator(), true)
-          .collect();
+      List<T> rows;
+      if (grouped != null) {
+        // The grouped blocks are dropped after the run; the group is read again from the input.
+        java.util.Set<Integer> mine = java.util.Arrays.stream(placement.groups()[index]).boxed()
+            .collect(java.util.stream.Collectors.toSet());
+        rows = data.mapPartitionsWithIndex((i, it) -> mine.contains(i) ? it : Collections.<T>emptyIterator(), true)
+            .collect();
+      } else {
+        JavaRDD<T> source = partitioned != null ? partitioned : perWorker(data, spec.numWorkers());
+        rows = source.mapPartitionsWithIndex((i, it) -> i == index ? it : Collections.<T>emptyIterator(), true)
+            .collect();
+      }
       String run = "sparkps-recreate-" + UUID.randomUUID();
       PsToken token = PsToken.generate();
       List<ParameterServer> servers = new ArrayList<>();

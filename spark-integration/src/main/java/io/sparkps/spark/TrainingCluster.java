@@ -25,6 +25,7 @@ public final class TrainingCluster {
   private final JavaSparkContext sc;
   private final ClusterSpec spec;
   private EvaluatorFunction evaluator;
+  private InputPlacement placement;
 
   /** A cluster described by {@code spec} on {@code spark}'s context. */
   public TrainingCluster(SparkSession spark, ClusterSpec spec) {
@@ -43,6 +44,22 @@ public final class TrainingCluster {
       throw new IllegalArgumentException("the ClusterSpec has no evaluator: build it with optEvaluator(true)");
     }
     this.evaluator = Objects.requireNonNull(evaluator, "evaluator");
+    return this;
+  }
+
+  /**
+   * Gives the input partitions to the workers as {@code placement} groups them (see
+   * {@link InputPlacement#plan}), without a shuffle, instead of shuffling input that does not
+   * have one partition per worker already. The next run's input must have the partitions it was
+   * planned for.
+   */
+  public TrainingCluster withPlacement(InputPlacement placement) {
+    if (placement != null && placement.groups().length != spec.numWorkers()) {
+      throw new IllegalArgumentException("the placement is for " + placement.groups().length + " workers but the "
+          + "ClusterSpec has " + spec.numWorkers() + ": plan it with InputPlacement.plan(rows, " + spec.numWorkers()
+          + ")");
+    }
+    this.placement = placement;
     return this;
   }
 
@@ -66,7 +83,11 @@ public final class TrainingCluster {
     // Executors of a cluster register over time; local mode has all its slots at once.
     Duration executorWait = sc.isLocal() ? Duration.ZERO : Duration.ofSeconds(Math.min(60, spec.psStartTimeout().toSeconds()));
     Preflight.check(sc.sc(), spec, executorWait);
-    TrainingJob<R> job = new TrainingJob<>(sc, spec, data, function, evaluator);
+    if (placement != null && placement.partitions() != data.getNumPartitions()) {
+      throw new IllegalArgumentException("the placement was planned for " + placement.partitions() + " input "
+          + "partitions but the data has " + data.getNumPartitions() + ": plan it from this data's partitions");
+    }
+    TrainingJob<R> job = new TrainingJob<>(sc, spec, data, function, evaluator, placement);
     job.start();
     return job;
   }

@@ -49,7 +49,7 @@ public final class TrainingJob<R> {
   private final Listeners listeners;
 
   <T> TrainingJob(JavaSparkContext sc, ClusterSpec spec, JavaRDD<T> data, WorkerFunction<T, R> function,
-      EvaluatorFunction evaluator) {
+      EvaluatorFunction evaluator, InputPlacement placement) {
     this.sc = sc;
     this.spec = spec;
     RunSecurity.Decision security = RunSecurity.decide(sc.getConf(), spec);
@@ -57,7 +57,7 @@ public final class TrainingJob<R> {
     this.tls = security.tls();
     this.registry = new Registry(spec.numPs(), spec.numWorkers());
     registry.setHeartbeatInterval(spec.heartbeatInterval());
-    this.launcher = new Launcher<>(sc, spec, runId, data, function, evaluator);
+    this.launcher = new Launcher<>(sc, spec, runId, data, function, evaluator, placement);
     this.listeners = new Listeners(runId, registry);
   }
 
@@ -136,6 +136,7 @@ public final class TrainingJob<R> {
       stopServers();
       launcher.stopBackgroundJobs(grace);
     } finally {
+      launcher.releaseData();
       if (coordinator != null) {
         coordinator.close();
       }

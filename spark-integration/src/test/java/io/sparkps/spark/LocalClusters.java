@@ -69,6 +69,17 @@ public final class LocalClusters {
     }
   }
 
+  /** The peak resident set size of a process of this machine so far (Linux's VmHWM), in bytes. */
+  public static long peakRss(ProcessHandle process) {
+    try {
+      return java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/" + process.pid() + "/status")).stream()
+          .filter(l -> l.startsWith("VmHWM:")).mapToLong(l -> Long.parseLong(l.replaceAll("[^0-9]", "")) * 1024)
+          .findFirst().orElseThrow(() -> new IllegalStateException("no VmHWM for process " + process.pid()));
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("cannot read the status of process " + process.pid(), e);
+    }
+  }
+
   /** The process of executor {@code executorId} of this application. */
   public static ProcessHandle executorProcess(JavaSparkContext sc, String executorId) {
     String app = sc.sc().applicationId();

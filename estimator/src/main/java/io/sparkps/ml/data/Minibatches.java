@@ -1,10 +1,11 @@
 package io.sparkps.ml.data;
 
+import java.io.Serializable;
 import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
+import java.nio.file.Path;
 import java.util.Iterator;
-import java.util.List;
 import java.util.Random;
-import org.apache.spark.ml.linalg.Vector;
 import org.apache.spark.sql.Row;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -12,62 +13,80 @@ import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
 
 /**
- * One worker's partition, materialized once into compact float storage, served as shuffled
- * minibatches (seeded) for as many epochs as asked. Bad rows fail when read, naming the
- * partition, the row's offset in it, the column and the fix; nothing is skipped.
+ * One worker's partition, read once into compact float32 records, served as shuffled minibatches
+ * (seeded) for as many epochs as asked. A partition under {@link Limits#inMemoryMax()} stays in
+ * memory; a larger one is streamed into a spill file in a local directory and read back through
+ * memory mappings of one shuffle window at a time, so a worker's memory is bounded by the window,
+ * not by its partition. Both are shuffled the same way: the order of the blocks, then the records
+ * within a window of blocks (in memory, the window is the whole partition). Bad rows fail when
+ * read, naming where they are in the user's input, the column and the fix; nothing is skipped.
+ * Closing deletes the spill file.
  */
-public final class Minibatches {
-  private final float[] features;
-  private final float[] labels;
-  private final int rows;
+public final class Minibatches implements AutoCloseable {
+  /**
+   * How much of a partition is held in memory, and the shuffle window of a spilled one.
+   *
+   * @param inMemoryMax bytes of records held in memory; a larger partition spills to a file
+   * @param shuffleWindowRows records mapped and shuffled together when reading a spill file
+   */
+  public record Limits(long inMemoryMax, int shuffleWindowRows) implements Serializable {
+    /** Everything in memory. */
+    public static final Limits IN_MEMORY = new Limits(Long.MAX_VALUE, Integer.MAX_VALUE);
+
+    /** Checks the values. */
+    public Limits {
+      if (inMemoryMax < 0 || shuffleWindowRows < 1) {
+        throw new IllegalArgumentException("inMemoryMax (" + inMemoryMax + ") must be >= 0 and shuffleWindowRows ("
+            + shuffleWindowRows + ") >= 1");
+      }
+    }
+  }
+
+  private final RowStore store;
   private final int width;
   private final int outputs;
+  private final int windowBlocks;
+  private Batches active;
 
-  private Minibatches(float[] features, float[] labels, int rows, int width, int outputs) {
-    this.features = features;
-    this.labels = labels;
-    this.rows = rows;
+  private Minibatches(RowStore store, int width, int outputs, Limits limits) {
+    this.store = store;
     this.width = width;
     this.outputs = outputs;
+    this.windowBlocks = store.spilled()
+        ? (int) Math.max(1, Math.min(store.blocks(), (limits.shuffleWindowRows() + (long) store.blockRows() - 1)
+            / store.blockRows()))
+        : Math.max(1, store.blocks());
   }
 
   /**
    * Reads rows with a vector (or array of numbers) column {@code featuresCol} of {@code width}
    * values and a label column {@code labelCol} of {@code kind} for a network of {@code outputs}
-   * output units.
+   * output units; spills to a file in {@code spillDir} beyond {@code limits}.
    */
   public static Minibatches of(Iterator<Row> data, int partition, String featuresCol, String labelCol, int width,
-      LabelKind kind, int outputs) {
-    FloatBuffer features = new FloatBuffer();
-    FloatBuffer labels = new FloatBuffer();
-    int offset = 0;
-    int featuresAt = -1;
-    int labelAt = -1;
-    int originAt = -1;
-    int fileAt = -1;
-    while (data.hasNext()) {
-      Row row = data.next();
-      if (featuresAt < 0) {
-        featuresAt = row.fieldIndex(featuresCol);
-        labelAt = row.fieldIndex(labelCol);
-        java.util.List<String> fields = java.util.Arrays.asList(row.schema() == null ? new String[0] : row.schema().fieldNames());
-        originAt = fields.indexOf(Origins.ROW);
-        fileAt = fields.indexOf(Origins.FILE);
+      LabelKind kind, int outputs, Limits limits, Path spillDir) {
+    RowDecoder decoder = new RowDecoder(partition, featuresCol, labelCol, width, kind, outputs);
+    RowStore store = new RowStore(decoder.recordFloats(), limits.inMemoryMax(), spillDir,
+        "sparkps-spill-" + Math.max(partition, 0) + "-");
+    try {
+      float[] record = new float[decoder.recordFloats()];
+      long offset = 0;
+      while (data.hasNext()) {
+        decoder.decode(data.next(), offset++, record);
+        store.append(record);
       }
-      Where where = new Where(row, originAt, fileAt, offset, partition);
-      appendFeatures(features, row.get(featuresAt), featuresCol, width, where);
-      appendLabel(labels, row.get(labelAt), labelCol, kind, outputs, where);
-      offset++;
+      store.finish();
+      return new Minibatches(store, width, outputs, limits);
+    } catch (RuntimeException | Error e) {
+      store.close();
+      throw e;
     }
-    return new Minibatches(features.toArray(), labels.toArray(), offset, width, outputs);
   }
 
-  /** A row's place, for messages (built into text only when one is needed): its origin in the input when tagged. */
-  private record Where(Row row, int originAt, int fileAt, int offset, int partition) {
-    @Override
-    public String toString() {
-      return Origins.describe(row, originAt, fileAt, offset, partition);
-    }
+  /** {@link #of(Iterator, int, String, String, int, LabelKind, int, Limits, Path)} held in memory. */
+  public static Minibatches of(Iterator<Row> data, int partition, String featuresCol, String labelCol, int width,
+      LabelKind kind, int outputs) {
+    return of(data, partition, featuresCol, labelCol, width, kind, outputs, Limits.IN_MEMORY, null);
   }
 
   /** {@link #of(Iterator, int, String, String, int, LabelKind, int)} with class-index labels. */
@@ -76,122 +95,39 @@ public final class Minibatches {
     return of(data, partition, featuresCol, labelCol, width, LabelKind.CLASS_INDEX, classes);
   }
 
-  private static void appendFeatures(FloatBuffer out, Object value, String col, int width, Where where) {
-    if (value == null) {
-      throw new IllegalArgumentException("column '" + col + "' is null in " + where + ": drop or fill such rows first");
-    }
-    if (value instanceof Number) {
-      throw new IllegalArgumentException("column '" + col + "' is a single number in " + where
-          + "; expected an ml.linalg.Vector or an array of floats or doubles (use a VectorAssembler)");
-    }
-    double[] values = numbers(value, col, where);
-    check(col, values.length, width, where);
-    float[] a = out.reserve(values.length);
-    int at = out.size();
-    for (int i = 0; i < values.length; i++) {
-      a[at + i] = (float) values[i];
-    }
-    for (int i = 0; i < values.length; i++) {
-      // NaN and infinity survive the cast, so one branch-light pass over the floats finds them
-      if (!Float.isFinite(a[at + i])) {
-        finite(col, values[i], where);
-        throw new IllegalArgumentException("column '" + col + "' holds " + values[i] + " in " + where
-            + ", beyond the float32 range the network computes in: scale the features first");
-      }
-    }
-    out.advance(values.length);
-  }
-
-  private static void check(String col, int size, int width, Where where) {
-    if (size != width) {
-      throw new IllegalArgumentException("column '" + col + "' has " + size + " values in " + where + " but the network "
-          + "takes " + width + ": every feature vector must have the network's input size");
-    }
-  }
-
-  private static float finite(String col, double d, Where where) {
-    if (!Double.isFinite(d)) {
-      throw new IllegalArgumentException("column '" + col + "' holds " + d + " in " + where + ": clean or impute it first");
-    }
-    return (float) d;
-  }
-
-  private static void appendLabel(FloatBuffer out, Object value, String col, LabelKind kind, int outputs, Where where) {
-    if (value == null) {
-      throw new IllegalArgumentException("column '" + col + "' is null in " + where + ": drop or fill such rows first");
-    }
-    if (kind == LabelKind.CLASS_INDEX) {
-      if (!(value instanceof Number n)) {
-        throw new IllegalArgumentException("column '" + col + "' holds " + value + " in " + where
-            + "; expected a class index (use a StringIndexer for string labels)");
-      }
-      double d = n.doubleValue();
-      if (d != Math.rint(d) || d < 0 || d >= outputs) {
-        throw new IllegalArgumentException("column '" + col + "' holds " + d + " in " + where + " but the output layer "
-            + "has " + outputs + " classes: labels must be whole numbers in [0, " + outputs + ")");
-      }
-      for (int c = 0; c < outputs; c++) {
-        out.add(c == (int) d ? 1f : 0f);
-      }
-      return;
-    }
-    double[] values = numbers(value, col, where);
-    if (values.length != outputs) {
-      throw new IllegalArgumentException("column '" + col + "' has " + values.length + " values in " + where + " but the "
-          + "output layer has " + outputs + " units: the label must have one value per output unit");
-    }
-    double sum = 0;
-    for (double d : values) {
-      float f = finite(col, d, where);
-      if (kind == LabelKind.ONE_HOT && (d < 0 || d > 1)) {
-        throw new IllegalArgumentException("column '" + col + "' holds " + d + " in " + where + ": class probabilities "
-            + "(one-hot labels) must lie in [0, 1]");
-      }
-      sum += d;
-      out.add(f);
-    }
-    if (kind == LabelKind.ONE_HOT && Math.abs(sum - 1) > 1e-3) {
-      throw new IllegalArgumentException("column '" + col + "' sums to " + sum + " in " + where + ": a one-hot (or "
-          + "class probability) label must sum to 1");
-    }
-  }
-
-  private static double[] numbers(Object value, String col, Where where) {
-    if (value instanceof Number n) {
-      return new double[] {n.doubleValue()};
-    }
-    if (value instanceof Vector v) {
-      return v.toArray();
-    }
-    if (value instanceof scala.collection.Seq<?> seq) {
-      List<?> list = scala.collection.JavaConverters.seqAsJavaList(seq);
-      double[] out = new double[list.size()];
-      for (int i = 0; i < out.length; i++) {
-        if (!(list.get(i) instanceof Number n)) {
-          throw new IllegalArgumentException("column '" + col + "' holds " + list.get(i) + " in " + where
-              + "; expected numbers");
-        }
-        out[i] = n.doubleValue();
-      }
-      return out;
-    }
-    throw new IllegalArgumentException("column '" + col + "' is a " + value.getClass().getSimpleName() + " in " + where
-        + "; expected a number, an ml.linalg.Vector or an array of numbers");
-  }
-
-  /** The features, row after row (the backing array; do not modify). */
+  /** The features, row after row (a copy; in memory only). */
   public float[] features() {
-    return features;
+    return column(0, width);
   }
 
-  /** The labels, a row of the output width per example (the backing array; do not modify). */
+  /** The labels, a row of the output width per example (a copy; in memory only). */
   public float[] labels() {
-    return labels;
+    return column(width, outputs);
+  }
+
+  private float[] column(int from, int count) {
+    float[] all = store.toArray();
+    int floats = store.recordFloats();
+    float[] out = new float[Math.toIntExact(store.records() * count)];
+    for (int r = 0, at = 0; at < out.length; r += floats, at += count) {
+      System.arraycopy(all, r + from, out, at, count);
+    }
+    return out;
   }
 
   /** Rows in this partition. */
   public int size() {
-    return rows;
+    return Math.toIntExact(store.records());
+  }
+
+  /** Rows in this partition. */
+  public long rows() {
+    return store.records();
+  }
+
+  /** The spill file, or null when the partition is held in memory. */
+  public Path spillFile() {
+    return store.file();
   }
 
   /**
@@ -204,82 +140,143 @@ public final class Minibatches {
 
   /**
    * The minibatches of one epoch from step {@code from} on (a resumed run continues mid-epoch with
-   * the batches it would have had).
+   * the batches it would have had). Starting another epoch ends this one.
    */
   public Iterator<DataSet> epoch(int epoch, int from, int steps, int batchSize, long seed) {
-    if (rows == 0) {
+    if (store.records() == 0) {
       throw new IllegalStateException("this worker's partition is empty; repartition the data or use fewer workers");
     }
-    int[] order = new int[rows];
-    for (int i = 0; i < rows; i++) {
-      order[i] = i;
+    if (active != null) {
+      active.release();
     }
-    Random random = new Random(seed * 31 + epoch);
-    for (int i = rows - 1; i > 0; i--) {
-      int j = random.nextInt(i + 1);
-      int t = order[i];
-      order[i] = order[j];
-      order[j] = t;
-    }
-    return new Iterator<>() {
-      private int step = from;
-      private int next = (int) ((long) from * batchSize % rows);
-
-      @Override
-      public boolean hasNext() {
-        return step < steps;
-      }
-
-      @Override
-      public DataSet next() {
-        INDArray x = Nd4j.createUninitialized(DataType.FLOAT, new long[] {batchSize, width}, 'c');
-        INDArray y = Nd4j.createUninitialized(DataType.FLOAT, new long[] {batchSize, outputs}, 'c');
-        java.nio.FloatBuffer xs = floats(x);
-        java.nio.FloatBuffer ys = floats(y);
-        for (int b = 0; b < batchSize; b++) {
-          int r = order[next];
-          next = (next + 1) % rows;
-          xs.put(features, r * width, width);
-          ys.put(labels, r * outputs, outputs);
-        }
-        step++;
-        return new DataSet(x, y);
-      }
-    };
+    active = new Batches(epoch, from, steps, batchSize, seed);
+    return active;
   }
 
-  /** The array's own memory as floats (written in bulk, not element by element). */
-  private static java.nio.FloatBuffer floats(INDArray a) {
-    return a.data().asNio().order(ByteOrder.nativeOrder()).asFloatBuffer();
+  /** Unmaps what is mapped and deletes the spill file. */
+  @Override
+  public void close() {
+    if (active != null) {
+      active.release();
+      active = null;
+    }
+    store.close();
   }
 
-  /** A growable float array. */
-  private static final class FloatBuffer {
-    private float[] a = new float[1 << 16];
-    private int n;
+  /** One epoch's batches: the blocks in a seeded order, the records of each window of blocks shuffled. */
+  private final class Batches implements Iterator<DataSet> {
+    private final int[] blockOrder;
+    private final int windows;
+    private final long seed;
+    private final int steps;
+    private final int batchSize;
+    private final RowStore.Block[] views = new RowStore.Block[windowBlocks];
+    private int window = -1;
+    private int[] order;
+    private int next;
+    private int step;
 
-    void add(float v) {
-      reserve(1)[n++] = v;
-    }
-
-    /** The backing array, with room for {@code more} values after {@link #size()}. */
-    float[] reserve(int more) {
-      if (n + more > a.length) {
-        a = java.util.Arrays.copyOf(a, Math.max(a.length * 2, n + more));
+    Batches(int epoch, int from, int steps, int batchSize, long seed) {
+      this.seed = seed * 31 + epoch;
+      this.steps = steps;
+      this.batchSize = batchSize;
+      this.step = from;
+      blockOrder = shuffled(store.blocks(), new Random(this.seed));
+      windows = (store.blocks() + windowBlocks - 1) / windowBlocks;
+      long skip = (long) from * batchSize % store.records();
+      int w = 0;
+      for (long n = windowRows(0); skip >= n; n = windowRows(++w)) {
+        skip -= n;
       }
-      return a;
+      open(w);
+      next = (int) skip;
     }
 
-    int size() {
+    private long windowRows(int w) {
+      long n = 0;
+      for (int i = w * windowBlocks; i < Math.min(blockOrder.length, (w + 1) * windowBlocks); i++) {
+        n += store.rowsIn(blockOrder[i]);
+      }
       return n;
     }
 
-    void advance(int count) {
-      n += count;
+    /** Maps window {@code w}'s blocks (unmapping the last window's) and shuffles its records. */
+    private void open(int w) {
+      release();
+      window = w;
+      int first = w * windowBlocks;
+      int count = Math.min(windowBlocks, blockOrder.length - first);
+      order = new int[(int) windowRows(w)];
+      int at = 0;
+      for (int slot = 0; slot < count; slot++) {
+        views[slot] = store.block(blockOrder[first + slot]);
+        for (int r = 0, n = store.rowsIn(blockOrder[first + slot]); r < n; r++) {
+          order[at++] = slot * store.blockRows() + r;
+        }
+      }
+      shuffle(order, new Random(seed * 1_000_003L + w));
     }
 
-    float[] toArray() {
-      return java.util.Arrays.copyOf(a, n);
+    void release() {
+      for (int i = 0; i < views.length; i++) {
+        RowStore.release(views[i]);
+        views[i] = null;
+      }
     }
+
+    @Override
+    public boolean hasNext() {
+      return step < steps;
+    }
+
+    @Override
+    public DataSet next() {
+      if (!hasNext()) {
+        throw new java.util.NoSuchElementException("the epoch has " + steps + " steps");
+      }
+      INDArray x = Nd4j.createUninitialized(DataType.FLOAT, new long[] {batchSize, width}, 'c');
+      INDArray y = Nd4j.createUninitialized(DataType.FLOAT, new long[] {batchSize, outputs}, 'c');
+      FloatBuffer xs = floats(x);
+      FloatBuffer ys = floats(y);
+      int floats = store.recordFloats();
+      for (int b = 0; b < batchSize; b++) {
+        if (next == order.length) {
+          open((window + 1) % windows);
+          next = 0;
+        }
+        int e = order[next++];
+        FloatBuffer block = views[e / store.blockRows()].floats();
+        int at = (e % store.blockRows()) * floats;
+        xs.put(b * width, block, at, width);
+        ys.put(b * outputs, block, at + width, outputs);
+      }
+      if (++step == steps) {
+        release();
+      }
+      return new DataSet(x, y);
+    }
+  }
+
+  private static int[] shuffled(int n, Random random) {
+    int[] a = new int[n];
+    for (int i = 0; i < n; i++) {
+      a[i] = i;
+    }
+    shuffle(a, random);
+    return a;
+  }
+
+  private static void shuffle(int[] a, Random random) {
+    for (int i = a.length - 1; i > 0; i--) {
+      int j = random.nextInt(i + 1);
+      int t = a[i];
+      a[i] = a[j];
+      a[j] = t;
+    }
+  }
+
+  /** The array's own memory as floats (written in bulk, not element by element). */
+  private static FloatBuffer floats(INDArray a) {
+    return a.data().asNio().order(ByteOrder.nativeOrder()).asFloatBuffer();
   }
 }

@@ -27,7 +27,7 @@ public final class Origins {
   }
 
   /** A row's place, for messages: its origin when it carries one, else its offset in {@code partition} here. */
-  static String describe(Row row, int rowAt, int fileAt, int offset, int partition) {
+  static String describe(Row row, int rowAt, int fileAt, long offset, int partition) {
     if (rowAt < 0) {
       return partition < 0 ? "row " + offset : "row " + offset + " of partition " + partition;
     }

@@ -1,0 +1,96 @@
+package io.sparkps.ml;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkps.ml.data.Prototypes;
+import io.sparkps.spark.ExecutorPeaks;
+import io.sparkps.spark.LocalClusters;
+import io.sparkps.spark.Role;
+import io.sparkps.spark.TaskProgress;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
+
+/**
+ * A worker whose partition is larger than its executor's heap trains to the end: executors in JVMs
+ * of their own ({@code local-cluster}) with a 384 MiB heap, one worker with 150,000 rows of 784
+ * features (476 MB of float32 records) made in its own task. The partition is spilled, the
+ * worker's peak heap stays below it, and the model learns.
+ */
+class SpillTrainingTest {
+  private static final int HEAP_MB = 384;
+  private static final int ROWS = 150_000;
+  @TempDir
+  static Path home;
+  private static JavaSparkContext sc;
+  private static SparkSession spark;
+  private static final ExecutorPeaks PEAKS = new ExecutorPeaks();
+
+  @BeforeAll
+  static void start() throws IOException {
+    sc = LocalClusters.start(home, 2, 1, HEAP_MB, LocalClusters.conf().setAppName("spill-training")
+        .set("spark.executor.metrics.pollingInterval", "100ms")
+        .set(DataConf.IN_MEMORY_MAX, "32m")
+        // Spark reserves 300 MiB of every heap and refuses heaps under 450 MiB; a smaller reserve lets the heap be small.
+        .set("spark.testing.reservedMemory", String.valueOf(64L << 20)));
+    spark = SparkSession.builder().sparkContext(sc.sc()).getOrCreate();
+    sc.sc().addSparkListener(PEAKS);
+  }
+
+  @AfterAll
+  static void stop() {
+    LocalClusters.stop(sc);
+  }
+
+  @Test
+  void aPartitionLargerThanTheHeap_isSpilled_andTrainsToTheEnd() throws Exception {
+    String mlp = new NeuralNetConfiguration.Builder().seed(5).updater(new Adam(0.005)).list()
+        .layer(new DenseLayer.Builder().nIn(784).nOut(32).activation(Activation.RELU).build())
+        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(32).nOut(10)
+            .activation(Activation.SOFTMAX).build())
+        .build().toJson();
+    Dataset<Row> data = Prototypes.dataFrame(spark, ROWS, 1, 1);
+    List<String> messages = new CopyOnWriteArrayList<>();
+    FitJob job = new Dl4jEstimator().setNetworkJson(mlp).setNumWorkers(1).setNumPs(1).setBatchSize(256).setEpochs(1)
+        .fitAsync(data);
+    job.addListener(p -> {
+      if (p.message() != null) {
+        messages.add(p.message());
+      }
+    });
+    Dl4jModel model = job.get(Duration.ofMinutes(10));
+    TaskProgress chief = job.progress().stream().filter(p -> p.role() == Role.CHIEF).findFirst().orElseThrow();
+    assertEquals(ROWS / 256, chief.step(), "every step of the epoch ran");
+    long partitionBytes = (long) ROWS * (784 + 10) * Float.BYTES;
+    assertTrue(partitionBytes > HEAP_MB * 1024L * 1024, "the partition is larger than the heap");
+    assertTrue(messages.stream().anyMatch(m -> m.startsWith("worker 0 spilled its " + ROWS + " rows to ")), messages
+        .toString());
+    spark.sparkContext().listenerBus().waitUntilEmpty(30_000);
+    ExecutorPeaks.Peak peak = PEAKS.of(chief.executor());
+    assertTrue(peak != null && peak.heap() > 0, "the worker's executor reported its heap: " + peak);
+    long rss = LocalClusters.peakRss(LocalClusters.executorProcess(sc, chief.executor()));
+    System.out.printf("partition %d MB in float32, worker heap limit %d MB; worker peak heap %d MB, peak RSS %d MB%n",
+        partitionBytes >> 20, HEAP_MB, peak.heap() >> 20, rss >> 20);
+    assertTrue(peak.heap() < partitionBytes / 2, "peak heap " + peak + " against a partition of " + partitionBytes);
+    Dataset<Row> out = model.transform(Prototypes.dataFrame(spark, 2000, 2, 1));
+    double accuracy = (double) out.filter("prediction = label").count() / out.count();
+    assertTrue(accuracy > 0.9, "accuracy " + accuracy);
+  }
+}
