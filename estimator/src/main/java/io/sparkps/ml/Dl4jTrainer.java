@@ -97,11 +97,13 @@ public final class Dl4jTrainer {
     // Each row carries its place in the input through any shuffle, so that a bad row is named where it is.
     Dataset<Row> rowsToTrain = Origins.tag(data, s.featuresCol(), s.labelCol());
     // Input partitions that can be balanced over the workers are given to them as they are; others are shuffled.
-    java.util.Optional<InputPlacement> placement = alwaysShuffle ? java.util.Optional.empty()
-        : InputPlacement.plan(partitions.rows(), spec.numWorkers());
+    boolean inPlace = !alwaysShuffle && InputPlacement.readableInPlace(rowsToTrain.javaRDD());
+    java.util.Optional<InputPlacement> placement = inPlace ? InputPlacement.plan(partitions.rows(), spec.numWorkers())
+        : java.util.Optional.empty();
     if (placement.isEmpty()) {
       LOG.info("SparkPS shuffles the input over {} workers: {}", spec.numWorkers(), alwaysShuffle
-          ? DataConf.SHUFFLE + " is always" : InputPlacement.whyShuffle(partitions.rows(), spec.numWorkers()));
+          ? DataConf.SHUFFLE + " is always" : !inPlace ? "it comes from a shuffle that is not cached (cache it to "
+          + "have it read where it lies)" : InputPlacement.whyShuffle(partitions.rows(), spec.numWorkers()));
       rowsToTrain = rowsToTrain.repartition(spec.numWorkers());
     }
     int stepsPerEpoch = (int) Math.max(1, rows / ((long) spec.numWorkers() * s.batchSize()));

@@ -141,13 +141,31 @@ class DataPlacementTest {
   }
 
   @Test
-  void groupedPartitions_areWrittenOnceByAJobThatSaysSo() {
+  void groupedPartitions_areReadWhereTheyLie_unlessTheyComeFromAnUncachedShuffle() {
     WRITES.reset();
     estimator(1).setMaxSteps(2).fit(Prototypes.dataFrame(spark, 600, 1, 6));
     settle();
-    assertTrue(WRITES.jobs.stream().anyMatch(j -> j.equals("sparkps data: 6 input partitions on 2 workers without a "
-        + "shuffle, rows per worker [300, 300]")), WRITES.jobs.toString());
+    assertEquals(List.of("sparkps ps 0", "sparkps train (2 workers; 6 input partitions on 2 workers without a shuffle, "
+        + "rows per worker [300, 300])"), WRITES.jobs.subList(2, 4), "after the 2 jobs of the input checks: " + WRITES.jobs);
+    assertEquals(4, WRITES.jobs.size(), "no other job: " + WRITES.jobs);
     assertEquals(2, WRITES.shuffleRecords.get());
+
+    Dataset<Row> reshuffled = Prototypes.dataFrame(spark, 600, 1, 2).repartition(4);
+    WRITES.reset();
+    estimator(1).setMaxSteps(2).fit(reshuffled);
+    settle();
+    assertTrue(WRITES.jobs.contains("sparkps train (2 workers)"), "an uncached shuffle's output is shuffled again to "
+        + "the workers: " + WRITES.jobs);
+    assertTrue(WRITES.shuffleRecords.get() >= 2 * 600 + 2, "its own shuffle and the workers': "
+        + WRITES.shuffleRecords.get());
+    reshuffled.cache().count();
+    WRITES.reset();
+    estimator(1).setMaxSteps(2).fit(reshuffled);
+    settle();
+    assertEquals(2, WRITES.shuffleRecords.get(), "cached, it is read where it lies");
+    assertTrue(WRITES.jobs.stream().anyMatch(j -> j.startsWith("sparkps train (2 workers; 4 input partitions")),
+        WRITES.jobs.toString());
+    reshuffled.unpersist();
 
     spark.conf().set(DataConf.SHUFFLE, "always");
     WRITES.reset();
@@ -207,20 +225,21 @@ class DataPlacementTest {
     assertTrue(accuracy(ok.get(Duration.ofMinutes(5))) > 0.9);
     assertNoSpillFiles("success");
 
-    // A NaN late in partition 1: worker 1 has spilled most of its rows when it meets it.
-    JavaRDD<Row> withNaN = data.javaRDD().mapPartitionsWithIndex((p, rows) -> {
+    // A NaN late in input partition 3 of 4, read in place with another by one worker, which has spilled rows when
+    // it meets it: named by its place in the input.
+    JavaRDD<Row> withNaN = Prototypes.dataFrame(spark, 4000, 1, 4).javaRDD().mapPartitionsWithIndex((p, rows) -> {
       List<Row> out = new java.util.ArrayList<>();
       rows.forEachRemaining(out::add);
-      if (p == 1) {
-        double[] x = ((Vector) out.get(1900).get(0)).toArray();
+      if (p == 3) {
+        double[] x = ((Vector) out.get(900).get(0)).toArray();
         x[3] = Double.NaN;
-        out.set(1900, RowFactory.create(Vectors.dense(x), out.get(1900).get(1)));
+        out.set(900, RowFactory.create(Vectors.dense(x), out.get(900).get(1)));
       }
       return out.iterator();
     }, true);
     Dataset<Row> bad = spark.createDataFrame(withNaN, IdxDataFrames.schema());
     Exception e = assertThrows(Exception.class, () -> estimator(3).fit(bad));
-    assertTrue(String.valueOf(e.getMessage()).contains("holds NaN in row 1900 of input partition 1"), e.getMessage());
+    assertTrue(String.valueOf(e.getMessage()).contains("holds NaN in row 900 of input partition 3"), e.getMessage());
     assertNoSpillFiles("failure");
 
     FitJob cancelled = estimator(200).fitAsync(data);

@@ -73,6 +73,14 @@ public final class InputPlacement implements Serializable {
     return java.util.Optional.of(new InputPlacement(out, groupRows, rows.clone()));
   }
 
+  /**
+   * Whether the workers can read {@code data}'s partitions where they lie: no shuffle in its
+   * lineage short of cached partitions (else they are shuffled to the workers).
+   */
+  public static boolean readableInPlace(org.apache.spark.api.java.JavaRDD<?> data) {
+    return GroupedRdd.readable(data.context(), data.rdd());
+  }
+
   /** Input partitions of each worker, in input order. */
   int[][] groups() {
     return groups;

@@ -40,8 +40,8 @@ final class Launcher<T, R> {
   private final WorkerFunction<T, R> function;
   private final EvaluatorFunction evaluator;
   private final InputPlacement placement;
-  /** The input grouped per worker and kept on the executors' disks for the barrier stage, when it was. */
-  private volatile JavaRDD<T> grouped;
+  /** Whether the workers read their groups of input partitions where they lie. */
+  private volatile boolean grouped;
   /** Each ps's job (one task), by ps index; a lost ps's entry is its replacement's job. */
   private final Map<Integer, JavaFutureAction<Void>> psJobs = new java.util.concurrent.ConcurrentHashMap<>();
   private final Map<Integer, Integer> psLaunches = new java.util.concurrent.ConcurrentHashMap<>();
@@ -173,7 +173,8 @@ final class Launcher<T, R> {
       if (cancelled) {
         throw new CancellationException("cancelled before the barrier stage started");
       }
-      sc.setJobGroup(group("train"), "sparkps train (" + spec.numWorkers() + " workers)", true);
+      sc.setJobGroup(group("train"), "sparkps train (" + spec.numWorkers() + " workers" + (grouped ? "; " + placement
+          : "") + ")", true);
       try {
         partitioned = placed;
         ClassTag<Tuple2<Object, Object>> pairTag = ClassTag$.MODULE$.apply(Tuple2.class);
@@ -219,63 +220,22 @@ final class Launcher<T, R> {
   }
 
   /**
-   * The data with one partition per worker. With a placement, the input partitions are grouped
-   * per worker and written once to the executors' disks by a job without a shuffle (a barrier
-   * stage cannot read a coalesced RDD directly), unless they already are one per worker.
+   * The data with one partition per worker. With a placement, each worker reads its group of
+   * input partitions where they lie (no shuffle), unless they already are one per worker.
    */
   private JavaRDD<T> place() {
     if (placement == null || (placement.identity() && data.getNumPartitions() == spec.numWorkers()
         && samePartitionsUpToShuffle(data.rdd(), spec.numWorkers()))) {
       return perWorker(data, spec.numWorkers());
     }
-    synchronized (this) {
-      if (cancelled) {
-        throw new CancellationException("cancelled before the barrier stage started");
-      }
-      sc.setJobGroup(group("train"), "sparkps data: " + placement, true);
+    if (!GroupedRdd.readable(sc.sc(), data.rdd())) {
+      LOG.info("SparkPS run {} shuffles its input: it comes from a shuffle that is not cached (cache it to have it "
+          + "read where it lies)", runId);
+      return perWorker(data, spec.numWorkers());
     }
-    try {
-      // Worker w's partition: its input partitions, in input order, coalesced into one (narrow, no shuffle).
-      List<JavaRDD<T>> perWorker = new ArrayList<>();
-      for (int[] group : placement.groups()) {
-        RDD<T> pruned = org.apache.spark.rdd.PartitionPruningRDD.create(data.rdd(), new InGroup(group));
-        perWorker.add(JavaRDD.fromRDD(pruned, data.classTag()).coalesce(1));
-      }
-      @SuppressWarnings("unchecked")
-      JavaRDD<T> union = sc.union(perWorker.toArray(new JavaRDD[0]));
-      union.persist(org.apache.spark.storage.StorageLevel.DISK_ONLY());
-      union.rdd().localCheckpoint();
-      grouped = union;
-      grouped.count();
-      LOG.info("SparkPS run {}: {}", runId, placement);
-      return grouped;
-    } finally {
-      sc.clearJobGroup();
-    }
-  }
-
-  /** Whether a partition index is in a worker's group (Spark keeps it in the RDD, so it is serializable). */
-  private static final class InGroup extends scala.runtime.AbstractFunction1<Object, Object>
-      implements java.io.Serializable {
-    private static final long serialVersionUID = 1L;
-    private final int[] group;
-
-    InGroup(int[] group) {
-      this.group = group.clone();
-    }
-
-    @Override
-    public Object apply(Object index) {
-      return java.util.Arrays.stream(group).anyMatch(p -> p == (Integer) index);
-    }
-  }
-
-  /** Drops the grouped input's blocks from the executors' disks. */
-  void releaseData() {
-    JavaRDD<T> g = grouped;
-    if (g != null) {
-      g.unpersist(false);
-    }
+    LOG.info("SparkPS run {}: {}", runId, placement);
+    grouped = true;
+    return JavaRDD.fromRDD(new GroupedRdd<>(data.rdd(), placement.groups(), data.classTag()), data.classTag());
   }
 
   /**
@@ -402,8 +362,7 @@ final class Launcher<T, R> {
   private TrainingFailure.Recreation recreation(int index, int attempt) {
     return () -> {
       List<T> rows;
-      if (grouped != null) {
-        // The grouped blocks are dropped after the run; the group is read again from the input.
+      if (grouped) {
         java.util.Set<Integer> mine = java.util.Arrays.stream(placement.groups()[index]).boxed()
             .collect(java.util.stream.Collectors.toSet());
         rows = data.mapPartitionsWithIndex((i, it) -> mine.contains(i) ? it : Collections.<T>emptyIterator(), true)

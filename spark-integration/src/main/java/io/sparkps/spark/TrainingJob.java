@@ -136,7 +136,6 @@ public final class TrainingJob<R> {
       stopServers();
       launcher.stopBackgroundJobs(grace);
     } finally {
-      launcher.releaseData();
       if (coordinator != null) {
         coordinator.close();
       }

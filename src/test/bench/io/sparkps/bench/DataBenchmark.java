@@ -1,0 +1,259 @@
+package io.sparkps.bench;
+
+import io.sparkps.ml.Dl4jEstimator;
+import io.sparkps.ml.Dl4jTrainer;
+import io.sparkps.ps.Consistency;
+import io.sparkps.spark.ClusterSpec;
+import io.sparkps.spark.TrainingJob;
+import io.sparkps.ml.Dl4jModel;
+import io.sparkps.ml.FitJob;
+import io.sparkps.ml.data.IdxDataFrames;
+import io.sparkps.ml.data.Prototypes;
+import io.sparkps.spark.ExecutorPeaks;
+import io.sparkps.spark.LocalClusters;
+import io.sparkps.spark.Role;
+import io.sparkps.spark.TaskProgress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
+
+/**
+ * The data path of issue 14, side by side in one run:
+ * <ol>
+ *   <li>Spill vs in-memory: Fashion-MNIST, 2 workers + 1 ps on {@code local[3]}, one partition
+ *       per worker, 2 epochs; each worker's partition spilled to a file and read back through
+ *       mapped shuffle windows ({@code spark.sparkps.data.inMemoryMax=0}), or held in memory.
+ *       Training examples/s from each run's first step to its end, and test accuracy.</li>
+ *   <li>Time from {@code fit} to the first step on Fashion-MNIST in 4 balanced partitions (2N),
+ *       given to the 2 workers without a shuffle ({@code auto}), or shuffled
+ *       ({@code spark.sparkps.data.shuffle=always}).</li>
+ *   <li>Data 3x a worker's heap: {@code local-cluster} executors with a 768 MiB heap; 2 workers
+ *       train one epoch over a generated data set of 800,000 rows (2.5 GB of float32 features),
+ *       made in the workers' own tasks, each partition spilled; against the in-memory path on a
+ *       sample of 100,000 rows for as many steps. Each worker's peak heap (Spark's executor
+ *       metrics) and peak RSS (VmHWM) against its partition.</li>
+ * </ol>
+ * Parts 1 and 2 alternate their two variants for several rounds (the order swapped each round);
+ * ratios are medians of per-round ratios. Arguments: {@code [parts] [rounds] [rows of part 3]} (123, 3,
+ * 800000).
+ */
+public final class DataBenchmark {
+  private static final int BATCH = 128;
+
+  private DataBenchmark() {}
+
+  public static void main(String[] args) throws Exception {
+    String parts = args.length > 0 ? args[0] : "123";
+    int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
+    int bigRows = args.length > 2 ? Integer.parseInt(args[2]) : 800_000;
+    System.out.printf(Locale.ROOT, "DataBenchmark %s, %d cores, rounds %d%n", java.time.LocalDate.now(),
+        Runtime.getRuntime().availableProcessors(), rounds);
+    SparkSession spark = SparkSession.builder().master("local[3]").appName("data-benchmark")
+        .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate();
+    try {
+      if (parts.contains("1")) {
+        spillVsMemory(spark, rounds);
+      }
+      if (parts.contains("2")) {
+        firstStep(spark, rounds + 2);
+      }
+    } finally {
+      spark.stop();
+    }
+    if (parts.contains("3")) {
+      bigData(bigRows);
+    }
+    System.exit(0); // a barrier stage in local mode leaves a non-daemon timer thread
+  }
+
+  private static String mlp(int... hidden) {
+    NeuralNetConfiguration.ListBuilder b = new NeuralNetConfiguration.Builder().seed(11).updater(new Adam(1e-3)).list();
+    int in = 784;
+    for (int h : hidden) {
+      b.layer(new DenseLayer.Builder().nIn(in).nOut(h).activation(Activation.RELU).build());
+      in = h;
+    }
+    return b.layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(in).nOut(10)
+        .activation(Activation.SOFTMAX).build()).build().toJson();
+  }
+
+  private static Dl4jEstimator estimator(String json) {
+    return new Dl4jEstimator().setNetworkJson(json).setNumWorkers(2).setNumPs(1).setBatchSize(BATCH).setSeed(3);
+  }
+
+  private static double accuracy(Dl4jModel model, Dataset<Row> test) {
+    Dataset<Row> out = model.transform(test);
+    return (double) out.filter("prediction = label").count() / out.count();
+  }
+
+  /** A fit's timeline: when it was called, its first step, its end; and the chief's steps. */
+  private record Run(long startNanos, long firstStepNanos, long endNanos, long steps, Dl4jModel model,
+      List<TaskProgress> roles) {
+    double trainingExamplesPerSecond() {
+      return 2.0 * (steps - 1) * BATCH / ((endNanos - firstStepNanos) / 1e9);
+    }
+
+    double secondsToFirstStep() {
+      return (firstStepNanos - startNanos) / 1e9;
+    }
+  }
+
+  private static Run fit(Dl4jEstimator estimator, Dataset<Row> data) throws Exception {
+    AtomicLong first = new AtomicLong();
+    AtomicLong last = new AtomicLong();
+    long start = System.nanoTime();
+    FitJob job = estimator.fitAsync(data);
+    job.addListener(p -> {
+      if ((p.role() == Role.CHIEF || p.role() == Role.WORKER) && p.step() >= 1) {
+        first.compareAndSet(0, System.nanoTime());
+        last.set(System.nanoTime());
+      }
+    });
+    Dl4jModel model = job.get(Duration.ofMinutes(30));
+    long steps = job.progress().stream().filter(p -> p.role() == Role.CHIEF).mapToLong(TaskProgress::step).max()
+        .orElseThrow();
+    return new Run(start, first.get(), last.get(), steps, model, job.progress());
+  }
+
+  /**
+   * A fit of 5 steps through {@link Dl4jTrainer} with progress every 20 ms, so that its first
+   * step is seen within 20 ms (the estimator reports every second).
+   */
+  private static Run firstStepOf(SparkSession spark, String json, Dataset<Row> data) throws Exception {
+    AtomicLong first = new AtomicLong();
+    long start = System.nanoTime();
+    TrainingJob<float[]> job = Dl4jTrainer.trainAsync(spark, ClusterSpec.builder().setNumWorkers(2).setNumPs(1)
+        .optHeartbeatInterval(Duration.ofMillis(20)).build(), data, new Dl4jTrainer.Settings(json, "features", "label",
+        Consistency.SYNC, 2, 1, 5, BATCH, 3, null, 100, 3));
+    job.addListener(p -> {
+      if ((p.role() == Role.CHIEF || p.role() == Role.WORKER) && p.step() >= 1) {
+        first.compareAndSet(0, System.nanoTime());
+      }
+    });
+    job.get(Duration.ofMinutes(10));
+    if (first.get() == 0) {
+      throw new IllegalStateException("no step was reported");
+    }
+    return new Run(start, first.get(), System.nanoTime(), 5, null, job.progress());
+  }
+
+  private static double median(List<Double> values) {
+    double[] a = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+    return a.length % 2 == 1 ? a[a.length / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
+  }
+
+  private static void spillVsMemory(SparkSession spark, int rounds) throws Exception {
+    Dataset<Row> train = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 2).cache();
+    Dataset<Row> test = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "t10k", 2).cache();
+    System.out.printf(Locale.ROOT, "%n1. spill vs in-memory: Fashion-MNIST %d rows in %d partitions, 784-256-10, "
+        + "batch %d, 2 workers, 2 epochs%n", train.count(), train.rdd().getNumPartitions(), BATCH);
+    test.count();
+    String json = mlp(256);
+    fit(estimator(json).setMaxSteps(20), train); // warm-up, untimed
+    List<Double> ratios = new ArrayList<>();
+    for (int r = 0; r < rounds; r++) {
+      double[] rate = new double[2];
+      for (int k = 0; k < 2; k++) {
+        boolean spill = (r + k) % 2 == 0;
+        spark.conf().set("spark.sparkps.data.inMemoryMax", spill ? "0" : "1g");
+        Run run = fit(estimator(json).setEpochs(2), train);
+        rate[spill ? 1 : 0] = run.trainingExamplesPerSecond();
+        System.out.printf(Locale.ROOT, "  round %d %-9s %8.0f examples/s training, fit %.1f s, accuracy %.4f%n", r,
+            spill ? "spill" : "in-memory", run.trainingExamplesPerSecond(), (run.endNanos() - run.startNanos()) / 1e9,
+            accuracy(run.model(), test));
+      }
+      ratios.add(rate[1] / rate[0]);
+    }
+    spark.conf().unset("spark.sparkps.data.inMemoryMax");
+    System.out.printf(Locale.ROOT, "  spill / in-memory examples/s: median %.3f (rounds %s)%n", median(ratios), ratios);
+    train.unpersist();
+    test.unpersist();
+  }
+
+  private static void firstStep(SparkSession spark, int rounds) throws Exception {
+    Dataset<Row> train = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 4).cache();
+    System.out.printf(Locale.ROOT, "%n2. fit to first step: Fashion-MNIST %d rows in %d balanced partitions (cached), "
+        + "2 workers%n", train.count(), train.rdd().getNumPartitions());
+    String json = mlp(256);
+    List<Double> grouped = new ArrayList<>();
+    List<Double> shuffled = new ArrayList<>();
+    List<Double> ratios = new ArrayList<>();
+    for (int r = 0; r < rounds; r++) {
+      double[] seconds = new double[2];
+      for (int k = 0; k < 2; k++) {
+        boolean shuffle = (r + k) % 2 == 0;
+        spark.conf().set("spark.sparkps.data.shuffle", shuffle ? "always" : "auto");
+        Run run = firstStepOf(spark, json, train);
+        seconds[shuffle ? 1 : 0] = run.secondsToFirstStep();
+        (shuffle ? shuffled : grouped).add(run.secondsToFirstStep());
+      }
+      ratios.add(seconds[1] / seconds[0]);
+      System.out.printf(Locale.ROOT, "  round %d: no shuffle %.2f s, shuffle %.2f s%n", r, seconds[0], seconds[1]);
+    }
+    spark.conf().unset("spark.sparkps.data.shuffle");
+    System.out.printf(Locale.ROOT, "  median: no shuffle %.2f s, shuffle %.2f s; shuffle / no shuffle %.2f "
+        + "(first round is warm-up and is counted)%n", median(grouped), median(shuffled), median(ratios));
+    train.unpersist();
+  }
+
+  private static void bigData(int rows) throws Exception {
+    int heapMb = 768;
+    Path home = Files.createTempDirectory("sparkps-data-benchmark");
+    JavaSparkContext sc = LocalClusters.start(home, 3, 1, heapMb, LocalClusters.conf().setAppName("data-benchmark-big")
+        .set("spark.executor.metrics.pollingInterval", "100ms"));
+    try {
+      SparkSession spark = SparkSession.builder().sparkContext(sc.sc()).getOrCreate();
+      ExecutorPeaks peaks = new ExecutorPeaks();
+      sc.sc().addSparkListener(peaks);
+      long bytes = (long) rows * 784 * Float.BYTES;
+      System.out.printf(Locale.ROOT, "%n3. data %.2f GB of float32 features (%d rows, generated in the workers' tasks), "
+          + "2 workers + 1 ps, local-cluster executors with -Xmx%dm, 784-256-10, batch %d, 1 epoch%n", bytes / 1e9, rows,
+          heapMb, BATCH);
+      Dataset<Row> test = Prototypes.dataFrame(spark, 10_000, 2, 2).cache();
+      test.count();
+      String json = mlp(256);
+      long steps = rows / (2L * BATCH);
+      int sample = 100_000;
+      spark.conf().set("spark.sparkps.data.inMemoryMax", "1g");
+      report("in memory, sample of " + sample + " rows, " + steps + " steps", sc, peaks, sample,
+          fit(estimator(json).setMaxSteps(steps), Prototypes.dataFrame(spark, sample, 1, 2)), test);
+      peaks.clear();
+      spark.conf().unset("spark.sparkps.data.inMemoryMax");
+      report("spilled, all " + rows + " rows, " + steps + " steps", sc, peaks, rows,
+          fit(estimator(json).setEpochs(1), Prototypes.dataFrame(spark, rows, 1, 2)), test);
+    } finally {
+      LocalClusters.stop(sc);
+    }
+  }
+
+  private static void report(String what, JavaSparkContext sc, ExecutorPeaks peaks, long rows, Run run,
+      Dataset<Row> test) throws Exception {
+    sc.sc().listenerBus().waitUntilEmpty(30_000);
+    long partition = rows / 2 * (784 + 10) * Float.BYTES;
+    System.out.printf(Locale.ROOT, "  %s: fit %.0f s, accuracy %.4f, %.0f examples/s training%n", what,
+        (run.endNanos() - run.startNanos()) / 1e9, accuracy(run.model(), test), run.trainingExamplesPerSecond());
+    for (TaskProgress role : run.roles()) {
+      ExecutorPeaks.Peak p = peaks.of(role.executor());
+      boolean worker = role.role() == Role.CHIEF || role.role() == Role.WORKER;
+      System.out.printf(Locale.ROOT, "    %s %d on executor %s: %s peak heap %d MiB, peak RSS (process lifetime) "
+          + "%d MiB%n", role.role().name().toLowerCase(Locale.ROOT), role.index(), role.executor(), worker
+          ? "partition " + (partition >> 20) + " MiB," : "", p == null ? -1 : p.heap() >> 20,
+          LocalClusters.peakRss(LocalClusters.executorProcess(sc, role.executor())) >> 20);
+    }
+  }
+}
