@@ -1,12 +1,9 @@
 package io.sparkps.bench;
 
-import io.sparkps.ml.Dl4jEstimator;
 import io.sparkps.ml.Dl4jTrainer;
 import io.sparkps.ps.Consistency;
 import io.sparkps.spark.ClusterSpec;
 import io.sparkps.spark.TrainingJob;
-import io.sparkps.ml.Dl4jModel;
-import io.sparkps.ml.FitJob;
 import io.sparkps.ml.data.IdxDataFrames;
 import io.sparkps.ml.data.Prototypes;
 import io.sparkps.spark.ExecutorPeaks;
@@ -24,7 +21,11 @@ import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
 import org.deeplearning4j.nn.conf.layers.DenseLayer;
 import org.deeplearning4j.nn.conf.layers.OutputLayer;
 import org.nd4j.linalg.activations.Activation;
@@ -56,10 +57,18 @@ public final class DataBenchmark {
 
   private DataBenchmark() {}
 
-  public static void main(String[] args) throws Exception {
-    String parts = args.length > 0 ? args[0] : "123";
-    int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
-    int bigRows = args.length > 2 ? Integer.parseInt(args[2]) : 800_000;
+  public static void main(String[] args) {
+    try {
+      run(args.length > 0 ? args[0] : "123", args.length > 1 ? Integer.parseInt(args[1]) : 3,
+          args.length > 2 ? Integer.parseInt(args[2]) : 800_000);
+    } catch (Exception | Error e) {
+      e.printStackTrace();
+      System.exit(1);
+    }
+    System.exit(0); // a barrier stage in local mode leaves a non-daemon timer thread
+  }
+
+  private static void run(String parts, int rounds, int bigRows) throws Exception {
     System.out.printf(Locale.ROOT, "DataBenchmark %s, %d cores, rounds %d%n", java.time.LocalDate.now(),
         Runtime.getRuntime().availableProcessors(), rounds);
     SparkSession spark = SparkSession.builder().master("local[3]").appName("data-benchmark")
@@ -78,7 +87,6 @@ public final class DataBenchmark {
     if (parts.contains("3")) {
       bigData(bigRows);
     }
-    System.exit(0); // a barrier stage in local mode leaves a non-daemon timer thread
   }
 
   private static String mlp(int... hidden) {
@@ -92,17 +100,32 @@ public final class DataBenchmark {
         .activation(Activation.SOFTMAX).build()).build().toJson();
   }
 
-  private static Dl4jEstimator estimator(String json) {
-    return new Dl4jEstimator().setNetworkJson(json).setNumWorkers(2).setNumPs(1).setBatchSize(BATCH).setSeed(3);
+  /** Test accuracy of a network of {@code json} with parameters {@code params}, on {@code test}'s rows. */
+  private static double accuracy(String json, float[] params, Dataset<Row> test) {
+    MultiLayerNetwork net = new MultiLayerNetwork(MultiLayerConfiguration.fromJson(json));
+    net.init(Nd4j.createFromArray(params).reshape(1, params.length), false);
+    List<Row> rows = test.select("features", "label").collectAsList();
+    float[][] x = new float[rows.size()][];
+    for (int i = 0; i < x.length; i++) {
+      double[] v = ((org.apache.spark.ml.linalg.Vector) rows.get(i).get(0)).toArray();
+      x[i] = new float[v.length];
+      for (int j = 0; j < v.length; j++) {
+        x[i][j] = (float) v[j];
+      }
+    }
+    INDArray predicted = net.output(Nd4j.createFromArray(x)).argMax(1);
+    int right = 0;
+    for (int i = 0; i < x.length; i++) {
+      right += predicted.getInt(i) == (int) rows.get(i).getDouble(1) ? 1 : 0;
+    }
+    return (double) right / x.length;
   }
 
-  private static double accuracy(Dl4jModel model, Dataset<Row> test) {
-    Dataset<Row> out = model.transform(test);
-    return (double) out.filter("prediction = label").count() / out.count();
-  }
-
-  /** A fit's timeline: when it was called, its first step, its end; and the chief's steps. */
-  private record Run(long startNanos, long firstStepNanos, long endNanos, long steps, Dl4jModel model,
+  /**
+   * A fit's timeline (when it was called, its first step, its last; steps as the chief reported
+   * them every 20 ms, each report's time taken back by its age) and its final parameters.
+   */
+  private record Run(long startNanos, long firstStepNanos, long endNanos, long steps, float[] params,
       List<TaskProgress> roles) {
     double trainingExamplesPerSecond() {
       return 2.0 * (steps - 1) * BATCH / ((endNanos - firstStepNanos) / 1e9);
@@ -111,45 +134,47 @@ public final class DataBenchmark {
     double secondsToFirstStep() {
       return (firstStepNanos - startNanos) / 1e9;
     }
+
+    double seconds() {
+      return (endNanos - startNanos) / 1e9;
+    }
   }
 
-  private static Run fit(Dl4jEstimator estimator, Dataset<Row> data) throws Exception {
+  /** Trains with 2 workers + 1 ps through {@link Dl4jTrainer} (the estimator's trainer) with 20 ms progress reports. */
+  private static Run train(SparkSession spark, String json, Dataset<Row> data, int epochs, long maxSteps)
+      throws Exception {
     AtomicLong first = new AtomicLong();
     AtomicLong last = new AtomicLong();
-    long start = System.nanoTime();
-    FitJob job = estimator.fitAsync(data);
-    job.addListener(p -> {
-      if ((p.role() == Role.CHIEF || p.role() == Role.WORKER) && p.step() >= 1) {
-        first.compareAndSet(0, System.nanoTime());
-        last.set(System.nanoTime());
-      }
-    });
-    Dl4jModel model = job.get(Duration.ofMinutes(30));
-    long steps = job.progress().stream().filter(p -> p.role() == Role.CHIEF).mapToLong(TaskProgress::step).max()
-        .orElseThrow();
-    return new Run(start, first.get(), last.get(), steps, model, job.progress());
-  }
-
-  /**
-   * A fit of 5 steps through {@link Dl4jTrainer} with progress every 20 ms, so that its first
-   * step is seen within 20 ms (the estimator reports every second).
-   */
-  private static Run firstStepOf(SparkSession spark, String json, Dataset<Row> data) throws Exception {
-    AtomicLong first = new AtomicLong();
+    AtomicLong steps = new AtomicLong();
+    java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
     long start = System.nanoTime();
     TrainingJob<float[]> job = Dl4jTrainer.trainAsync(spark, ClusterSpec.builder().setNumWorkers(2).setNumPs(1)
         .optHeartbeatInterval(Duration.ofMillis(20)).build(), data, new Dl4jTrainer.Settings(json, "features", "label",
-        Consistency.SYNC, 2, 1, 5, BATCH, 3, null, 100, 3));
-    job.addListener(p -> {
-      if ((p.role() == Role.CHIEF || p.role() == Role.WORKER) && p.step() >= 1) {
-        first.compareAndSet(0, System.nanoTime());
+        Consistency.SYNC, 2, epochs, maxSteps, BATCH, 3, null, 100, 3));
+    job.addListener(new io.sparkps.spark.ProgressListener() {
+      private long lastStep;
+
+      @Override
+      public void onProgress(TaskProgress p) {
+        if (p.role() == Role.CHIEF && p.step() >= 1 && p.step() > lastStep) {
+          long at = System.nanoTime() - p.ageMillis() * 1_000_000;
+          first.compareAndSet(0, at);
+          last.set(at);
+          steps.set(p.step());
+          lastStep = p.step();
+        }
+      }
+
+      @Override
+      public void onEnd(io.sparkps.spark.JobStatus status, Throwable failure) {
+        ended.countDown();
       }
     });
-    job.get(Duration.ofMinutes(10));
-    if (first.get() == 0) {
-      throw new IllegalStateException("no step was reported");
+    float[] params = job.get(Duration.ofMinutes(30)).chief();
+    if (!ended.await(30, java.util.concurrent.TimeUnit.SECONDS) || first.get() == 0) {
+      throw new IllegalStateException("the chief's steps were not reported within 30 s of the end");
     }
-    return new Run(start, first.get(), System.nanoTime(), 5, null, job.progress());
+    return new Run(start, first.get(), last.get(), steps.get(), params, job.progress());
   }
 
   private static double median(List<Double> values) {
@@ -164,18 +189,21 @@ public final class DataBenchmark {
         + "batch %d, 2 workers, 2 epochs%n", train.count(), train.rdd().getNumPartitions(), BATCH);
     test.count();
     String json = mlp(256);
-    fit(estimator(json).setMaxSteps(20), train); // warm-up, untimed
+    for (String max : new String[] {"0", "1g"}) { // warm-up of both paths, untimed
+      spark.conf().set("spark.sparkps.data.inMemoryMax", max);
+      train(spark, json, train, 1, 100);
+    }
     List<Double> ratios = new ArrayList<>();
     for (int r = 0; r < rounds; r++) {
       double[] rate = new double[2];
       for (int k = 0; k < 2; k++) {
         boolean spill = (r + k) % 2 == 0;
         spark.conf().set("spark.sparkps.data.inMemoryMax", spill ? "0" : "1g");
-        Run run = fit(estimator(json).setEpochs(2), train);
+        Run run = train(spark, json, train, 2, 0);
         rate[spill ? 1 : 0] = run.trainingExamplesPerSecond();
         System.out.printf(Locale.ROOT, "  round %d %-9s %8.0f examples/s training, fit %.1f s, accuracy %.4f%n", r,
-            spill ? "spill" : "in-memory", run.trainingExamplesPerSecond(), (run.endNanos() - run.startNanos()) / 1e9,
-            accuracy(run.model(), test));
+            spill ? "spill" : "in-memory", run.trainingExamplesPerSecond(), run.seconds(),
+            accuracy(json, run.params(), test));
       }
       ratios.add(rate[1] / rate[0]);
     }
@@ -198,7 +226,7 @@ public final class DataBenchmark {
       for (int k = 0; k < 2; k++) {
         boolean shuffle = (r + k) % 2 == 0;
         spark.conf().set("spark.sparkps.data.shuffle", shuffle ? "always" : "auto");
-        Run run = firstStepOf(spark, json, train);
+        Run run = train(spark, json, train, 1, 5);
         seconds[shuffle ? 1 : 0] = run.secondsToFirstStep();
         (shuffle ? shuffled : grouped).add(run.secondsToFirstStep());
       }
@@ -231,22 +259,22 @@ public final class DataBenchmark {
       int sample = 100_000;
       spark.conf().set("spark.sparkps.data.inMemoryMax", "1g");
       report("in memory, sample of " + sample + " rows, " + steps + " steps", sc, peaks, sample,
-          fit(estimator(json).setMaxSteps(steps), Prototypes.dataFrame(spark, sample, 1, 2)), test);
+          train(spark, json, Prototypes.dataFrame(spark, sample, 1, 2), 1, steps), test, json);
       peaks.clear();
       spark.conf().unset("spark.sparkps.data.inMemoryMax");
       report("spilled, all " + rows + " rows, " + steps + " steps", sc, peaks, rows,
-          fit(estimator(json).setEpochs(1), Prototypes.dataFrame(spark, rows, 1, 2)), test);
+          train(spark, json, Prototypes.dataFrame(spark, rows, 1, 2), 1, 0), test, json);
     } finally {
       LocalClusters.stop(sc);
     }
   }
 
   private static void report(String what, JavaSparkContext sc, ExecutorPeaks peaks, long rows, Run run,
-      Dataset<Row> test) throws Exception {
+      Dataset<Row> test, String json) throws Exception {
     sc.sc().listenerBus().waitUntilEmpty(30_000);
     long partition = rows / 2 * (784 + 10) * Float.BYTES;
     System.out.printf(Locale.ROOT, "  %s: fit %.0f s, accuracy %.4f, %.0f examples/s training%n", what,
-        (run.endNanos() - run.startNanos()) / 1e9, accuracy(run.model(), test), run.trainingExamplesPerSecond());
+        run.seconds(), accuracy(json, run.params(), test), run.trainingExamplesPerSecond());
     for (TaskProgress role : run.roles()) {
       ExecutorPeaks.Peak p = peaks.of(role.executor());
       boolean worker = role.role() == Role.CHIEF || role.role() == Role.WORKER;
