@@ -17,6 +17,14 @@ public final class Prototypes {
    * makes its own rows in its task (seeded by its index), so no task carries data.
    */
   public static Dataset<Row> dataFrame(SparkSession spark, int rows, long seed, int partitions) {
+    return dataFrame(spark, rows, seed, partitions, 0.35);
+  }
+
+  /**
+   * {@link #dataFrame(SparkSession, int, long, int)} with Gaussian pixel noise of standard
+   * deviation {@code noise} (before clipping to [0, 1]): the larger, the harder.
+   */
+  public static Dataset<Row> dataFrame(SparkSession spark, int rows, long seed, int partitions, double noise) {
     List<Integer> parts = java.util.stream.IntStream.range(0, partitions).boxed().toList();
     org.apache.spark.api.java.JavaRDD<Row> data = org.apache.spark.api.java.JavaSparkContext
         .fromSparkContext(spark.sparkContext()).parallelize(parts, partitions).mapPartitions(it -> {
@@ -33,7 +41,7 @@ public final class Prototypes {
             int label = r % 10;
             double[] x = new double[784];
             for (int i = 0; i < x.length; i++) {
-              x[i] = Math.min(1, Math.max(0, proto[label][i] + random.nextGaussian() * 0.35));
+              x[i] = Math.min(1, Math.max(0, proto[label][i] + random.nextGaussian() * noise));
             }
             return RowFactory.create(Vectors.dense(x), (double) label);
           }).iterator();
