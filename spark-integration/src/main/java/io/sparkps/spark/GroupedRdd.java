@@ -87,8 +87,9 @@ final class GroupedRdd<T> extends RDD<T> {
     return JavaConverters.asScalaIterator(all);
   }
 
+  /** Where its input partitions prefer to be (an immutable Seq: Scala 2.12's Seq and 2.13's alike). */
   @Override
-  public scala.collection.Seq<String> getPreferredLocations(Partition split) {
+  public scala.collection.immutable.Seq<String> getPreferredLocations(Partition split) {
     Partition[] inputs = ((Group) split).inputs();
     List<String> where = new ArrayList<>();
     for (Partition p : inputs) {
