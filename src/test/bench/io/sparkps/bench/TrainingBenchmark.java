@@ -36,15 +36,17 @@ import org.nd4j.linalg.learning.config.Adam;
 import org.nd4j.linalg.lossfunctions.LossFunctions;
 
 /**
- * Trains the same networks on the same Fashion-MNIST examples, in one JVM, one after the other:
- * (a) single-process DL4J, (b) SparkPS with 2 workers and 1 ps, SYNC and ASYNC (bulk data through
+ * Trains the same networks on the same Fashion-MNIST examples, one after the other: (a)
+ * single-process DL4J with all cores (in a child JVM with OpenMP and OpenBLAS threads equal to
+ * the cores, as a user on one machine runs it) and with one thread, (b) SparkPS with 2 workers and 1 ps, SYNC and ASYNC (bulk data through
  * memory, as in any local Spark; and once more over the shard's loopback socket, as between
- * executors), (c) dl4j-spark's ParameterAveragingTrainingMaster with 2 workers. Prints examples/s
+ * executors), (c) dl4j-spark's ParameterAveragingTrainingMaster with 2 workers, fed from the
+ * same cached DataFrame. Prints examples/s
  * (wall time of the training call, Spark launch and data materialization included where the
  * trainer does them; each Spark trainer warmed up once, untimed) and test accuracy after the same
  * number of examples, then the ratios. The trainers take turns for several rounds, each round
  * starting one trainer later; figures are medians over the rounds, ratios medians of the
- * per-round ratios. One OpenMP thread per task.
+ * per-round ratios. One OpenMP thread per Spark task.
  *
  * <p>Arguments: {@code [small|large|both] [examples] [rounds]} (default both, 60000, 5).
  */
@@ -57,7 +59,8 @@ public final class TrainingBenchmark {
     Figure run(MultiLayerConfiguration conf, int examples, int batch) throws Exception;
   }
 
-  private static final String SINGLE = "(a) single-process DL4J";
+  private static final String SINGLE = "(a) single-process DL4J, all cores";
+  private static final String SINGLE_1 = "(a) single-process DL4J, 1 thread";
   private static final String AVERAGING = "(c) dl4j-spark parameter averaging";
   private static final List<String> SPARKPS = List.of("(b) SparkPS SYNC", "(b) SparkPS ASYNC",
       "(b) SparkPS SYNC, socket", "(b) SparkPS ASYNC, socket");
@@ -81,6 +84,14 @@ public final class TrainingBenchmark {
     IdxFile tx = IdxFile.read(dir.resolve("t10k-images-idx3-ubyte.gz"));
     testX = Nd4j.create(scaled(tx.values()), new long[] {tx.items(), 784}, 'c');
     testY = oneHot(IdxFile.read(dir.resolve("t10k-labels-idx1-ubyte.gz")).values(), 0, tx.items());
+    if (which.equals("--single-process")) {
+      // A child JVM of allCores(): the single-process baseline with its own OpenMP thread count.
+      int[] hidden = java.util.Arrays.stream(args[3].split(",")).mapToInt(Integer::parseInt).toArray();
+      singleProcess(network(hidden), 8 * rounds, rounds); // warm-up, untimed (here the third argument is the batch)
+      Figure f = singleProcess(network(hidden), examples, rounds);
+      System.out.printf(Locale.ROOT, "RESULT %f %f %f%n", f.examplesPerSecond(), f.accuracy(), f.seconds());
+      System.exit(0);
+    }
 
     SparkSession spark = SparkSession.builder().master("local[3]").appName("sparkps-training-benchmark")
         .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
@@ -114,14 +125,15 @@ public final class TrainingBenchmark {
     // Warm-up, not timed: a short run of each Spark trainer, so that the JIT and Spark's first jobs
     // over the cached data do not land in whichever measured run comes first.
     sparkps(conf, train, 4 * m.batch(), m.batch(), Consistency.SYNC, true);
-    parameterAveraging(spark, conf, 4 * m.batch(), m.batch());
+    parameterAveraging(spark, train, conf, 4 * m.batch(), m.batch());
     Map<String, Trainer> trainers = new LinkedHashMap<>();
-    trainers.put(SINGLE, TrainingBenchmark::singleProcess);
+    trainers.put(SINGLE, (c, n, b) -> allCores(m.hidden(), n, b));
+    trainers.put(SINGLE_1, TrainingBenchmark::singleProcess);
     trainers.put(SPARKPS.get(0), (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, true));
     trainers.put(SPARKPS.get(1), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, true));
     trainers.put(SPARKPS.get(2), (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, false));
     trainers.put(SPARKPS.get(3), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false));
-    trainers.put(AVERAGING, (c, n, b) -> parameterAveraging(spark, c, n, b));
+    trainers.put(AVERAGING, (c, n, b) -> parameterAveraging(spark, train, c, n, b));
     Map<String, List<Figure>> figures = new LinkedHashMap<>();
     List<Map.Entry<String, Trainer>> order = new ArrayList<>(trainers.entrySet());
     for (int round = 1; round <= rounds; round++) {
@@ -139,8 +151,9 @@ public final class TrainingBenchmark {
         median(list, Figure::examplesPerSecond), median(list, Figure::accuracy), median(list, Figure::seconds)));
     System.out.println("ratios (median of per-round ratios, min-max):");
     for (String name : SPARKPS) {
-      System.out.printf(Locale.ROOT, "  %-26s %s single-process   %s parameter averaging%n", name,
-          ratio(figures.get(name), figures.get(SINGLE)), ratio(figures.get(name), figures.get(AVERAGING)));
+      System.out.printf(Locale.ROOT, "  %-26s %s single-process (all cores)   %s (1 thread)   %s parameter "
+          + "averaging%n", name, ratio(figures.get(name), figures.get(SINGLE)), ratio(figures.get(name),
+          figures.get(SINGLE_1)), ratio(figures.get(name), figures.get(AVERAGING)));
     }
   }
 
@@ -183,6 +196,36 @@ public final class TrainingBenchmark {
     return new Figure(batches.size() * (double) batch / seconds, accuracy(net), seconds);
   }
 
+  /**
+   * Single-process DL4J with as many OpenMP (and OpenBLAS) threads as the machine has cores, as
+   * a user training on one machine runs it: in a child JVM of its own, since this one runs with
+   * one thread per Spark task. Timed inside the child, around the training loop alone.
+   */
+  private static Figure allCores(int[] hidden, int examples, int batch) throws Exception {
+    String cores = String.valueOf(Runtime.getRuntime().availableProcessors());
+    ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+        System.getProperty("java.class.path"), TrainingBenchmark.class.getName(), "--single-process",
+        String.valueOf(examples), String.valueOf(batch), java.util.Arrays.stream(hidden).mapToObj(String::valueOf)
+            .collect(java.util.stream.Collectors.joining(",")));
+    pb.environment().put("OMP_NUM_THREADS", cores);
+    pb.environment().put("OPENBLAS_NUM_THREADS", cores);
+    pb.redirectErrorStream(true);
+    Process p = pb.start();
+    String result = null;
+    StringBuilder output = new StringBuilder();
+    try (java.io.BufferedReader r = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream()))) {
+      for (String line; (line = r.readLine()) != null; ) {
+        output.append(line).append('\n');
+        result = line.startsWith("RESULT ") ? line : result;
+      }
+    }
+    if (!p.waitFor(30, java.util.concurrent.TimeUnit.MINUTES) || p.exitValue() != 0 || result == null) {
+      throw new IllegalStateException("the single-process child failed:\n" + output);
+    }
+    String[] f = result.split(" ");
+    return new Figure(Double.parseDouble(f[1]), Double.parseDouble(f[2]), Double.parseDouble(f[3]));
+  }
+
   /** SparkPS; {@code sameJvm} false sends bulk data over the shard's loopback socket, as between executors. */
   private static Figure sparkps(MultiLayerConfiguration conf, Dataset<Row> train, int examples, int batch,
       Consistency consistency, boolean sameJvm) {
@@ -200,12 +243,37 @@ public final class TrainingBenchmark {
     }
   }
 
-  private static Figure parameterAveraging(SparkSession spark, MultiLayerConfiguration conf, int examples, int batch) {
+  /**
+   * dl4j-spark's parameter averaging with 2 workers, fed from the cached DataFrame SparkPS trains
+   * on (its partitions are read where they are cached; no task carries data), each partition cut
+   * into minibatches of {@code batch} rows; {@code examples} of them in all.
+   */
+  private static Figure parameterAveraging(SparkSession spark, Dataset<Row> train, MultiLayerConfiguration conf,
+      int examples, int batch) {
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
-    List<DataSet> batches = minibatches(examples, batch, 7);
-    JavaRDD<DataSet> rdd = jsc.parallelize(batches, 2).cache();
-    rdd.count();
-    ParameterAveragingTrainingMaster master = new ParameterAveragingTrainingMaster.Builder(batch)
+    int perPartition = examples / (2 * batch) * batch;
+    JavaRDD<DataSet> rdd = train.javaRDD().mapPartitions(rows -> {
+      List<DataSet> out = new ArrayList<>();
+      float[] xs = new float[batch * 784];
+      float[] labels = new float[batch];
+      int n = 0;
+      int taken = 0;
+      while (rows.hasNext() && taken < perPartition) {
+        Row r = rows.next();
+        double[] v = ((org.apache.spark.ml.linalg.Vector) r.get(0)).toArray();
+        for (int j = 0; j < 784; j++) {
+          xs[n * 784 + j] = (float) v[j];
+        }
+        labels[n++] = (float) r.getDouble(1);
+        taken++;
+        if (n == batch) {
+          out.add(new DataSet(Nd4j.create(xs.clone(), new long[] {batch, 784}, 'c'), oneHot(labels, 0, batch)));
+          n = 0;
+        }
+      }
+      return out.iterator();
+    });
+    ParameterAveragingTrainingMaster master = new ParameterAveragingTrainingMaster.Builder(2, batch)
         .batchSizePerWorker(batch).averagingFrequency(5).workerPrefetchNumBatches(2).rngSeed(7)
         .rddTrainingApproach(RDDTrainingApproach.Direct).repartionData(Repartition.Never)
         .storageLevel(org.apache.spark.storage.StorageLevel.MEMORY_ONLY()).build();
@@ -213,8 +281,7 @@ public final class TrainingBenchmark {
     long t0 = System.nanoTime();
     MultiLayerNetwork net = sparkNet.fit(rdd);
     double seconds = (System.nanoTime() - t0) / 1e9;
-    rdd.unpersist();
-    return new Figure(batches.size() * (double) batch / seconds, accuracy(net), seconds);
+    return new Figure(2.0 * perPartition / seconds, accuracy(net), seconds);
   }
 
   private static List<DataSet> minibatches(int examples, int batch, long seed) {
