@@ -97,22 +97,12 @@ public final class Minibatches implements AutoCloseable {
 
   /** The features, row after row (a copy; in memory only). */
   public float[] features() {
-    return column(0, width);
+    return store.column(0, width);
   }
 
   /** The labels, a row of the output width per example (a copy; in memory only). */
   public float[] labels() {
-    return column(width, outputs);
-  }
-
-  private float[] column(int from, int count) {
-    float[] all = store.toArray();
-    int floats = store.recordFloats();
-    float[] out = new float[Math.toIntExact(store.records() * count)];
-    for (int r = 0, at = 0; at < out.length; r += floats, at += count) {
-      System.arraycopy(all, r + from, out, at, count);
-    }
-    return out;
+    return store.column(width, outputs);
   }
 
   /** Rows in this partition. */

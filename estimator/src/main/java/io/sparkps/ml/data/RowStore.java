@@ -172,18 +172,22 @@ final class RowStore implements AutoCloseable {
     }
   }
 
-  /** The in-memory records as one array (only when not spilled and under 2^31 floats). */
-  float[] toArray() {
+  /**
+   * Floats {@code [from, from + count)} of every record, record after record, in one array (only
+   * when not spilled and under 2^31 floats): e.g. the features, or the labels.
+   */
+  float[] column(int from, int count) {
     if (file != null) {
       throw new IllegalStateException("the records were spilled to " + path + "; read them by blocks");
     }
-    float[] all = new float[Math.toIntExact(records * recordFloats)];
+    float[] out = new float[Math.toIntExact(records * count)];
     int at = 0;
     for (float[] b : blocks) {
-      System.arraycopy(b, 0, all, at, Math.min(b.length, all.length - at));
-      at += b.length;
+      for (int r = 0; r + recordFloats <= b.length && at < out.length; r += recordFloats, at += count) {
+        System.arraycopy(b, r + from, out, at, count);
+      }
     }
-    return all;
+    return out;
   }
 
   /** Deletes the spill file; idempotent. */
