@@ -30,14 +30,6 @@ final class InputChecks {
       }
       return n;
     }
-
-    long nonEmpty() {
-      long n = 0;
-      for (long r : rows) {
-        n += r > 0 ? 1 : 0;
-      }
-      return n;
-    }
   }
 
   /**
