@@ -98,7 +98,14 @@ class BulkServerTest {
       }
       java.nio.channels.SocketChannel idle = strangers.get(0);
       assertEquals(-1, idle.read(ByteBuffer.allocate(1)), "an idle stranger is disconnected");
-      assertTrue(bulkThreads() <= 3, "after the deadline: " + bulkThreads());
+      // Strangers still in the listen backlog when the first window closed were admitted after it;
+      // each is cut at its own deadline, so the threads fall back within one more window.
+      long cut = System.nanoTime() + 2 * BulkServer.HANDSHAKE_MILLIS * 1_000_000L;
+      while (bulkThreads() > 2 && System.nanoTime() < cut) {
+        Thread.sleep(100);
+      }
+      assertTrue(bulkThreads() <= 2, "bulk threads a handshake window after the client got in: " + bulkThreads()
+          + " (the accept loop and the deadlines' thread are expected)");
     } finally {
       for (java.nio.channels.SocketChannel ch : strangers) {
         ch.close();
