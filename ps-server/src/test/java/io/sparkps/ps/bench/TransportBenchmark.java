@@ -22,9 +22,9 @@ import org.nd4j.linalg.factory.Nd4j;
 /**
  * Parameter-server transport against raw loopback TCP, measured side by side in one JVM.
  *
- * <p>Each round measures, in turn: raw NIO TCP (direct buffers) moving the same bytes, PS push
- * (SGD applied on the server) and PS pull (into a preallocated ND4J array), with 1 and 2 shards,
- * for 16 and 64 MiB; ratios are taken within the round and their medians printed. Then p50/p99
+ * <p>Each round measures, in turn: raw NIO TCP (direct buffers, TCP_NODELAY, as many concurrent
+ * streams as shards) moving the same bytes, PS push (SGD applied on the server) and PS pull (into a
+ * preallocated ND4J array), with 1 and 2 shards, for 16 and 64 MiB; ratios are taken within the round and their medians printed. Then p50/p99
  * latency of a 1 KiB assignAdd against a bare protobuf unary echo on the same channel. Every
  * PS figure is taken twice, plaintext and with TLS (the run's certificate on both ports), so the
  * cost of TLS shows as a ratio of the same round.
@@ -43,17 +43,18 @@ public final class TransportBenchmark {
     int latencyOps = args.length > 1 ? Integer.parseInt(args[1]) : 3000;
     System.out.printf("SparkPS transport benchmark: %d rounds, %d cores, Java %s, TLS by %s%n", rounds,
         Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), PsTls.provider());
-    try (RawTcp tcp = new RawTcp(); Ps ps1 = new Ps(1, false); Ps ps2 = new Ps(2, false);
+    try (RawTcp tcp1 = new RawTcp(1); RawTcp tcp2 = new RawTcp(2); Ps ps1 = new Ps(1, false); Ps ps2 = new Ps(2, false);
          Ps tls1 = new Ps(1, true); Ps tls2 = new Ps(2, true)) {
       Map<String, List<Double>> ratios = new LinkedHashMap<>();
       Map<String, List<Double>> rates = new LinkedHashMap<>();
       for (int round = -2; round < rounds; round++) {
         for (int mib : SIZES_MIB) {
-          double tcpRate = tcp.throughput(mib << 20);
-          record(rates, round, "tcp " + mib + " MiB", tcpRate);
           for (Ps[] pair : List.of(new Ps[] {ps1, tls1}, new Ps[] {ps2, tls2})) {
             Ps ps = pair[0];
             Ps tls = pair[1];
+            // the baseline with as many concurrent streams as the shards' bulk connections
+            double tcpRate = (ps.shards == 1 ? tcp1 : tcp2).throughput(mib << 20);
+            record(rates, round, "tcp " + mib + " MiB, " + ps.shards + " stream" + (ps.shards > 1 ? "s" : ""), tcpRate);
             double push = ps.push(mib);
             double pull = ps.pull(mib);
             double tlsPush = tls.push(mib);
@@ -102,22 +103,36 @@ public final class TransportBenchmark {
     return bytes / (1024.0 * 1024.0) / (nanos / 1e9);
   }
 
-  /** A loopback TCP sink: reads N bytes into a direct buffer, answers one byte. */
+  /**
+   * Raw loopback TCP over {@code streams} concurrent connections, TCP_NODELAY on both ends like the
+   * bulk sockets: each stream's client writes its share of N bytes from a direct buffer, its sink
+   * reads them into a direct buffer and answers one byte. The 2-shard PS figures are measured
+   * against 2 streams, since 2 shards move their halves over 2 connections at once.
+   */
   private static final class RawTcp implements AutoCloseable {
     private final ServerSocketChannel server;
-    private final SocketChannel client;
-    private final Thread sink;
-    private final ByteBuffer send = ByteBuffer.allocateDirect(64 << 20);
-    private final ByteBuffer header = ByteBuffer.allocateDirect(4);
-    private final ByteBuffer ack = ByteBuffer.allocateDirect(1);
+    private final List<SocketChannel> clients = new ArrayList<>();
+    private final List<ByteBuffer> sends = new ArrayList<>();
+    private final java.util.concurrent.ExecutorService writers;
 
-    RawTcp() throws IOException {
+    RawTcp(int streams) throws IOException {
       server = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
-      client = SocketChannel.open(server.getLocalAddress());
-      SocketChannel accepted = server.accept();
-      sink = new Thread(() -> serve(accepted), "raw-tcp-sink");
-      sink.setDaemon(true);
-      sink.start();
+      for (int i = 0; i < streams; i++) {
+        SocketChannel client = SocketChannel.open(server.getLocalAddress());
+        client.socket().setTcpNoDelay(true);
+        SocketChannel accepted = server.accept();
+        accepted.socket().setTcpNoDelay(true);
+        Thread sink = new Thread(() -> serve(accepted), "raw-tcp-sink-" + i);
+        sink.setDaemon(true);
+        sink.start();
+        clients.add(client);
+        sends.add(ByteBuffer.allocateDirect(64 << 20));
+      }
+      writers = java.util.concurrent.Executors.newFixedThreadPool(streams, r -> {
+        Thread t = new Thread(r, "raw-tcp-writer");
+        t.setDaemon(true);
+        return t;
+      });
     }
 
     private static void serve(SocketChannel ch) {
@@ -146,9 +161,8 @@ public final class TransportBenchmark {
       }
     }
 
-    double throughput(int bytes) throws IOException {
-      long t0 = System.nanoTime();
-      header.clear().putInt(bytes).flip();
+    private static Void send(SocketChannel client, ByteBuffer send, int bytes) throws IOException {
+      ByteBuffer header = ByteBuffer.allocateDirect(4).putInt(bytes).flip();
       while (header.hasRemaining()) {
         client.write(header);
       }
@@ -156,14 +170,31 @@ public final class TransportBenchmark {
       while (send.hasRemaining()) {
         client.write(send);
       }
-      ack.clear();
-      readFully(client, ack);
-      return mibPerSecond(bytes, System.nanoTime() - t0);
+      readFully(client, ByteBuffer.allocateDirect(1));
+      return null;
+    }
+
+    double throughput(int bytes) throws Exception {
+      int share = bytes / clients.size();
+      long t0 = System.nanoTime();
+      List<java.util.concurrent.Future<Void>> done = new ArrayList<>();
+      for (int i = 0; i < clients.size(); i++) {
+        SocketChannel client = clients.get(i);
+        ByteBuffer send = sends.get(i);
+        done.add(writers.submit(() -> send(client, send, share)));
+      }
+      for (java.util.concurrent.Future<Void> f : done) {
+        f.get();
+      }
+      return mibPerSecond((long) share * clients.size(), System.nanoTime() - t0);
     }
 
     @Override
     public void close() throws IOException {
-      client.close();
+      writers.shutdownNow();
+      for (SocketChannel client : clients) {
+        client.close();
+      }
       server.close();
     }
   }
