@@ -48,7 +48,8 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
  * starting one trainer later; figures are medians over the rounds, ratios medians of the
  * per-round ratios. One OpenMP thread per Spark task.
  *
- * <p>Arguments: {@code [small|large|both] [examples] [rounds]} (default both, 60000, 5).
+ * <p>Arguments: {@code [small|large|both] [examples] [rounds] [trainers]} (default both, 60000,
+ * 5, all; trainers is a comma-separated list of parts of their names, such as {@code SYNC,sharing}).
  */
 public final class TrainingBenchmark {
   private record Model(String name, int[] hidden, int batch) {}
@@ -62,9 +63,11 @@ public final class TrainingBenchmark {
   private static final String SINGLE = "(a) single-process DL4J, all cores";
   private static final String SINGLE_1 = "(a) single-process DL4J, 1 thread";
   private static final String AVERAGING = "(c) dl4j-spark parameter averaging";
+  private static final String SHARING = "(d) dl4j-spark gradient sharing";
   private static final List<String> SPARKPS = List.of("(b) SparkPS SYNC", "(b) SparkPS ASYNC",
       "(b) SparkPS SYNC, socket", "(b) SparkPS ASYNC, socket");
 
+  private static List<String> only; // trainers whose name contains one of these; all when null
   private static float[] trainX;
   private static float[] trainY;
   private static INDArray testX;
@@ -76,6 +79,7 @@ public final class TrainingBenchmark {
     String which = args.length > 0 ? args[0] : "both";
     int examples = args.length > 1 ? Integer.parseInt(args[1]) : 60_000;
     int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 5;
+    only = args.length > 3 && !args[0].equals("--single-process") ? List.of(args[3].split(",")) : null;
     Path dir = IdxDataFrames.FASHION_MNIST;
     IdxFile x = IdxFile.read(dir.resolve("train-images-idx3-ubyte.gz"));
     IdxFile y = IdxFile.read(dir.resolve("train-labels-idx1-ubyte.gz"));
@@ -122,10 +126,6 @@ public final class TrainingBenchmark {
   private static void run(SparkSession spark, Dataset<Row> train, int examples, Model m, int rounds) throws Exception {
     System.out.printf(Locale.ROOT, "%n== %s, %d examples per trainer ==%n", m.name(), examples);
     MultiLayerConfiguration conf = network(m.hidden());
-    // Warm-up, not timed: a short run of each Spark trainer, so that the JIT and Spark's first jobs
-    // over the cached data do not land in whichever measured run comes first.
-    sparkps(conf, train, 4 * m.batch(), m.batch(), Consistency.SYNC, true);
-    parameterAveraging(spark, train, conf, 4 * m.batch(), m.batch());
     Map<String, Trainer> trainers = new LinkedHashMap<>();
     trainers.put(SINGLE, (c, n, b) -> allCores(m.hidden(), n, b));
     trainers.put(SINGLE_1, TrainingBenchmark::singleProcess);
@@ -134,6 +134,17 @@ public final class TrainingBenchmark {
     trainers.put(SPARKPS.get(2), (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, false));
     trainers.put(SPARKPS.get(3), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false));
     trainers.put(AVERAGING, (c, n, b) -> parameterAveraging(spark, train, c, n, b));
+    trainers.put(SHARING, (c, n, b) -> gradientSharing(spark, train, c, n, b));
+    if (only != null) {
+      trainers.keySet().removeIf(name -> only.stream().noneMatch(name::contains));
+    }
+    // Warm-up, not timed: a short run of each Spark trainer, so that the JIT and Spark's first jobs
+    // over the cached data do not land in whichever measured run comes first.
+    for (Map.Entry<String, Trainer> t : trainers.entrySet()) {
+      if (!t.getKey().startsWith("(a)")) {
+        t.getValue().run(conf, 4 * m.batch(), m.batch());
+      }
+    }
     Map<String, List<Figure>> figures = new LinkedHashMap<>();
     List<Map.Entry<String, Trainer>> order = new ArrayList<>(trainers.entrySet());
     for (int round = 1; round <= rounds; round++) {
@@ -151,9 +162,17 @@ public final class TrainingBenchmark {
         median(list, Figure::examplesPerSecond), median(list, Figure::accuracy), median(list, Figure::seconds)));
     System.out.println("ratios (median of per-round ratios, min-max):");
     for (String name : SPARKPS) {
-      System.out.printf(Locale.ROOT, "  %-26s %s single-process (all cores)   %s (1 thread)   %s parameter "
-          + "averaging%n", name, ratio(figures.get(name), figures.get(SINGLE)), ratio(figures.get(name),
-          figures.get(SINGLE_1)), ratio(figures.get(name), figures.get(AVERAGING)));
+      if (!figures.containsKey(name)) {
+        continue;
+      }
+      StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "  %-26s", name));
+      for (String peer : List.of(SINGLE, SINGLE_1, AVERAGING, SHARING)) {
+        if (figures.containsKey(peer)) {
+          line.append("  ").append(ratio(figures.get(name), figures.get(peer))).append(" vs ")
+              .append(peer.substring(4));
+        }
+      }
+      System.out.println(line);
     }
   }
 
@@ -252,7 +271,21 @@ public final class TrainingBenchmark {
       int examples, int batch) {
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
     int perPartition = examples / (2 * batch) * batch;
-    JavaRDD<DataSet> rdd = train.javaRDD().mapPartitions(rows -> {
+    JavaRDD<DataSet> rdd = minibatchRdd(train, perPartition, batch);
+    ParameterAveragingTrainingMaster master = new ParameterAveragingTrainingMaster.Builder(2, batch)
+        .batchSizePerWorker(batch).averagingFrequency(5).workerPrefetchNumBatches(2).rngSeed(7)
+        .rddTrainingApproach(RDDTrainingApproach.Direct).repartionData(Repartition.Never)
+        .storageLevel(org.apache.spark.storage.StorageLevel.MEMORY_ONLY()).build();
+    SparkDl4jMultiLayer sparkNet = new SparkDl4jMultiLayer(jsc, conf.clone(), master);
+    long t0 = System.nanoTime();
+    MultiLayerNetwork net = sparkNet.fit(rdd);
+    double seconds = (System.nanoTime() - t0) / 1e9;
+    return new Figure(2.0 * perPartition / seconds, accuracy(net), seconds);
+  }
+
+  /** The cached DataFrame's partitions cut into minibatches of {@code batch} rows, {@code perPartition} rows each. */
+  private static JavaRDD<DataSet> minibatchRdd(Dataset<Row> train, int perPartition, int batch) {
+    return train.javaRDD().mapPartitions(rows -> {
       List<DataSet> out = new ArrayList<>();
       float[] xs = new float[batch * 784];
       float[] labels = new float[batch];
@@ -273,15 +306,48 @@ public final class TrainingBenchmark {
       }
       return out.iterator();
     });
-    ParameterAveragingTrainingMaster master = new ParameterAveragingTrainingMaster.Builder(2, batch)
-        .batchSizePerWorker(batch).averagingFrequency(5).workerPrefetchNumBatches(2).rngSeed(7)
-        .rddTrainingApproach(RDDTrainingApproach.Direct).repartionData(Repartition.Never)
-        .storageLevel(org.apache.spark.storage.StorageLevel.MEMORY_ONLY()).build();
+  }
+
+  /**
+   * dl4j-spark's SharedTrainingMaster (dl4j-spark-parameterserver): gradient sharing with
+   * adaptive threshold encoding over Aeron, the Spark trainer DL4J recommends over parameter
+   * averaging. Fed from the same cached DataFrame as the others, 2 partitions, one trainer thread
+   * per node ({@code workersPerNode(1)}); the residuals are kept per worker, as DL4J does. With
+   * {@code workersPerNode(2)} (one trainer per core of this machine) the run of 2026-11-30 hung for
+   * minutes in {@code ParallelWrapper.fit} at {@code DefaultTrainer.waitTillRunning}, its Spark
+   * tasks waiting in {@code BlockingObserver.waitTillDone}, and was killed.
+   */
+  private static Figure gradientSharing(SparkSession spark, Dataset<Row> train, MultiLayerConfiguration conf,
+      int examples, int batch) {
+    JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+    int perPartition = examples / (2 * batch) * batch;
+    JavaRDD<DataSet> rdd = minibatchRdd(train, perPartition, batch);
+    // DL4J M2's AeronUdpTransport sets Aeron's client liveness timeout to 30 s, above Aeron 1.32's
+    // default publication unblock timeout (15 s), and the media driver refuses that pair at launch
+    // ("publicationUnblockTimeoutNs=15000000000 <= clientLivenessTimeoutNs=30000000000").
+    System.setProperty("aeron.publication.unblock.timeout", String.valueOf(60_000_000_000L));
+    org.nd4j.parameterserver.distributed.conf.VoidConfiguration voidConf =
+        org.nd4j.parameterserver.distributed.conf.VoidConfiguration.builder().unicastPort(sharingPort())
+            .networkMask("127.0.0.0/8").controllerAddress("127.0.0.1").build();
+    org.deeplearning4j.spark.parameterserver.training.SharedTrainingMaster master =
+        new org.deeplearning4j.spark.parameterserver.training.SharedTrainingMaster.Builder(voidConf, batch)
+            .batchSizePerWorker(batch).workersPerNode(1).rngSeed(7).collectTrainingStats(false)
+            .rddTrainingApproach(RDDTrainingApproach.Direct).repartitionData(Repartition.Never)
+            .storageLevel(org.apache.spark.storage.StorageLevel.MEMORY_ONLY()).build();
     SparkDl4jMultiLayer sparkNet = new SparkDl4jMultiLayer(jsc, conf.clone(), master);
     long t0 = System.nanoTime();
     MultiLayerNetwork net = sparkNet.fit(rdd);
     double seconds = (System.nanoTime() - t0) / 1e9;
     return new Figure(2.0 * perPartition / seconds, accuracy(net), seconds);
+  }
+
+  /** A free port for the gradient-sharing controller (Aeron's unicast UDP port). */
+  private static int sharingPort() {
+    try (java.net.DatagramSocket socket = new java.net.DatagramSocket(0)) {
+      return socket.getLocalPort();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
   }
 
   private static List<DataSet> minibatches(int examples, int batch, long seed) {

@@ -42,6 +42,7 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   private final IntParam staleness;
   private final LongParam seed;
   private final org.apache.spark.ml.param.DoubleParam evalEverySeconds;
+  private final org.apache.spark.ml.param.BooleanParam evalDeferred;
   /** The specs of the Experiment this estimator was made from, for the model's provenance. */
   /** The Experiment's specs this estimator was made from, recorded in the model's provenance. */
   java.util.Map<String, String> experimentRecord = java.util.Map.of();
@@ -85,6 +86,9 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
     evalEverySeconds = new org.apache.spark.ml.param.DoubleParam(this, "evalEverySeconds",
         "seconds between evaluations at the least (> 0)", ParamValidators.gt(0));
     setDefault(evalEverySeconds, 1.0);
+    evalDeferred = new org.apache.spark.ml.param.BooleanParam(this, "evalDeferred", "whether the evaluator only "
+        + "copies the variables while training runs and scores the copies after it (no cores taken from training)");
+    setDefault(evalDeferred, false);
     setDefault(featuresCol, "features");
     setDefault(labelCol, "label");
     setDefault(predictionCol, "prediction");
@@ -212,6 +216,23 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   /** Sets the least time between evaluations. */
   public Dl4jEstimator setEvalEverySeconds(double seconds) {
     set(evalEverySeconds, seconds);
+    return this;
+  }
+
+  /** Whether the evaluator scores its copies of the variables only after training. */
+  public org.apache.spark.ml.param.BooleanParam evalDeferred() {
+    return evalDeferred;
+  }
+
+  /**
+   * Makes the evaluator copy the variables every {@link #evalEverySeconds} while training runs and
+   * score the copies only once training has stopped, so that scoring takes no cores from training.
+   * Each of its reports then carries {@code takenAtMillis}, when its copy was read (wall clock, ms).
+   * The copies are held in the evaluator's memory, 256 MiB at most: when that fills, every second
+   * copy is dropped and the interval doubles.
+   */
+  public Dl4jEstimator setEvalDeferred(boolean deferred) {
+    set(evalDeferred, deferred);
     return this;
   }
 

@@ -3,6 +3,8 @@ package io.sparkps.ml;
 import io.sparkps.ps.PsClient;
 import io.sparkps.spark.EvaluatorContext;
 import io.sparkps.spark.EvaluatorFunction;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import org.nd4j.evaluation.classification.Evaluation;
 import org.nd4j.evaluation.regression.RegressionEvaluation;
@@ -15,6 +17,12 @@ import org.nd4j.linalg.factory.Nd4j;
  * {@code everyMillis}), reads them into its own copy of the network and reports, on the held-out
  * set, accuracy, macro precision/recall/F1 and loss for a classifier, or MSE, MAE, R2 and loss for
  * a regressor (averaged over the outputs). Training never waits for it.
+ *
+ * <p>Deferred, it only copies the variables while training runs and scores the copies once
+ * training has stopped, so that scoring takes no cores from training (on a shared machine, or for
+ * a time-to-accuracy figure). Each report then carries {@code takenAtMillis}, the wall-clock time
+ * the copy was read. The copies are held up to {@link #DEFERRED_BYTES}: when full, every second
+ * one is dropped and the interval between copies doubles, so they still span the whole run.
  */
 final class EvalWorker implements EvaluatorFunction {
   private static final long serialVersionUID = 1L;
@@ -24,12 +32,19 @@ final class EvalWorker implements EvaluatorFunction {
   private final String networkJson;
   private final org.apache.spark.broadcast.Broadcast<Rows> rows;
   private final long everyMillis;
+  private final boolean deferred;
+  /** Memory for the copies of a deferred evaluator. */
+  static final long DEFERRED_BYTES = 256L << 20;
 
-  /** An evaluator of {@code rows} (broadcast once, not shipped with the task). */
-  EvalWorker(String networkJson, org.apache.spark.broadcast.Broadcast<Rows> rows, long everyMillis) {
+  /** A copy of the variables at {@code version}, read at {@code takenAtMillis}. */
+  private record Snapshot(long version, long takenAtMillis, float[] params) {}
+
+  /** An evaluator of {@code rows} (broadcast once, not shipped with the task); deferred: see the class. */
+  EvalWorker(String networkJson, org.apache.spark.broadcast.Broadcast<Rows> rows, long everyMillis, boolean deferred) {
     this.networkJson = networkJson;
     this.rows = rows;
     this.everyMillis = everyMillis;
+    this.deferred = deferred;
   }
 
   @Override
@@ -38,6 +53,9 @@ final class EvalWorker implements EvaluatorFunction {
     NetworkVariables variables = NetworkVariables.of(net, null);
     String probe = variables.names().get(0);
     DataSet data = dataSet(net);
+    List<Snapshot> snapshots = new ArrayList<>();
+    int held = (int) Math.max(2, DEFERRED_BYTES / (4 * Math.max(1, net.params().length())));
+    long interval = everyMillis;
     long seen = -1;
     boolean stopping;
     do {
@@ -45,13 +63,43 @@ final class EvalWorker implements EvaluatorFunction {
       long version = version(ctx.ps(), probe);
       if (version > seen && version > 0) {
         seen = version;
+        long takenAt = System.currentTimeMillis();
         ctx.ps().pullInto(variables.views(net.params()));
-        ctx.progress().report(version, rows.value().rows(), metrics(net, data));
+        if (deferred) {
+          snapshots.add(new Snapshot(version, takenAt, net.params().toFloatVector()));
+          if (snapshots.size() >= held) {
+            thin(snapshots);
+            interval *= 2;
+          }
+        } else {
+          ctx.progress().report(version, rows.value().rows(), metrics(net, data));
+        }
       }
       if (!stopping) {
-        Thread.sleep(everyMillis);
+        Thread.sleep(interval);
       }
     } while (!stopping);
+    for (Snapshot snapshot : snapshots) {
+      net.params().assign(Nd4j.createFromArray(snapshot.params()));
+      Map<String, Double> metrics = new java.util.LinkedHashMap<>(metrics(net, data));
+      metrics.put("takenAtMillis", (double) snapshot.takenAtMillis());
+      ctx.progress().report(snapshot.version(), rows.value().rows(), metrics);
+      ctx.progress().flush();
+    }
+  }
+
+  /** Keeps every second snapshot from the first, and the last. */
+  static <T> void thin(List<T> snapshots) {
+    int n = snapshots.size();
+    List<T> kept = new ArrayList<>();
+    for (int i = 0; i < n; i += 2) {
+      kept.add(snapshots.get(i));
+    }
+    if ((n - 1) % 2 != 0) {
+      kept.add(snapshots.get(n - 1));
+    }
+    snapshots.clear();
+    snapshots.addAll(kept);
   }
 
   /** Frees the broadcast held-out rows (the driver calls it when the run has ended). */

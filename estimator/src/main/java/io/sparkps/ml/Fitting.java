@@ -85,7 +85,7 @@ final class Fitting {
     Broadcast<EvalWorker.Rows> broadcast = JavaSparkContext.fromSparkContext(evaluation.sparkSession().sparkContext())
         .broadcast(new EvalWorker.Rows(checked.features(), checked.labels(), checked.size()));
     return new EvalWorker(e.getOrDefault(e.networkJson()), broadcast,
-        (long) (1000 * (Double) e.getOrDefault(e.evalEverySeconds())));
+        (long) (1000 * (Double) e.getOrDefault(e.evalEverySeconds())), (Boolean) e.getOrDefault(e.evalDeferred()));
   }
 
   private static int intOf(Dl4jEstimator e, org.apache.spark.ml.param.IntParam p) {

@@ -181,6 +181,58 @@ class Dl4jEstimatorTest {
   }
 
   @Test
+  void deferredEvaluation_scoresItsCopiesAfterTraining_eachWithWhenItWasTaken() throws Exception {
+    VectorAssembler assembler = new VectorAssembler().setInputCols(new String[] {"x", "y"}).setOutputCol("features");
+    Dataset<Row>[] split = assembler.transform(points).randomSplit(new double[] {0.8, 0.2}, 1);
+    List<io.sparkps.spark.TaskProgress> arrivals = new java.util.concurrent.CopyOnWriteArrayList<>();
+    Dl4jEstimator estimator = new Dl4jEstimator().setNetworkJson(network()).setBatchSize(8).setEpochs(20)
+        .setEvalEverySeconds(0.05).setEvalDeferred(true).addListener(arrivals::add);
+    long before = System.currentTimeMillis();
+    Dl4jModel model = estimator.fitAsync(split[0], split[1]).get(java.time.Duration.ofMinutes(3));
+    long after = System.currentTimeMillis();
+    List<io.sparkps.spark.TaskProgress> history = model.summary().evaluatorHistory();
+    // Scored after training in a burst, faster than heartbeats: each report is flushed, none is lost.
+    assertTrue(history.size() >= 3, "evaluations: " + history);
+    double taken = before;
+    long version = 0;
+    for (io.sparkps.spark.TaskProgress p : history) {
+      double at = p.metrics().get("takenAtMillis");
+      assertTrue(at > taken && at <= after, "copies taken in order during the fit: " + history);
+      assertTrue(p.step() > version, "at advancing versions: " + history);
+      taken = at;
+      version = p.step();
+    }
+    // No score arrives while the workers still step: the first evaluator report comes after the
+    // last worker report that advanced a step.
+    int firstScore = -1;
+    int lastStep = -1;
+    for (int i = 0; i < arrivals.size(); i++) {
+      io.sparkps.spark.TaskProgress p = arrivals.get(i);
+      if (p.role() == io.sparkps.spark.Role.EVALUATOR && p.metrics().containsKey("accuracy") && firstScore < 0) {
+        firstScore = i;
+      }
+      if ((p.role() == io.sparkps.spark.Role.WORKER || p.role() == io.sparkps.spark.Role.CHIEF) && p.step() > 0) {
+        lastStep = i;
+      }
+    }
+    assertTrue(firstScore > lastStep, "first score at arrival " + firstScore + ", last worker step at " + lastStep);
+    io.sparkps.spark.TaskProgress last = history.get(history.size() - 1);
+    assertTrue(last.metrics().get("accuracy") > 0.9, "final evaluation " + last.metrics());
+    assertTrue(history.get(0).metrics().get("loss") > last.metrics().get("loss"), "scored copies of advancing "
+        + "training: " + history);
+  }
+
+  @Test
+  void deferredEvaluation_thinsItsCopies_keepingTheFirstAndTheLast() {
+    List<Integer> copies = new ArrayList<>(List.of(0, 1, 2, 3, 4, 5));
+    EvalWorker.thin(copies);
+    assertEquals(List.of(0, 2, 4, 5), copies);
+    copies = new ArrayList<>(List.of(0, 1, 2, 3, 4));
+    EvalWorker.thin(copies);
+    assertEquals(List.of(0, 2, 4), copies);
+  }
+
+  @Test
   void evaluationData_isScoredDuringAPipelinesFit() {
     VectorAssembler assembler = new VectorAssembler().setInputCols(new String[] {"x", "y"}).setOutputCol("features");
     Dataset<Row>[] split = assembler.transform(points).randomSplit(new double[] {0.8, 0.2}, 1);

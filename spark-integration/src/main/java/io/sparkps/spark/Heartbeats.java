@@ -54,7 +54,8 @@ final class Heartbeats implements ProgressReporter, AutoCloseable {
   }
 
   /** Sends the latest report now (e.g. the final one). */
-  void flush() {
+  @Override
+  public void flush() {
     beat();
   }
 

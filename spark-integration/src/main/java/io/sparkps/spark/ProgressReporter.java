@@ -9,4 +9,10 @@ public interface ProgressReporter {
 
   /** Sets a free-form status line. */
   void message(String message);
+
+  /**
+   * Sends the latest report now rather than with the next heartbeat, so that a task reporting
+   * faster than the heartbeats (an evaluator scoring saved snapshots) loses none to the next one.
+   */
+  default void flush() {}
 }
