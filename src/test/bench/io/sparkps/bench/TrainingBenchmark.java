@@ -284,7 +284,7 @@ public final class TrainingBenchmark {
   }
 
   /** The cached DataFrame's partitions cut into minibatches of {@code batch} rows, {@code perPartition} rows each. */
-  private static JavaRDD<DataSet> minibatchRdd(Dataset<Row> train, int perPartition, int batch) {
+  static JavaRDD<DataSet> minibatchRdd(Dataset<Row> train, int perPartition, int batch) {
     return train.javaRDD().mapPartitions(rows -> {
       List<DataSet> out = new ArrayList<>();
       float[] xs = new float[batch * 784];
@@ -342,7 +342,7 @@ public final class TrainingBenchmark {
   }
 
   /** A free port for the gradient-sharing controller (Aeron's unicast UDP port). */
-  private static int sharingPort() {
+  static int sharingPort() {
     try (java.net.DatagramSocket socket = new java.net.DatagramSocket(0)) {
       return socket.getLocalPort();
     } catch (java.io.IOException e) {
@@ -375,7 +375,7 @@ public final class TrainingBenchmark {
     return out;
   }
 
-  private static INDArray oneHot(float[] labels, int from, int count) {
+  static INDArray oneHot(float[] labels, int from, int count) {
     float[] y = new float[count * 10];
     for (int i = 0; i < count; i++) {
       y[i * 10 + (int) labels[from + i]] = 1f;
@@ -383,7 +383,7 @@ public final class TrainingBenchmark {
     return Nd4j.create(y, new long[] {count, 10}, 'c');
   }
 
-  private static float[] scaled(float[] pixels) {
+  static float[] scaled(float[] pixels) {
     float[] out = new float[pixels.length];
     for (int i = 0; i < pixels.length; i++) {
       out[i] = pixels[i] / 255f;

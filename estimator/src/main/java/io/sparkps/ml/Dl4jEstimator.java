@@ -43,6 +43,7 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   private final LongParam seed;
   private final org.apache.spark.ml.param.DoubleParam evalEverySeconds;
   private final org.apache.spark.ml.param.BooleanParam evalDeferred;
+  private final org.apache.spark.ml.param.BooleanParam stalenessAwareRate;
   /** The specs of the Experiment this estimator was made from, for the model's provenance. */
   /** The Experiment's specs this estimator was made from, recorded in the model's provenance. */
   java.util.Map<String, String> experimentRecord = java.util.Map.of();
@@ -89,6 +90,10 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
     evalDeferred = new org.apache.spark.ml.param.BooleanParam(this, "evalDeferred", "whether the evaluator only "
         + "copies the variables while training runs and scores the copies after it (no cores taken from training)");
     setDefault(evalDeferred, false);
+    stalenessAwareRate = new org.apache.spark.ml.param.BooleanParam(this, "stalenessAwareRate", "ASYNC and SSP: "
+        + "whether each gradient is applied at the learning rate divided by 1 + its staleness (the updates other "
+        + "workers made since it was computed)");
+    setDefault(stalenessAwareRate, false);
     setDefault(featuresCol, "features");
     setDefault(labelCol, "label");
     setDefault(predictionCol, "prediction");
@@ -216,6 +221,22 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   /** Sets the least time between evaluations. */
   public Dl4jEstimator setEvalEverySeconds(double seconds) {
     set(evalEverySeconds, seconds);
+    return this;
+  }
+
+  /** ASYNC and SSP: whether gradients are applied at a rate divided by 1 + their staleness. */
+  public org.apache.spark.ml.param.BooleanParam stalenessAwareRate() {
+    return stalenessAwareRate;
+  }
+
+  /**
+   * ASYNC and SSP: applies each gradient at the learning rate divided by 1 + its staleness, the
+   * updates other workers made between the pull it was computed from and its arrival (staleness-
+   * aware asynchronous SGD). With N workers taking turns that is about N, so a step moves the
+   * weights about as far per example as a SYNC step; ignored for SYNC.
+   */
+  public Dl4jEstimator setStalenessAwareRate(boolean on) {
+    set(stalenessAwareRate, on);
     return this;
   }
 

@@ -37,10 +37,20 @@ public final class Dl4jTrainer {
    * @param checkpointDir where to save checkpoints and resume from (a Hadoop path), or null
    * @param checkpointInterval steps between checkpoints (and one at the end)
    * @param checkpointsKept how many of the newest checkpoints are kept
+   * @param stalenessAwareRate ASYNC and SSP: apply each gradient at the learning rate divided by 1 +
+   *     its staleness (see {@link ConsistencyGroup#withStalenessAwareRate()})
    */
   public record Settings(String networkJson, String featuresCol, String labelCol, Consistency consistency,
       int staleness, int epochs, long maxSteps, int batchSize, long seed, String checkpointDir,
-      int checkpointInterval, int checkpointsKept) implements Serializable {
+      int checkpointInterval, int checkpointsKept, boolean stalenessAwareRate) implements Serializable {
+    /** Settings without the staleness-aware rate. */
+    public Settings(String networkJson, String featuresCol, String labelCol, Consistency consistency, int staleness,
+        int epochs, long maxSteps, int batchSize, long seed, String checkpointDir, int checkpointInterval,
+        int checkpointsKept) {
+      this(networkJson, featuresCol, labelCol, consistency, staleness, epochs, maxSteps, batchSize, seed, checkpointDir,
+          checkpointInterval, checkpointsKept, false);
+    }
+
     /** Checks the values. */
     public Settings {
       if (epochs < 1 && maxSteps < 1) {
@@ -131,8 +141,10 @@ public final class Dl4jTrainer {
   static ConsistencyGroup group(Settings s, int workers) {
     return switch (s.consistency()) {
       case SYNC -> ConsistencyGroup.sync("dl4j", workers);
-      case SSP -> ConsistencyGroup.ssp("dl4j", workers, s.staleness());
-      case ASYNC -> ConsistencyGroup.async("dl4j");
+      case SSP -> s.stalenessAwareRate() ? ConsistencyGroup.ssp("dl4j", workers, s.staleness()).withStalenessAwareRate()
+          : ConsistencyGroup.ssp("dl4j", workers, s.staleness());
+      case ASYNC -> s.stalenessAwareRate() ? ConsistencyGroup.async("dl4j").withStalenessAwareRate()
+          : ConsistencyGroup.async("dl4j");
     };
   }
 }

@@ -8,9 +8,15 @@ import java.util.Objects;
  * <p>Every variable belongs to one group; {@link #DEFAULT_NAME} is {@link Consistency#ASYNC} and
  * exists on every shard.
  */
-public record ConsistencyGroup(String name, Consistency mode, int numWorkers, int staleness) {
+public record ConsistencyGroup(String name, Consistency mode, int numWorkers, int staleness,
+    boolean stalenessAwareRate) {
   /** The group of variables created without naming one. */
   public static final String DEFAULT_NAME = "default";
+
+  /** A group without the staleness-aware rate. */
+  public ConsistencyGroup(String name, Consistency mode, int numWorkers, int staleness) {
+    this(name, mode, numWorkers, staleness, false);
+  }
 
   /** Validates the fields; see the factories for the usual forms. */
   public ConsistencyGroup {
@@ -22,10 +28,26 @@ public record ConsistencyGroup(String name, Consistency mode, int numWorkers, in
       throw new IllegalArgumentException(
           "group '" + name + "': numWorkers must be >= 1 for " + mode + ", got " + numWorkers);
     }
+    if (stalenessAwareRate && mode == Consistency.SYNC) {
+      throw new IllegalArgumentException("group '" + name + "': a SYNC group's gradients are never stale; the "
+          + "staleness-aware rate is for ASYNC and SSP groups");
+    }
     if (mode == Consistency.SSP && staleness < 0) {
       throw new IllegalArgumentException(
           "group '" + name + "': staleness must be >= 0, got " + staleness);
     }
+  }
+
+  /**
+   * This group with gradients applied at a rate scaled to their staleness: a gradient computed from
+   * values that {@code tau} updates have changed since (by other workers) is applied with the
+   * learning rate divided by {@code 1 + tau}, as staleness-aware asynchronous SGD does (Zhang et
+   * al., 2016). With N workers taking turns, tau is about N - 1, so the rate per example matches a
+   * SYNC step's. Only gradients that say which version they were computed from (those a
+   * {@link PsClient} pushes after a whole pull) are scaled.
+   */
+  public ConsistencyGroup withStalenessAwareRate() {
+    return new ConsistencyGroup(name, mode, numWorkers, staleness, true);
   }
 
   /** Apply on arrival. */

@@ -140,6 +140,7 @@ public final class PsClient implements AutoCloseable {
     destinations.forEach((n, a) -> VariableCatalog.checkShape(resolve(n), a, "pull destination"));
     long step = step();
     long version = transfers.pullDense(destinations, catalog.placement(), step, false);
+    transfers.readVersion(version);
     recovery.recordPull(destinations, step, version);
   }
 

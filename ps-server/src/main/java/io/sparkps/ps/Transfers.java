@@ -44,6 +44,8 @@ final class Transfers {
   private final Duration callTimeout;
   private final Duration waitTimeout;
   private final AtomicLong step = new AtomicLong();
+  /** The lowest slice version of the last whole pull, sent with gradients (-1: none yet). */
+  private volatile long readVersion = -1;
   private final Calls.Recoverer recoverer;
 
   Transfers(Connections connections, Predicate<String> mayWait, int chunkBytes, int worker, Duration callTimeout,
@@ -68,6 +70,11 @@ final class Transfers {
 
   void advanceStep() {
     step.incrementAndGet();
+  }
+
+  /** Records the version a whole pull read: the next dense gradients say they were computed from it. */
+  void readVersion(long version) {
+    readVersion = version;
   }
 
   Set<String> initialize(List<VariableSpec> vars, Placement placement) {
@@ -153,7 +160,13 @@ final class Transfers {
   }
 
   private List<UpdateReply> send(UpdateOp op, Map<Integer, List<TensorCodec.Piece>> pieces, String what) {
-    FrameHeader template = FrameHeader.newBuilder().setOp(op).setWorker(worker).setStep(step.get()).build();
+    FrameHeader.Builder frame = FrameHeader.newBuilder().setOp(op).setWorker(worker).setStep(step.get());
+    long read = readVersion;
+    if (op == UpdateOp.GRADIENT && read >= 0 && pieces.values().stream().flatMap(List::stream)
+        .allMatch(p -> p.rows().isEmpty())) {
+      frame.setReadVersion(read); // a dense gradient: computed from the values of the last whole pull
+    }
+    FrameHeader template = frame.build();
     Map<Integer, Function<ShardStub, CompletableFuture<UpdateReply>>> calls = new LinkedHashMap<>();
     pieces.forEach((shard, list) -> calls.put(shard, stub -> {
       long bytes = list.stream().mapToLong(p -> p.bytes().remaining()).sum();

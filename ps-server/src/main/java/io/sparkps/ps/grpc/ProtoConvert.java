@@ -91,13 +91,13 @@ public final class ProtoConvert {
   /** The wire form of a group. */
   public static GroupSpec toProto(ConsistencyGroup g) {
     return GroupSpec.newBuilder().setName(g.name()).setMode(ConsistencyMode.valueOf(g.mode().name()))
-        .setNumWorkers(g.numWorkers()).setStaleness(g.staleness()).build();
+        .setNumWorkers(g.numWorkers()).setStaleness(g.staleness()).setStalenessAwareRate(g.stalenessAwareRate()).build();
   }
 
   /** The group described by a wire form. */
   public static ConsistencyGroup fromProto(GroupSpec g) {
     return new ConsistencyGroup(g.getName(), Consistency.valueOf(g.getMode().name()),
-        g.getNumWorkers(), g.getStaleness());
+        g.getNumWorkers(), g.getStaleness(), g.getStalenessAwareRate());
   }
 
   /** The public description of one slice. */

@@ -49,7 +49,12 @@ final class UpdateRule {
    * copied to the parameters' offsets in a scratch array of the calling thread.
    */
   void apply(float[] w, int wOff, float[] g, int gOff, int n, long iteration) {
-    float lr = (float) spec.learningRate().valueAt(iteration);
+    apply(w, wOff, g, gOff, n, iteration, 1f);
+  }
+
+  /** As {@link #apply(float[], int, float[], int, int, long)}, the learning rate multiplied by {@code rateScale}. */
+  void apply(float[] w, int wOff, float[] g, int gOff, int n, long iteration, float rateScale) {
+    float lr = (float) spec.learningRate().valueAt(iteration) * rateScale;
     float l1 = (float) spec.l1();
     float l2 = (float) spec.l2();
     boolean regularize = l1 != 0 || l2 != 0;

@@ -218,6 +218,7 @@ public final class Updates {
       InitFill.fill(s.spec.getInitializer(), s.values, s.offset);
       return;
     }
+    float rateScale = sync ? 1f : rateScale(h, s);
     if (seg.getRowsCount() > 0) {
       for (int k = 0; k < seg.getRowsCount(); k++) {
         int local = (int) (seg.getRows(k) - s.rowStart);
@@ -225,7 +226,7 @@ public final class Updates {
         if (h.getOp() == UpdateOp.GRADIENT && sync) {
           s.accumulateRow(p.data(), gOff, local);
         } else {
-          write(h.getOp(), s, local * s.rowLength, p.data(), gOff, s.rowLength);
+          write(h.getOp(), s, local * s.rowLength, p.data(), gOff, s.rowLength, rateScale);
         }
       }
       return;
@@ -234,13 +235,26 @@ public final class Updates {
     if (h.getOp() == UpdateOp.GRADIENT && sync) {
       s.accumulate(p.data(), p.dataOffset(), at, (int) seg.getCount());
     } else {
-      write(h.getOp(), s, at, p.data(), p.dataOffset(), (int) seg.getCount());
+      write(h.getOp(), s, at, p.data(), p.dataOffset(), (int) seg.getCount(), rateScale);
     }
   }
 
-  private static void write(UpdateOp op, VariableSlice s, int at, float[] g, int gOff, int n) {
+  /**
+   * In a group with the staleness-aware rate, {@code 1 / (1 + tau)} for a gradient computed from
+   * the slice's values {@code tau} updates ago (its frame's read version against the slice's
+   * version before this update); else 1.
+   */
+  private float rateScale(FrameHeader h, VariableSlice s) {
+    if (h.getOp() != UpdateOp.GRADIENT || !h.hasReadVersion() || !store.group(s).spec.getStalenessAwareRate()) {
+      return 1f;
+    }
+    long tau = Math.max(0, s.version - h.getReadVersion());
+    return 1f / (1 + tau);
+  }
+
+  private static void write(UpdateOp op, VariableSlice s, int at, float[] g, int gOff, int n, float rateScale) {
     switch (op) {
-      case GRADIENT -> s.rule.apply(s.values, at, g, gOff, n, s.iteration);
+      case GRADIENT -> s.rule.apply(s.values, at, g, gOff, n, s.iteration, rateScale);
       case ASSIGN, INITIALIZE, RESTORE -> System.arraycopy(g, gOff, s.values, at, n);
       case ASSIGN_ADD -> {
         for (int i = 0; i < n; i++) {

@@ -45,6 +45,10 @@ public record WireLimits(long maxVariableElements) {
     if (g.getStaleness() < 0 || g.getStaleness() > MAX_STALENESS) {
       throw PsError.invalid(where + ": staleness " + g.getStaleness() + " is not in 0.." + MAX_STALENESS);
     }
+    if (g.getStalenessAwareRate() && g.getMode() == ConsistencyMode.SYNC) {
+      throw PsError.invalid(where + ": staleness_aware_rate is for ASYNC and SSP groups; SYNC gradients are never "
+          + "stale");
+    }
   }
 
   /** The elements of the slice {@code decl} declares, once its shape and rows check out. */
