@@ -38,15 +38,17 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
 /**
  * Trains the same networks on the same Fashion-MNIST examples, one after the other: (a)
  * single-process DL4J with all cores (in a child JVM with OpenMP and OpenBLAS threads equal to
- * the cores, as a user on one machine runs it) and with one thread, (b) SparkPS with 2 workers and 1 ps, SYNC and ASYNC (bulk data through
- * memory, as in any local Spark; and once more over the shard's loopback socket, as between
- * executors), (c) dl4j-spark's ParameterAveragingTrainingMaster with 2 workers, fed from the
- * same cached DataFrame. Prints examples/s
- * (wall time of the training call, Spark launch and data materialization included where the
- * trainer does them; each Spark trainer warmed up once, untimed) and test accuracy after the same
- * number of examples, then the ratios. The trainers take turns for several rounds, each round
- * starting one trainer later; figures are medians over the rounds, ratios medians of the
- * per-round ratios. One OpenMP thread per Spark task.
+ * the cores, as a user on one machine runs it) and with one thread; (b) SparkPS with 2 workers and
+ * 1 ps: SYNC, ASYNC and ASYNC with the staleness-aware rate with bulk data through memory, as in
+ * any local Spark; SYNC and ASYNC over the shard's loopback socket, as between executors, in
+ * float32 and in bfloat16; (c) dl4j-spark's ParameterAveragingTrainingMaster and (d) its
+ * SharedTrainingMaster (gradient sharing), 2 workers, fed from the same cached DataFrame. Prints
+ * examples/s (wall time of the training call, Spark launch and data materialization included
+ * where the trainer does them; each Spark trainer warmed up once, untimed), test accuracy after
+ * the same number of examples and SparkPS's socket bytes per worker step, then the ratios. The
+ * trainers take turns for several rounds, each round starting one trainer later; figures are
+ * medians over the rounds, ratios medians of the per-round ratios. One OpenMP thread per Spark
+ * task.
  *
  * <p>Arguments: {@code [small|large|both] [examples] [rounds] [trainers]} (default both, 60000,
  * 5, all; trainers is a comma-separated list of parts of their names, such as {@code SYNC,sharing}).
@@ -54,7 +56,11 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
 public final class TrainingBenchmark {
   private record Model(String name, int[] hidden, int batch) {}
 
-  private record Figure(double examplesPerSecond, double accuracy, double seconds) {}
+  private record Figure(double examplesPerSecond, double accuracy, double seconds, double wireBytesPerStep) {
+    Figure(double examplesPerSecond, double accuracy, double seconds) {
+      this(examplesPerSecond, accuracy, seconds, Double.NaN);
+    }
+  }
 
   private interface Trainer {
     Figure run(MultiLayerConfiguration conf, int examples, int batch) throws Exception;
@@ -65,7 +71,8 @@ public final class TrainingBenchmark {
   private static final String AVERAGING = "(c) dl4j-spark parameter averaging";
   private static final String SHARING = "(d) dl4j-spark gradient sharing";
   private static final List<String> SPARKPS = List.of("(b) SparkPS SYNC", "(b) SparkPS ASYNC",
-      "(b) SparkPS SYNC, socket", "(b) SparkPS ASYNC, socket");
+      "(b) SparkPS ASYNC, staleness-aware", "(b) SparkPS SYNC, socket", "(b) SparkPS ASYNC, socket",
+      "(b) SparkPS SYNC, socket, bf16", "(b) SparkPS ASYNC, socket, bf16");
 
   private static List<String> only; // trainers whose name contains one of these; all when null
   private static float[] trainX;
@@ -129,10 +136,13 @@ public final class TrainingBenchmark {
     Map<String, Trainer> trainers = new LinkedHashMap<>();
     trainers.put(SINGLE, (c, n, b) -> allCores(m.hidden(), n, b));
     trainers.put(SINGLE_1, TrainingBenchmark::singleProcess);
-    trainers.put(SPARKPS.get(0), (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, true));
-    trainers.put(SPARKPS.get(1), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, true));
-    trainers.put(SPARKPS.get(2), (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, false));
-    trainers.put(SPARKPS.get(3), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false));
+    trainers.put(SPARKPS.get(0), (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, true, ""));
+    trainers.put(SPARKPS.get(1), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, true, ""));
+    trainers.put(SPARKPS.get(2), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, true, "staleness-aware"));
+    trainers.put(SPARKPS.get(3), (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, false, ""));
+    trainers.put(SPARKPS.get(4), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false, ""));
+    trainers.put(SPARKPS.get(5), (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, false, "bf16"));
+    trainers.put(SPARKPS.get(6), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false, "bf16"));
     trainers.put(AVERAGING, (c, n, b) -> parameterAveraging(spark, train, c, n, b));
     trainers.put(SHARING, (c, n, b) -> gradientSharing(spark, train, c, n, b));
     if (only != null) {
@@ -151,21 +161,23 @@ public final class TrainingBenchmark {
       for (Map.Entry<String, Trainer> t : order) {
         Figure f = t.getValue().run(conf, examples, m.batch());
         figures.computeIfAbsent(t.getKey(), k -> new ArrayList<>()).add(f);
-        System.out.printf(Locale.ROOT, "  round %d  %-30s %8.0f examples/s  accuracy %.4f  %6.1f s%n", round,
+        System.out.printf(Locale.ROOT, "  round %d  %-38s %8.0f examples/s  accuracy %.4f  %6.1f s%n", round,
             t.getKey(), f.examplesPerSecond(), f.accuracy(), f.seconds());
       }
       java.util.Collections.rotate(order, -1); // the order shifts by one trainer each round
     }
-    System.out.printf(Locale.ROOT, "%-34s %12s %10s %9s   (medians of %d rounds)%n", "trainer", "examples/s", "accuracy",
-        "seconds", rounds);
-    figures.forEach((name, list) -> System.out.printf(Locale.ROOT, "%-34s %12.0f %10.4f %9.1f%n", name,
-        median(list, Figure::examplesPerSecond), median(list, Figure::accuracy), median(list, Figure::seconds)));
+    System.out.printf(Locale.ROOT, "%-38s %12s %10s %9s %16s   (medians of %d rounds)%n", "trainer", "examples/s",
+        "accuracy", "seconds", "socket MB/step", rounds);
+    figures.forEach((name, list) -> System.out.printf(Locale.ROOT, "%-38s %12.0f %10.4f %9.1f %16s%n", name,
+        median(list, Figure::examplesPerSecond), median(list, Figure::accuracy), median(list, Figure::seconds),
+        Double.isNaN(list.get(0).wireBytesPerStep()) ? "-" : String.format(Locale.ROOT, "%.2f",
+            median(list, Figure::wireBytesPerStep) / 1e6)));
     System.out.println("ratios (median of per-round ratios, min-max):");
     for (String name : SPARKPS) {
       if (!figures.containsKey(name)) {
         continue;
       }
-      StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "  %-26s", name));
+      StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "  %-38s", name));
       for (String peer : List.of(SINGLE, SINGLE_1, AVERAGING, SHARING)) {
         if (figures.containsKey(peer)) {
           line.append("  ").append(ratio(figures.get(name), figures.get(peer))).append(" vs ")
@@ -245,18 +257,28 @@ public final class TrainingBenchmark {
     return new Figure(Double.parseDouble(f[1]), Double.parseDouble(f[2]), Double.parseDouble(f[3]));
   }
 
-  /** SparkPS; {@code sameJvm} false sends bulk data over the shard's loopback socket, as between executors. */
+  /**
+   * SparkPS; {@code sameJvm} false sends bulk data over the shard's loopback socket, as between
+   * executors; {@code option} "bf16" turns bfloat16 transfers on, "staleness-aware" the
+   * staleness-aware rate. The figure carries the socket bytes per worker step.
+   */
   private static Figure sparkps(MultiLayerConfiguration conf, Dataset<Row> train, int examples, int batch,
-      Consistency consistency, boolean sameJvm) {
+      Consistency consistency, boolean sameJvm, String option) {
     long steps = examples / (2L * batch);
     Dl4jEstimator estimator = new Dl4jEstimator().setNetworkJson(conf.toJson()).setNumWorkers(2).setNumPs(1)
-        .setBatchSize(batch).setMaxSteps(steps).setConsistency(consistency).setSeed(7);
+        .setBatchSize(batch).setMaxSteps(steps).setConsistency(consistency).setSeed(7)
+        .setBf16Transfers(option.equals("bf16")).setStalenessAwareRate(option.equals("staleness-aware"));
     System.setProperty(PsClient.SAME_JVM_PROPERTY, String.valueOf(sameJvm));
     try {
       long t0 = System.nanoTime();
       Dl4jModel model = estimator.fit(train);
       double seconds = (System.nanoTime() - t0) / 1e9;
-      return new Figure(steps * 2 * batch / seconds, accuracy((MultiLayerNetwork) model.network()), seconds);
+      Map<Integer, Double> wire = new java.util.HashMap<>();
+      for (io.sparkps.spark.TaskProgress p : model.summary().workerHistory()) {
+        wire.merge(p.index(), p.metrics().getOrDefault("wireBytes", 0.0), Math::max);
+      }
+      double perStep = wire.values().stream().mapToDouble(Double::doubleValue).sum() / (2.0 * steps);
+      return new Figure(steps * 2 * batch / seconds, accuracy((MultiLayerNetwork) model.network()), seconds, perStep);
     } finally {
       System.clearProperty(PsClient.SAME_JVM_PROPERTY);
     }

@@ -44,6 +44,7 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   private final org.apache.spark.ml.param.DoubleParam evalEverySeconds;
   private final org.apache.spark.ml.param.BooleanParam evalDeferred;
   private final org.apache.spark.ml.param.BooleanParam stalenessAwareRate;
+  private final org.apache.spark.ml.param.BooleanParam bf16Transfers;
   /** The specs of the Experiment this estimator was made from, for the model's provenance. */
   /** The Experiment's specs this estimator was made from, recorded in the model's provenance. */
   java.util.Map<String, String> experimentRecord = java.util.Map.of();
@@ -94,6 +95,9 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
         + "whether each gradient is applied at the learning rate divided by 1 + its staleness (the updates other "
         + "workers made since it was computed)");
     setDefault(stalenessAwareRate, false);
+    bf16Transfers = new org.apache.spark.ml.param.BooleanParam(this, "bf16Transfers", "whether gradients and "
+        + "parameters travel as bfloat16 between executors (half the bytes; the ps keeps float32)");
+    setDefault(bf16Transfers, false);
     setDefault(featuresCol, "features");
     setDefault(labelCol, "label");
     setDefault(predictionCol, "prediction");
@@ -221,6 +225,23 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   /** Sets the least time between evaluations. */
   public Dl4jEstimator setEvalEverySeconds(double seconds) {
     set(evalEverySeconds, seconds);
+    return this;
+  }
+
+  /** Whether gradients and parameters travel as bfloat16 between executors. */
+  public org.apache.spark.ml.param.BooleanParam bf16Transfers() {
+    return bf16Transfers;
+  }
+
+  /**
+   * Gradients pushed and parameters pulled as bfloat16 over the ps shards' bulk ports (transfers
+   * of 1 MiB and more per shard between executors): half the bytes on the network, each value
+   * rounded to 8 bits of mantissa on the way. The shards keep and update float32; transfers
+   * through memory (a ps in the worker's JVM, as in {@code local[N]}) and small ones over gRPC
+   * stay float32. Each worker reports its bytes on the sockets as the metric {@code wireBytes}.
+   */
+  public Dl4jEstimator setBf16Transfers(boolean on) {
+    set(bf16Transfers, on);
     return this;
   }
 

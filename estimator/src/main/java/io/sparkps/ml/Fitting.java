@@ -29,7 +29,7 @@ final class Fitting {
     String featuresCol = e.getOrDefault(e.featuresCol());
     String labelCol = e.getOrDefault(e.labelCol());
     ClusterSpec spec = ClusterSpec.builder().setNumPs(intOf(e, e.numPs())).setNumWorkers(intOf(e, e.numWorkers()))
-        .optEvaluator(evaluation != null).build();
+        .optEvaluator(evaluation != null).optBf16Transfers((Boolean) e.getOrDefault(e.bf16Transfers())).build();
     String json = e.getOrDefault(e.networkJson());
     Dl4jTrainer.Settings settings = new Dl4jTrainer.Settings(json, featuresCol, labelCol,
         Consistency.valueOf(e.getOrDefault(e.consistency())), intOf(e, e.staleness()), intOf(e, e.epochs()),

@@ -90,7 +90,9 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
       while (batches.hasNext() && done < total) {
         double loss = step.step(batches.next());
         done++;
-        ctx.progress().report(done, done * settings.batchSize(), Map.of("loss", loss, "epoch", (double) epoch));
+        // wireBytes: what this worker's client moved over the shards' bulk ports (sockets) so far
+        ctx.progress().report(done, done * settings.batchSize(), Map.of("loss", loss, "epoch", (double) epoch,
+            "wireBytes", (double) ps.bulkWireBytes()));
         if (ctx.isChief() && checkpoints != null && done % settings.checkpointInterval() == 0 && done < total) {
           Checkpoints.save(ps, checkpoints, done, variables, settings.checkpointsKept());
         }

@@ -22,6 +22,7 @@ abstract class ClientOptions<B extends ClientOptions<B>> {
   int chunkBytes = 1 << 20;
   int flowControlWindow = 32 << 20;
   boolean sameJvm = !"false".equalsIgnoreCase(System.getProperty(PsClient.SAME_JVM_PROPERTY, "true"));
+  boolean bf16;
   ShardRecovery recovery;
 
   /** The shards' addresses, index i for shard i: {@code host:port} or {@code inprocess:name} (required). */
@@ -106,6 +107,17 @@ abstract class ClientOptions<B extends ClientOptions<B>> {
    */
   public B optSameJvmTransfers(boolean enabled) {
     this.sameJvm = enabled;
+    return self();
+  }
+
+  /**
+   * Whether values travel as bfloat16 over the shards' bulk ports (default false): gradients
+   * pushed and values pulled in transfers of 1 MiB and more per shard take half the bytes, rounded
+   * to bfloat16 (8 bits of mantissa) on the way; the shards keep and update float32. Transfers
+   * through memory (a shard in this JVM) and over gRPC stay float32.
+   */
+  public B optBf16Transfers(boolean enabled) {
+    this.bf16 = enabled;
     return self();
   }
 

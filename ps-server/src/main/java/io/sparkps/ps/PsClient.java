@@ -41,7 +41,7 @@ public final class PsClient implements AutoCloseable {
   private PsClient(Builder config) {
     this.config = config;
     this.connections = new Connections(config.shards, config.token, config.tls, config.callTimeout, config.flowControlWindow,
-        config.sameJvm);
+        config.sameJvm, config.bf16);
     this.shards = connections.stubs();
     this.catalog = new VariableCatalog(new Placement(shards.size(), config.splitBytes),
         () -> all("listVariables", ShardStub::list, config.callTimeout));
@@ -269,6 +269,14 @@ public final class PsClient implements AutoCloseable {
     if (!closed && shard >= 0 && shard < shards.size()) {
       connections.drop(shard, address);
     }
+  }
+
+  /**
+   * Bytes this client has sent and received over the shards' bulk ports (payloads and heads), the
+   * socket traffic of its large transfers; transfers through memory and gRPC calls are not counted.
+   */
+  public long bulkWireBytes() {
+    return connections.bulkWireBytes();
   }
 
   /** This worker's step (SYNC: the step the next pull reads and the next push sends). */

@@ -25,6 +25,7 @@ public final class ClusterSpec implements Serializable {
   private final int maxStageAttempts;
   private final Duration roleTimeout;
   private final Boolean tls;
+  private final boolean bf16Transfers;
 
   private ClusterSpec(Builder b) {
     this.numPs = b.numPs;
@@ -40,6 +41,12 @@ public final class ClusterSpec implements Serializable {
     this.maxStageAttempts = b.maxStageAttempts;
     this.roleTimeout = b.roleTimeout;
     this.tls = b.tls;
+    this.bf16Transfers = b.bf16Transfers;
+  }
+
+  /** Whether the tasks' ps clients move values as bfloat16 over the shards' bulk ports. */
+  public boolean bf16Transfers() {
+    return bf16Transfers;
   }
 
   /** A builder; {@link Builder#setNumPs} and {@link Builder#setNumWorkers} are required. */
@@ -150,8 +157,19 @@ public final class ClusterSpec implements Serializable {
     private int maxStageAttempts = 4;
     private Duration roleTimeout = Duration.ofSeconds(20);
     private Boolean tls;
+    private boolean bf16Transfers;
 
     private Builder() {}
+
+    /**
+     * Gradients and values as bfloat16 over the shards' bulk ports: half the bytes between
+     * executors, each value rounded to 8 bits of mantissa on the way (the shards keep float32).
+     * Transfers through memory (a ps in the worker's own JVM) stay float32. Default off.
+     */
+    public Builder optBf16Transfers(boolean enabled) {
+      this.bf16Transfers = enabled;
+      return this;
+    }
 
     /** Parameter-server tasks (required, >= 1). */
     public Builder setNumPs(int numPs) {

@@ -24,7 +24,7 @@ record TaskEnv(ClusterSpec spec, String coordinator, PsToken token, PsTls tls, L
 
   /** A client of the run's ps shards at {@code addresses}, with its token and TLS. */
   PsClient.Builder psClientBuilder(List<String> addresses) {
-    PsClient.Builder b = PsClient.builder().setShards(addresses).setToken(token);
+    PsClient.Builder b = PsClient.builder().setShards(addresses).setToken(token).optBf16Transfers(spec.bf16Transfers());
     return tls == null ? b : b.optTls(tls);
   }
 

@@ -6,6 +6,7 @@ import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.Segment;
 import io.sparkps.ps.grpc.proto.UpdateReply;
+import io.sparkps.ps.grpc.proto.WireEncoding;
 import io.sparkps.ps.tls.PsTls;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -37,6 +38,10 @@ public final class BulkClient implements BulkChannel {
   private final ScheduledExecutorService timer;
   private final PsTls tls;
   private final Queue<ByteChannel> idle = new ConcurrentLinkedQueue<>();
+  private final boolean bf16;
+  private final java.util.concurrent.atomic.AtomicLong wireBytes = new java.util.concurrent.atomic.AtomicLong();
+  /** Each transfer thread's buffer for bfloat16 payloads (grown as needed). */
+  private static final ThreadLocal<ByteBuffer[]> SCRATCH = ThreadLocal.withInitial(() -> new ByteBuffer[1]);
   private volatile boolean closed;
 
   /**
@@ -44,6 +49,16 @@ public final class BulkClient implements BulkChannel {
    * requests time out after {@code timeout}.
    */
   public BulkClient(String host, int port, PsToken token, PsTls tls, Duration timeout, ScheduledExecutorService timer) {
+    this(host, port, token, tls, timeout, timer, false);
+  }
+
+  /**
+   * As above; with {@code bf16}, gradients and values travel as bfloat16 (half the bytes, see
+   * {@link Bf16}), converted from and to float32 at both ends.
+   */
+  public BulkClient(String host, int port, PsToken token, PsTls tls, Duration timeout, ScheduledExecutorService timer,
+      boolean bf16) {
+    this.bf16 = bf16;
     this.address = new InetSocketAddress(host, port);
     this.tls = tls;
     this.token = token.secret().getBytes(StandardCharsets.US_ASCII);
@@ -51,40 +66,94 @@ public final class BulkClient implements BulkChannel {
     this.timer = timer;
   }
 
-  /** Sends an update whose payload is {@code parts} (little-endian floats), written straight from them. */
+  /**
+   * Sends an update whose payload is {@code parts} (little-endian floats), written straight from
+   * them, or encoded to bfloat16 first.
+   */
   @Override
   public UpdateReply update(FrameHeader header, List<ByteBuffer> parts) {
     return call(ch -> {
       long bytes = 0;
       List<ByteBuffer> out = new ArrayList<>(parts.size() + 1);
-      for (ByteBuffer p : parts) {
-        bytes += p.remaining();
-        out.add(p.duplicate());
+      FrameHeader sent = header;
+      if (bf16) {
+        long floats = 0;
+        for (ByteBuffer p : parts) {
+          floats += p.remaining() / 4;
+        }
+        ByteBuffer encoded = scratch(2 * floats);
+        for (ByteBuffer p : parts) {
+          Bf16.encode(p.duplicate(), encoded);
+        }
+        out.add(encoded.flip());
+        bytes = encoded.remaining();
+        sent = header.toBuilder().setEncoding(WireEncoding.BF16).build();
+      } else {
+        for (ByteBuffer p : parts) {
+          bytes += p.remaining();
+          out.add(p.duplicate());
+        }
       }
-      out.add(0, request(BulkWire.UPDATE, header.toByteArray(), bytes));
+      byte[] head = sent.toByteArray();
+      out.add(0, request(BulkWire.UPDATE, head, bytes));
       BulkWire.writeFully(ch, out.toArray(ByteBuffer[]::new));
-      return UpdateReply.parseFrom(response(ch).body);
+      Response r = response(ch);
+      wireBytes.addAndGet(13 + head.length + bytes + 13 + r.body.length);
+      return UpdateReply.parseFrom(r.body);
     });
   }
 
-  /** Reads without waiting; each segment's bytes go straight into {@code target.apply(segment)}. */
+  /** Reads without waiting; each segment's bytes go straight into {@code target.apply(segment)} (via bfloat16 when set). */
   @Override
   public FrameHeader read(PullRequest request, Function<Segment, ByteBuffer> target) {
+    PullRequest sent = bf16 ? request.toBuilder().setEncoding(WireEncoding.BF16).build() : request;
     return call(ch -> {
-      BulkWire.writeFully(ch, request(BulkWire.READ, request.toByteArray(), 0));
+      byte[] head = sent.toByteArray();
+      BulkWire.writeFully(ch, request(BulkWire.READ, head, 0));
       Response r = response(ch);
       FrameHeader header = FrameHeader.parseFrom(r.body);
+      if (header.getEncoding() != sent.getEncoding()) {
+        throw new IOException("asked the bulk port for " + sent.getEncoding() + " values but it sent "
+            + header.getEncoding() + ": a shard of another SparkPS version?");
+      }
       long expected = 0;
       for (Segment s : header.getSegmentsList()) {
         ByteBuffer dst = target.apply(s);
-        expected += dst.remaining();
-        BulkWire.readFully(ch, dst);
+        if (bf16) {
+          ByteBuffer encoded = scratch(dst.remaining() / 2);
+          encoded.limit(dst.remaining() / 2);
+          expected += encoded.remaining();
+          BulkWire.readFully(ch, encoded);
+          Bf16.decode(encoded.flip(), dst);
+        } else {
+          expected += dst.remaining();
+          BulkWire.readFully(ch, dst);
+        }
       }
       if (expected != r.payloadBytes) {
         throw new IOException("bulk read carried " + r.payloadBytes + " bytes but its segments describe " + expected);
       }
+      wireBytes.addAndGet(13 + head.length + 13 + r.body.length + r.payloadBytes);
       return header;
     });
+  }
+
+  /** Bytes this client sent and received on the bulk port so far: payloads and request and reply heads. */
+  public long wireBytes() {
+    return wireBytes.get();
+  }
+
+  /** The calling thread's scratch buffer with room for {@code bytes}, cleared. */
+  private static ByteBuffer scratch(long bytes) {
+    ByteBuffer[] held = SCRATCH.get();
+    if (held[0] == null || held[0].capacity() < bytes) {
+      if (bytes > Integer.MAX_VALUE - 8) {
+        throw new IllegalArgumentException("a bfloat16 transfer of " + bytes + " bytes to one shard is too large: "
+            + "split the variable over more shards");
+      }
+      held[0] = ByteBuffer.allocateDirect((int) Math.max(bytes, 1 << 16)).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    }
+    return held[0].clear();
   }
 
   private static ByteBuffer request(byte kind, byte[] header, long payloadBytes) {

@@ -5,6 +5,7 @@ import io.sparkps.ps.PsToken;
 import io.sparkps.ps.grpc.StatusMapping;
 import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.PullRequest;
+import io.sparkps.ps.grpc.proto.WireEncoding;
 import io.sparkps.ps.server.FloatPool;
 import io.sparkps.ps.server.FloatRange;
 import io.sparkps.ps.server.Reads;
@@ -225,22 +226,37 @@ public final class BulkServer implements AutoCloseable {
     }
 
     private void update(FrameHeader header, long payloadBytes) throws IOException {
-      long most = 4 * access.maxUpdateValues();
-      if (payloadBytes < 0 || payloadBytes % 4 != 0 || payloadBytes > most) {
+      boolean bf16 = encoding(header.getEncoding()) == WireEncoding.BF16;
+      int width = bf16 ? 2 : 4;
+      long most = (long) width * access.maxUpdateValues();
+      if (payloadBytes < 0 || payloadBytes % width != 0 || payloadBytes > most) {
         // Checked before a buffer of that size is taken: an update carries at most what the shard holds.
-        throw new BulkWire.Malformed("bulk payload of " + payloadBytes + " bytes is not a float32 array of at most "
-            + most + " bytes, what this shard holds (field payload_bytes)");
+        throw new BulkWire.Malformed("bulk payload of " + payloadBytes + " bytes is not a " + (bf16 ? "bfloat16"
+            : "float32") + " array of at most " + most + " bytes, what this shard holds (field payload_bytes)");
       }
-      respond(() -> access.update(header, (int) (payloadBytes / 4), buffer.capacity() / 4, (dst, at, count) -> {
-        buffer.clear().limit(count * 4);
+      respond(() -> access.update(header, (int) (payloadBytes / width), buffer.capacity() / 4, (dst, at, count) -> {
+        buffer.clear().limit(count * width);
         BulkWire.readFully(ch, buffer);
         buffer.flip();
-        buffer.asFloatBuffer().get(dst, at, count);
+        if (bf16) {
+          Bf16.decode(buffer, dst, at, count);
+        } else {
+          buffer.asFloatBuffer().get(dst, at, count);
+        }
       }).toByteArray());
     }
 
+    private WireEncoding encoding(WireEncoding e) throws BulkWire.Malformed {
+      if (e == WireEncoding.UNRECOGNIZED) {
+        throw new BulkWire.Malformed("unknown wire encoding: this shard takes FLOAT32 and BF16 (field encoding)");
+      }
+      return e;
+    }
+
     private void read(PullRequest request) throws IOException {
-      FrameHeader.Builder all = FrameHeader.newBuilder();
+      boolean bf16 = encoding(request.getEncoding()) == WireEncoding.BF16;
+      int width = bf16 ? 2 : 4;
+      FrameHeader.Builder all = FrameHeader.newBuilder().setEncoding(request.getEncoding());
       long[] bytes = {0};
       byte[] failure = null;
       int code = 0;
@@ -249,9 +265,14 @@ public final class BulkServer implements AutoCloseable {
         access.read(request, (frame, parts) -> {
           all.addAllSegments(frame.getSegmentsList());
           for (FloatRange r : parts) {
-            ensure(bytes[0] + 4L * r.length());
-            buffer.asFloatBuffer().put((int) (bytes[0] / 4), r.array(), r.offset(), r.length());
-            bytes[0] += 4L * r.length();
+            ensure(bytes[0] + (long) width * r.length());
+            if (bf16) {
+              buffer.position((int) bytes[0]);
+              Bf16.encode(r.array(), r.offset(), r.length(), buffer);
+            } else {
+              buffer.asFloatBuffer().put((int) (bytes[0] / 4), r.array(), r.offset(), r.length());
+            }
+            bytes[0] += (long) width * r.length();
           }
         });
       } catch (RuntimeException e) {

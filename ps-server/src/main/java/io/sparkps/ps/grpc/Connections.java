@@ -48,6 +48,7 @@ public final class Connections implements AutoCloseable {
   private final ExecutorService executor;
   private final EventLoopGroup eventLoops;
   private final boolean sameJvm;
+  private final boolean bf16;
 
   /**
    * Channels to {@code addresses} ({@code host:port} or {@code inprocess:name}), index i being
@@ -56,7 +57,14 @@ public final class Connections implements AutoCloseable {
    */
   public Connections(List<String> addresses, PsToken token, PsTls tls, Duration callTimeout, int flowControlWindow,
       boolean sameJvm) {
+    this(addresses, token, tls, callTimeout, flowControlWindow, sameJvm, false);
+  }
+
+  /** As above; with {@code bf16}, transfers over bulk ports carry bfloat16 values. */
+  public Connections(List<String> addresses, PsToken token, PsTls tls, Duration callTimeout, int flowControlWindow,
+      boolean sameJvm, boolean bf16) {
     this.sameJvm = sameJvm;
+    this.bf16 = bf16;
     this.token = token;
     this.tls = tls;
     this.flowControlWindow = flowControlWindow;
@@ -137,6 +145,17 @@ public final class Connections implements AutoCloseable {
     return tls == null ? builder.usePlaintext() : builder.sslContext(tls.grpcClient()).overrideAuthority(PsTls.AUTHORITY);
   }
 
+  /** Bytes sent and received over the shards' bulk ports so far (same-JVM and gRPC transfers not counted). */
+  public long bulkWireBytes() {
+    long sum = 0;
+    for (Optional<BulkChannel> b : bulk.values()) {
+      if (b.isPresent() && b.get() instanceof io.sparkps.ps.bulk.BulkClient c) {
+        sum += c.wireBytes();
+      }
+    }
+    return sum;
+  }
+
   /** Runs the client's background work (bulk transfers run here, in parallel across shards). */
   public Executor executor() {
     return executor;
@@ -182,7 +201,7 @@ public final class Connections implements AutoCloseable {
       }
     }
     String host = address.substring(0, address.lastIndexOf(':'));
-    return Optional.of(new BulkClient(host, hello.getBulkPort(), token, tls, callTimeout, timer));
+    return Optional.of(new BulkClient(host, hello.getBulkPort(), token, tls, callTimeout, timer, bf16));
   }
 
   /**

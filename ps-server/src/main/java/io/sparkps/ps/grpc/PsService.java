@@ -144,6 +144,11 @@ public final class PsService {
           observer.onError(io.grpc.Status.INVALID_ARGUMENT.withDescription(f.malformed()).asRuntimeException());
           return;
         }
+        if (f.header().getEncoding() != io.sparkps.ps.grpc.proto.WireEncoding.FLOAT32) {
+          observer.onError(io.grpc.Status.INVALID_ARGUMENT.withDescription("gRPC update frames carry float32 only; "
+              + f.header().getEncoding() + " payloads go over the bulk port (field encoding)").asRuntimeException());
+          return;
+        }
       }
       List<Payload> payloads = new ArrayList<>(frames.size());
       frames.forEach(f -> payloads.add(new Payload(f.header(), f.data(), f.count(), f.firstNonFinite())));
@@ -222,6 +227,10 @@ public final class PsService {
   /** Runs {@code onReady} once the pull may be served (SYNC/SSP reads wait), or fails the call. */
   private void whenReadable(PullRequest request, StreamObserver<?> observer, Runnable onReady) {
     try {
+      if (request.getEncoding() != io.sparkps.ps.grpc.proto.WireEncoding.FLOAT32) {
+        throw io.grpc.Status.INVALID_ARGUMENT.withDescription("gRPC pulls are answered in float32 only; "
+            + request.getEncoding() + " values come over the bulk port (field encoding)").asRuntimeException();
+      }
       reads.validate(request);
     } catch (RuntimeException e) {
       observer.onError(StatusMapping.toStatus(e).asRuntimeException());

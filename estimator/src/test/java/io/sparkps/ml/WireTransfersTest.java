@@ -1,0 +1,99 @@
+package io.sparkps.ml;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkps.ps.PsClient;
+import io.sparkps.spark.TaskProgress;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.apache.spark.ml.feature.VectorAssembler;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
+
+/**
+ * What the workers' ps clients put on the sockets: bfloat16 transfers take half the bytes of
+ * float32 and still train. Same-JVM transfers are off, so local Spark moves the bulk data over the
+ * shard's loopback port as between executors.
+ */
+class WireTransfersTest {
+  private static SparkSession spark;
+  private static Dataset<Row> points;
+
+  @BeforeAll
+  static void start() {
+    System.setProperty(PsClient.SAME_JVM_PROPERTY, "false");
+    spark = LocalSpark.start(4, "wire");
+    Random random = new Random(3);
+    List<Row> rows = new ArrayList<>();
+    for (int i = 0; i < 1200; i++) {
+      int cls = i % 3;
+      rows.add(RowFactory.create((cls == 1 ? 2.0 : -2.0) + random.nextGaussian() * 0.6,
+          (cls == 2 ? 2.5 : -1.0) + random.nextGaussian() * 0.6, (double) cls));
+    }
+    StructType schema = new StructType().add("x", DataTypes.DoubleType).add("y", DataTypes.DoubleType)
+        .add("label", DataTypes.DoubleType);
+    points = new VectorAssembler().setInputCols(new String[] {"x", "y"}).setOutputCol("features")
+        .transform(spark.createDataFrame(rows, schema)).repartition(2).cache();
+  }
+
+  @AfterAll
+  static void stop() {
+    spark.stop();
+    System.clearProperty(PsClient.SAME_JVM_PROPERTY);
+  }
+
+  /** 2-512-512-3: its 512 x 512 weights alone are 1 MiB, so every push and pull takes the bulk port. */
+  private static String network() {
+    return new NeuralNetConfiguration.Builder().seed(5).dataType(DataType.FLOAT).updater(new Adam(0.005)).list()
+        .layer(new DenseLayer.Builder().nIn(2).nOut(512).activation(Activation.TANH).build())
+        .layer(new DenseLayer.Builder().nIn(512).nOut(512).activation(Activation.TANH).build())
+        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(512).nOut(3)
+            .activation(Activation.SOFTMAX).build())
+        .build().toJson();
+  }
+
+  /** The socket bytes of the run's workers, summed, from their last reports. */
+  private static double wireBytes(Dl4jModel model) {
+    Map<Integer, Double> last = new HashMap<>();
+    for (TaskProgress p : model.summary().workerHistory()) {
+      last.merge(p.index(), p.metrics().getOrDefault("wireBytes", 0.0), Math::max);
+    }
+    return last.values().stream().mapToDouble(Double::doubleValue).sum();
+  }
+
+  private static Dl4jModel fit(boolean bf16) {
+    return new Dl4jEstimator().setNetworkJson(network()).setBatchSize(32).setMaxSteps(30).setSeed(1)
+        .setConsistency(io.sparkps.ps.Consistency.SYNC).setBf16Transfers(bf16).fit(points);
+  }
+
+  @Test
+  void bf16Transfers_halveTheSocketBytes_andStillTrain() {
+    Dl4jModel dense = fit(false);
+    Dl4jModel halved = fit(true);
+    double denseBytes = wireBytes(dense);
+    double bf16Bytes = wireBytes(halved);
+    // 2 workers x 30 steps x (push + pull) of 264,707 floats: at least 127 MB in float32
+    assertTrue(denseBytes > 2 * 30 * 2 * 4.0 * 264_707, "float32 socket bytes " + denseBytes);
+    double ratio = bf16Bytes / denseBytes;
+    assertTrue(ratio > 0.49 && ratio < 0.52, "bf16 " + bf16Bytes + " against float32 " + denseBytes + " bytes");
+    double accuracy = halved.transform(points).filter("prediction = label").count() / (double) points.count();
+    assertTrue(accuracy > 0.9, "accuracy with bf16 transfers " + accuracy);
+  }
+}
