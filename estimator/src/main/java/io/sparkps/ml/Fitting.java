@@ -21,6 +21,9 @@ import org.apache.spark.sql.Row;
  * parameters into the {@link Dl4jModel} with its provenance and summary.
  */
 final class Fitting {
+  /** How long a deferred evaluator may score its copies once training has ended. */
+  static final java.time.Duration DEFERRED_GRACE = java.time.Duration.ofMinutes(30);
+
   private Fitting() {}
 
   static FitJob start(Dl4jEstimator e, Dataset<?> dataset, Dataset<?> evaluation) {
@@ -29,7 +32,9 @@ final class Fitting {
     String featuresCol = e.getOrDefault(e.featuresCol());
     String labelCol = e.getOrDefault(e.labelCol());
     ClusterSpec spec = ClusterSpec.builder().setNumPs(intOf(e, e.numPs())).setNumWorkers(intOf(e, e.numWorkers()))
-        .optEvaluator(evaluation != null).optBf16Transfers((Boolean) e.getOrDefault(e.bf16Transfers())).build();
+        .optEvaluator(evaluation != null).optBf16Transfers((Boolean) e.getOrDefault(e.bf16Transfers()))
+        // a deferred evaluator scores its copies after training: up to 256 MiB of them
+        .optEvaluatorGrace((Boolean) e.getOrDefault(e.evalDeferred()) ? DEFERRED_GRACE : null).build();
     String json = e.getOrDefault(e.networkJson());
     Dl4jTrainer.Settings settings = new Dl4jTrainer.Settings(json, featuresCol, labelCol,
         Consistency.valueOf(e.getOrDefault(e.consistency())), intOf(e, e.staleness()), intOf(e, e.epochs()),

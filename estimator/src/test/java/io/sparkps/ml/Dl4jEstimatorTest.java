@@ -217,6 +217,10 @@ class Dl4jEstimatorTest {
     }
     assertTrue(firstScore > lastStep, "first score at arrival " + firstScore + ", last worker step at " + lastStep);
     io.sparkps.spark.TaskProgress last = history.get(history.size() - 1);
+    long finalStep = model.summary().workerHistory().stream().mapToLong(io.sparkps.spark.TaskProgress::step).max()
+        .orElse(-1);
+    assertEquals(finalStep, last.step(), "the last copy, taken once training stopped, is scored too (SYNC: "
+        + "version = step)");
     assertTrue(last.metrics().get("accuracy") > 0.9, "final evaluation " + last.metrics());
     assertTrue(history.get(0).metrics().get("loss") > last.metrics().get("loss"), "scored copies of advancing "
         + "training: " + history);

@@ -26,6 +26,7 @@ public final class ClusterSpec implements Serializable {
   private final Duration roleTimeout;
   private final Boolean tls;
   private final boolean bf16Transfers;
+  private final Duration evaluatorGrace;
 
   private ClusterSpec(Builder b) {
     this.numPs = b.numPs;
@@ -42,6 +43,15 @@ public final class ClusterSpec implements Serializable {
     this.roleTimeout = b.roleTimeout;
     this.tls = b.tls;
     this.bf16Transfers = b.bf16Transfers;
+    this.evaluatorGrace = b.evaluatorGrace;
+  }
+
+  /**
+   * How long the driver lets the evaluator finish after training has ended before it cancels its
+   * job: 3 heartbeats and 10 s unless set.
+   */
+  public Duration evaluatorGrace() {
+    return evaluatorGrace != null ? evaluatorGrace : heartbeatInterval.multipliedBy(3).plusSeconds(10);
   }
 
   /** Whether the tasks' ps clients move values as bfloat16 over the shards' bulk ports. */
@@ -158,8 +168,19 @@ public final class ClusterSpec implements Serializable {
     private Duration roleTimeout = Duration.ofSeconds(20);
     private Boolean tls;
     private boolean bf16Transfers;
+    private Duration evaluatorGrace;
 
     private Builder() {}
+
+    /**
+     * How long the evaluator may take to finish once training has ended (default: 3 heartbeats and
+     * 10 s); past it, its job is cancelled and its remaining reports are lost. An evaluator that
+     * scores saved copies after training needs more.
+     */
+    public Builder optEvaluatorGrace(Duration grace) {
+      this.evaluatorGrace = grace;
+      return this;
+    }
 
     /**
      * Gradients and values as bfloat16 over the shards' bulk ports: half the bytes between
@@ -270,6 +291,9 @@ public final class ClusterSpec implements Serializable {
       positive("syncWaitTimeout", syncWaitTimeout);
       positive("heartbeatInterval", heartbeatInterval);
       positive("roleTimeout", roleTimeout);
+      if (evaluatorGrace != null) {
+        positive("evaluatorGrace", evaluatorGrace);
+      }
       if (roleTimeout.compareTo(heartbeatInterval.multipliedBy(3)) < 0) {
         throw new IllegalArgumentException("roleTimeout (" + roleTimeout.toMillis() + " ms) must be at least 3 "
             + "heartbeat intervals (" + heartbeatInterval.toMillis() + " ms each), or a role that missed one beat "

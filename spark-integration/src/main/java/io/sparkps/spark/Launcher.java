@@ -264,19 +264,21 @@ final class Launcher<T, R> {
     return true;
   }
 
-  /** Lets the evaluator finish on its own within {@code grace}, else cancels its job. */
-  void stopEvaluator(Duration grace) {
+  /** Lets the evaluator finish on its own within {@code grace}, else cancels its job; whether it finished. */
+  boolean stopEvaluator(Duration grace) {
     if (evaluatorJob == null) {
-      return;
+      return true;
     }
     try {
       evaluatorJob.get(Math.max(1, grace.toNanos()), TimeUnit.NANOSECONDS);
+      return true;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       sc.cancelJobGroup(group("evaluator"));
     } catch (Exception e) {
       sc.cancelJobGroup(group("evaluator"));
     }
+    return false;
   }
 
   /** Lets the ps and evaluator tasks stop on their own (they were told to), else cancels their jobs. */

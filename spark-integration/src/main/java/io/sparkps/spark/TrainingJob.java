@@ -27,6 +27,7 @@ import org.apache.spark.api.java.JavaSparkContext;
  * @param <R> the workers' result type
  */
 public final class TrainingJob<R> {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TrainingJob.class);
   /** The runs of this JVM that have started and not ended, for notebooks' interrupt and for inspection. */
   private static final Set<TrainingJob<?>> RUNNING = ConcurrentHashMap.newKeySet();
   /** Longest {@link #inspect()} waits for the ps shards' variables. */
@@ -131,7 +132,10 @@ public final class TrainingJob<R> {
       finalVariables = listVariables();
       Duration grace = spec.heartbeatInterval().multipliedBy(3).plusSeconds(10);
       registry.stopEvaluator();
-      launcher.stopEvaluator(succeeded ? grace : Duration.ZERO);
+      if (!launcher.stopEvaluator(succeeded ? spec.evaluatorGrace() : Duration.ZERO) && succeeded) {
+        LOG.warn("the evaluator did not finish within {} ms of the end of training: its job was cancelled and its "
+            + "remaining reports are lost (raise ClusterSpec.optEvaluatorGrace)", spec.evaluatorGrace().toMillis());
+      }
       registry.stop();
       stopServers();
       launcher.stopBackgroundJobs(grace);
