@@ -23,11 +23,7 @@ import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.layers.DenseLayer;
 import org.deeplearning4j.nn.conf.layers.OutputLayer;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
-import org.deeplearning4j.spark.api.RDDTrainingApproach;
-import org.deeplearning4j.spark.api.Repartition;
 import org.deeplearning4j.spark.impl.multilayer.SparkDl4jMultiLayer;
-import org.deeplearning4j.spark.impl.paramavg.ParameterAveragingTrainingMaster;
-import org.deeplearning4j.spark.parameterserver.training.SharedTrainingMaster;
 import org.nd4j.linalg.activations.Activation;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -35,7 +31,6 @@ import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.learning.config.Adam;
 import org.nd4j.linalg.lossfunctions.LossFunctions;
-import org.nd4j.parameterserver.distributed.conf.VoidConfiguration;
 
 /**
  * Wall time to reach 85% and 88% test accuracy on Fashion-MNIST with the MLP 784-512-256-10
@@ -375,7 +370,8 @@ public final class TimeToAccuracyBenchmark {
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
     int perPartition = rows / (2 * BATCH);
     int quarter = Math.max(1, perPartition / 4);
-    SparkDl4jMultiLayer net = new SparkDl4jMultiLayer(jsc, network(), sharing ? sharingMaster() : averagingMaster());
+    SparkDl4jMultiLayer net = new SparkDl4jMultiLayer(jsc, network(), sharing ? TrainingBenchmark.sharingMaster(BATCH)
+        : TrainingBenchmark.averagingMaster(BATCH));
     List<Point> points = new ArrayList<>();
     long clock = 0;
     long examples = 0;
@@ -392,20 +388,5 @@ public final class TimeToAccuracyBenchmark {
       }
     }
     return points;
-  }
-
-  private static ParameterAveragingTrainingMaster averagingMaster() {
-    return new ParameterAveragingTrainingMaster.Builder(2, BATCH).batchSizePerWorker(BATCH).averagingFrequency(5)
-        .workerPrefetchNumBatches(2).rngSeed(7).rddTrainingApproach(RDDTrainingApproach.Direct)
-        .repartionData(Repartition.Never).storageLevel(org.apache.spark.storage.StorageLevel.MEMORY_ONLY()).build();
-  }
-
-  private static SharedTrainingMaster sharingMaster() {
-    System.setProperty("aeron.publication.unblock.timeout", String.valueOf(60_000_000_000L)); // see TrainingBenchmark
-    VoidConfiguration voidConf = VoidConfiguration.builder().unicastPort(TrainingBenchmark.sharingPort())
-        .networkMask("127.0.0.0/8").controllerAddress("127.0.0.1").build();
-    return new SharedTrainingMaster.Builder(voidConf, BATCH).batchSizePerWorker(BATCH).workersPerNode(1).rngSeed(7)
-        .collectTrainingStats(false).rddTrainingApproach(RDDTrainingApproach.Direct).repartitionData(Repartition.Never)
-        .storageLevel(org.apache.spark.storage.StorageLevel.MEMORY_ONLY()).build();
   }
 }

@@ -291,13 +291,22 @@ public final class TrainingBenchmark {
    */
   private static Figure parameterAveraging(SparkSession spark, Dataset<Row> train, MultiLayerConfiguration conf,
       int examples, int batch) {
+    return dl4jSpark(spark, train, conf, examples, batch, averagingMaster(batch));
+  }
+
+  /** dl4j-spark's parameter averaging with 2 workers, {@code batch} examples per worker minibatch. */
+  static ParameterAveragingTrainingMaster averagingMaster(int batch) {
+    return new ParameterAveragingTrainingMaster.Builder(2, batch).batchSizePerWorker(batch).averagingFrequency(5)
+        .workerPrefetchNumBatches(2).rngSeed(7).rddTrainingApproach(RDDTrainingApproach.Direct)
+        .repartionData(Repartition.Never).storageLevel(org.apache.spark.storage.StorageLevel.MEMORY_ONLY()).build();
+  }
+
+  /** A dl4j-spark trainer on the cached DataFrame's minibatches, timed around its {@code fit}. */
+  private static Figure dl4jSpark(SparkSession spark, Dataset<Row> train, MultiLayerConfiguration conf, int examples,
+      int batch, org.deeplearning4j.spark.api.TrainingMaster<?, ?> master) {
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
     int perPartition = examples / (2 * batch) * batch;
     JavaRDD<DataSet> rdd = minibatchRdd(train, perPartition, batch);
-    ParameterAveragingTrainingMaster master = new ParameterAveragingTrainingMaster.Builder(2, batch)
-        .batchSizePerWorker(batch).averagingFrequency(5).workerPrefetchNumBatches(2).rngSeed(7)
-        .rddTrainingApproach(RDDTrainingApproach.Direct).repartionData(Repartition.Never)
-        .storageLevel(org.apache.spark.storage.StorageLevel.MEMORY_ONLY()).build();
     SparkDl4jMultiLayer sparkNet = new SparkDl4jMultiLayer(jsc, conf.clone(), master);
     long t0 = System.nanoTime();
     MultiLayerNetwork net = sparkNet.fit(rdd);
@@ -341,9 +350,11 @@ public final class TrainingBenchmark {
    */
   private static Figure gradientSharing(SparkSession spark, Dataset<Row> train, MultiLayerConfiguration conf,
       int examples, int batch) {
-    JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
-    int perPartition = examples / (2 * batch) * batch;
-    JavaRDD<DataSet> rdd = minibatchRdd(train, perPartition, batch);
+    return dl4jSpark(spark, train, conf, examples, batch, sharingMaster(batch));
+  }
+
+  /** dl4j-spark's gradient sharing, one trainer per node, its controller on loopback. */
+  static org.deeplearning4j.spark.parameterserver.training.SharedTrainingMaster sharingMaster(int batch) {
     // DL4J M2's AeronUdpTransport sets Aeron's client liveness timeout to 30 s, above Aeron 1.32's
     // default publication unblock timeout (15 s), and the media driver refuses that pair at launch
     // ("publicationUnblockTimeoutNs=15000000000 <= clientLivenessTimeoutNs=30000000000").
@@ -351,16 +362,10 @@ public final class TrainingBenchmark {
     org.nd4j.parameterserver.distributed.conf.VoidConfiguration voidConf =
         org.nd4j.parameterserver.distributed.conf.VoidConfiguration.builder().unicastPort(sharingPort())
             .networkMask("127.0.0.0/8").controllerAddress("127.0.0.1").build();
-    org.deeplearning4j.spark.parameterserver.training.SharedTrainingMaster master =
-        new org.deeplearning4j.spark.parameterserver.training.SharedTrainingMaster.Builder(voidConf, batch)
-            .batchSizePerWorker(batch).workersPerNode(1).rngSeed(7).collectTrainingStats(false)
-            .rddTrainingApproach(RDDTrainingApproach.Direct).repartitionData(Repartition.Never)
-            .storageLevel(org.apache.spark.storage.StorageLevel.MEMORY_ONLY()).build();
-    SparkDl4jMultiLayer sparkNet = new SparkDl4jMultiLayer(jsc, conf.clone(), master);
-    long t0 = System.nanoTime();
-    MultiLayerNetwork net = sparkNet.fit(rdd);
-    double seconds = (System.nanoTime() - t0) / 1e9;
-    return new Figure(2.0 * perPartition / seconds, accuracy(net), seconds);
+    return new org.deeplearning4j.spark.parameterserver.training.SharedTrainingMaster.Builder(voidConf, batch)
+        .batchSizePerWorker(batch).workersPerNode(1).rngSeed(7).collectTrainingStats(false)
+        .rddTrainingApproach(RDDTrainingApproach.Direct).repartitionData(Repartition.Never)
+        .storageLevel(org.apache.spark.storage.StorageLevel.MEMORY_ONLY()).build();
   }
 
   /** A free port for the gradient-sharing controller (Aeron's unicast UDP port). */
