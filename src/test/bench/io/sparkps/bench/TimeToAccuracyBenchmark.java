@@ -348,7 +348,7 @@ public final class TimeToAccuracyBenchmark {
   /** The cached DataFrame's 2 partitions cut into minibatches once, numbered within each partition, and cached. */
   private static JavaRDD<IndexedBatch> indexedBatches(Dataset<Row> train, int rows) {
     int perPartition = rows / (2 * BATCH) * BATCH;
-    JavaRDD<IndexedBatch> batches = TrainingBenchmark.minibatchRdd(train, perPartition, BATCH).mapPartitions(it -> {
+    JavaRDD<IndexedBatch> batches = Dl4jSparkPeers.minibatchRdd(train, perPartition, BATCH).mapPartitions(it -> {
       List<IndexedBatch> out = new ArrayList<>();
       int i = 0;
       while (it.hasNext()) {
@@ -370,8 +370,8 @@ public final class TimeToAccuracyBenchmark {
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
     int perPartition = rows / (2 * BATCH);
     int quarter = Math.max(1, perPartition / 4);
-    SparkDl4jMultiLayer net = new SparkDl4jMultiLayer(jsc, network(), sharing ? TrainingBenchmark.sharingMaster(BATCH)
-        : TrainingBenchmark.averagingMaster(BATCH));
+    SparkDl4jMultiLayer net = new SparkDl4jMultiLayer(jsc, network(), sharing ? Dl4jSparkPeers.sharingMaster(BATCH)
+        : Dl4jSparkPeers.averagingMaster(BATCH));
     List<Point> points = new ArrayList<>();
     long clock = 0;
     long examples = 0;

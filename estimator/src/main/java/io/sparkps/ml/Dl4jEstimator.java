@@ -1,12 +1,7 @@
 package io.sparkps.ml;
 
 import io.sparkps.ps.Consistency;
-import org.apache.spark.ml.Estimator;
-import org.apache.spark.ml.param.IntParam;
-import org.apache.spark.ml.param.LongParam;
-import org.apache.spark.ml.param.Param;
 import org.apache.spark.ml.param.ParamMap;
-import org.apache.spark.ml.param.ParamValidators;
 import org.apache.spark.ml.util.DefaultParamsReader;
 import org.apache.spark.ml.util.DefaultParamsWritable;
 import org.apache.spark.ml.util.Identifiable$;
@@ -20,32 +15,9 @@ import org.apache.spark.sql.types.StructType;
  * returns a {@link Dl4jModel}. Every setting is a Spark {@code Param}, so {@code explainParams},
  * {@code copy} and persistence work.
  */
-public final class Dl4jEstimator extends Estimator<Dl4jModel> implements DefaultParamsWritable {
+public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultParamsWritable {
   private static final long serialVersionUID = 1L;
-  private final String uid;
 
-  private final Param<String> featuresCol;
-  private final Param<String> labelCol;
-  private final Param<String> predictionCol;
-  private final Param<String> probabilityCol;
-  private final Param<String> rawPredictionCol;
-  private final Param<String> networkJson;
-  private final IntParam numWorkers;
-  private final IntParam numPs;
-  private final IntParam batchSize;
-  private final IntParam epochs;
-  private final LongParam maxSteps;
-  private final Param<String> checkpointDir;
-  private final IntParam checkpointInterval;
-  private final IntParam checkpointsKept;
-  private final Param<String> consistency;
-  private final IntParam staleness;
-  private final LongParam seed;
-  private final org.apache.spark.ml.param.DoubleParam evalEverySeconds;
-  private final org.apache.spark.ml.param.BooleanParam evalDeferred;
-  private final org.apache.spark.ml.param.BooleanParam stalenessAwareRate;
-  private final org.apache.spark.ml.param.BooleanParam bf16Transfers;
-  /** The specs of the Experiment this estimator was made from, for the model's provenance. */
   /** The Experiment's specs this estimator was made from, recorded in the model's provenance. */
   java.util.Map<String, String> experimentRecord = java.util.Map.of();
   /** Held-out rows every fit evaluates (driver-side; not a param, not saved). */
@@ -60,59 +32,7 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
 
   /** An estimator with {@code uid} (used when loading). */
   public Dl4jEstimator(String uid) {
-    this.uid = uid;
-    featuresCol = new Param<>(this, "featuresCol", "features column name");
-    labelCol = new Param<>(this, "labelCol", "label column name (class index or one-hot vector for classifiers, "
-        + "number or vector for regressors)");
-    predictionCol = new Param<>(this, "predictionCol", "prediction column name");
-    probabilityCol = new Param<>(this, "probabilityCol", "class probabilities column name");
-    rawPredictionCol = new Param<>(this, "rawPredictionCol", "raw output (before the output activation) column name");
-    networkJson = new Param<>(this, "networkJson", "the DL4J MultiLayerConfiguration or ComputationGraphConfiguration "
-        + "as JSON");
-    numWorkers = new IntParam(this, "numWorkers", "workers, the chief included (>= 1)", ParamValidators.gtEq(1));
-    numPs = new IntParam(this, "numPs", "parameter servers (>= 1)", ParamValidators.gtEq(1));
-    batchSize = new IntParam(this, "batchSize", "examples per minibatch and worker (>= 1)", ParamValidators.gtEq(1));
-    epochs = new IntParam(this, "epochs", "passes over the data (>= 1; unused when maxSteps is set)",
-        ParamValidators.gtEq(1));
-    maxSteps = new LongParam(this, "maxSteps", "steps per worker in all (>= 1), instead of epochs; 0 to run epochs",
-        ParamValidators.gtEq(0));
-    checkpointDir = new Param<>(this, "checkpointDir", "Hadoop path where training saves checkpoints and resumes "
-        + "from the latest one (unset: no checkpoints)");
-    checkpointInterval = new IntParam(this, "checkpointInterval", "steps between checkpoints (>= 1)",
-        ParamValidators.gtEq(1));
-    checkpointsKept = new IntParam(this, "checkpointsKept", "checkpoints kept, the newest (>= 1)", ParamValidators.gtEq(1));
-    consistency = new Param<>(this, "consistency", "ASYNC, SYNC or SSP",
-        ParamValidators.inArray(new String[] {"ASYNC", "SYNC", "SSP"}));
-    staleness = new IntParam(this, "staleness", "SSP staleness bound (>= 0)", ParamValidators.gtEq(0));
-    seed = new LongParam(this, "seed", "seed of the minibatch shuffles");
-    evalEverySeconds = new org.apache.spark.ml.param.DoubleParam(this, "evalEverySeconds",
-        "seconds between evaluations at the least (> 0)", ParamValidators.gt(0));
-    setDefault(evalEverySeconds, 1.0);
-    evalDeferred = new org.apache.spark.ml.param.BooleanParam(this, "evalDeferred", "whether the evaluator only "
-        + "copies the variables while training runs and scores the copies after it (no cores taken from training)");
-    setDefault(evalDeferred, false);
-    stalenessAwareRate = new org.apache.spark.ml.param.BooleanParam(this, "stalenessAwareRate", "ASYNC and SSP: "
-        + "whether each gradient is applied at the learning rate divided by 1 + its staleness (the updates other "
-        + "workers made since it was computed)");
-    setDefault(stalenessAwareRate, false);
-    bf16Transfers = new org.apache.spark.ml.param.BooleanParam(this, "bf16Transfers", "whether gradients and "
-        + "parameters travel as bfloat16 between executors (half the bytes; the ps keeps float32)");
-    setDefault(bf16Transfers, false);
-    setDefault(featuresCol, "features");
-    setDefault(labelCol, "label");
-    setDefault(predictionCol, "prediction");
-    setDefault(probabilityCol, "probability");
-    setDefault(rawPredictionCol, "rawPrediction");
-    setDefault(maxSteps, 0L);
-    setDefault(checkpointInterval, 100);
-    setDefault(checkpointsKept, 3);
-    setDefault(numWorkers, 2);
-    setDefault(numPs, 1);
-    setDefault(batchSize, 64);
-    setDefault(epochs, 1);
-    setDefault(consistency, "SYNC");
-    setDefault(staleness, 2);
-    setDefault(seed, 0L);
+    super(uid);
   }
 
   /** An estimator with the network, specs and cluster of {@code experiment} (its inputs are not used). */
@@ -132,105 +52,10 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
     return this;
   }
 
-  /** The input features column (vector or array of numbers). */
-  public Param<String> featuresCol() {
-    return featuresCol;
-  }
-
-  /** The label column (class index or one-hot vector for classifiers, number or vector for regressors). */
-  public Param<String> labelCol() {
-    return labelCol;
-  }
-
-  /** The output column of the predicted class. */
-  public Param<String> predictionCol() {
-    return predictionCol;
-  }
-
-  /** The output column of the class probabilities. */
-  public Param<String> probabilityCol() {
-    return probabilityCol;
-  }
-
-  /** The output column of the raw outputs (before the output layer's activation; classifiers only). */
-  public Param<String> rawPredictionCol() {
-    return rawPredictionCol;
-  }
-
-  /** Steps per worker in all, instead of epochs (0: run epochs). */
-  public LongParam maxSteps() {
-    return maxSteps;
-  }
-
-  /** Where training saves checkpoints and resumes from. */
-  public Param<String> checkpointDir() {
-    return checkpointDir;
-  }
-
-  /** Steps between checkpoints. */
-  public IntParam checkpointInterval() {
-    return checkpointInterval;
-  }
-
-  /** The number of checkpoints kept (default 3): older ones are deleted once a newer one is complete. */
-  public IntParam checkpointsKept() {
-    return checkpointsKept;
-  }
-
-  /** The network: a DL4J MultiLayerConfiguration or ComputationGraphConfiguration as JSON. */
-  public Param<String> networkJson() {
-    return networkJson;
-  }
-
-  /** Workers (the chief included). */
-  public IntParam numWorkers() {
-    return numWorkers;
-  }
-
-  /** Parameter servers. */
-  public IntParam numPs() {
-    return numPs;
-  }
-
-  /** Examples per minibatch and worker. */
-  public IntParam batchSize() {
-    return batchSize;
-  }
-
-  /** Passes over the data. */
-  public IntParam epochs() {
-    return epochs;
-  }
-
-  /** ASYNC, SYNC or SSP. */
-  public Param<String> consistency() {
-    return consistency;
-  }
-
-  /** SSP's staleness bound. */
-  public IntParam staleness() {
-    return staleness;
-  }
-
-  /** Seed of the minibatch shuffles. */
-  public LongParam seed() {
-    return seed;
-  }
-
-  /** Seconds between evaluations at the least. */
-  public org.apache.spark.ml.param.DoubleParam evalEverySeconds() {
-    return evalEverySeconds;
-  }
-
   /** Sets the least time between evaluations. */
   public Dl4jEstimator setEvalEverySeconds(double seconds) {
     set(evalEverySeconds, seconds);
     return this;
-  }
-
-  /** Whether gradients and parameters travel as bfloat16 between executors. */
-  public org.apache.spark.ml.param.BooleanParam bf16Transfers() {
-    return bf16Transfers;
   }
 
   /**
@@ -245,11 +70,6 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
     return this;
   }
 
-  /** ASYNC and SSP: whether gradients are applied at a rate divided by 1 + their staleness. */
-  public org.apache.spark.ml.param.BooleanParam stalenessAwareRate() {
-    return stalenessAwareRate;
-  }
-
   /**
    * ASYNC and SSP: applies each gradient at the learning rate divided by 1 + its staleness, the
    * updates other workers made between the pull it was computed from and its arrival (staleness-
@@ -259,11 +79,6 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
   public Dl4jEstimator setStalenessAwareRate(boolean on) {
     set(stalenessAwareRate, on);
     return this;
-  }
-
-  /** Whether the evaluator scores its copies of the variables only after training. */
-  public org.apache.spark.ml.param.BooleanParam evalDeferred() {
-    return evalDeferred;
   }
 
   /**
@@ -277,12 +92,6 @@ public final class Dl4jEstimator extends Estimator<Dl4jModel> implements Default
     set(evalDeferred, deferred);
     return this;
   }
-
-  @Override
-  public String uid() {
-    return uid;
-  }
-
   /** Sets the steps per worker in all (0: run epochs). */
   public Dl4jEstimator setMaxSteps(long steps) {
     set(maxSteps, steps);
