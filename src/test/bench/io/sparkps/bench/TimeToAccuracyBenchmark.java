@@ -114,6 +114,10 @@ public final class TimeToAccuracyBenchmark {
     trainers.put("SparkPS SSP", e -> sparkps(train, test, e, Consistency.SSP, false));
     trainers.put("SparkPS ASYNC, staleness-aware rate", e -> sparkps(train, test, e, Consistency.ASYNC, true));
     trainers.put("SparkPS SSP, staleness-aware rate", e -> sparkps(train, test, e, Consistency.SSP, true));
+    // over the shard's loopback socket, as between executors: dense, and sparse with error feedback
+    trainers.put(SOCKET, e -> sparkps(train, test, e, Consistency.ASYNC, false, BATCH, 0.0));
+    trainers.put(SOCKET + ", sparse 5%", e -> sparkps(train, test, e, Consistency.ASYNC, false, BATCH, 0.05));
+    trainers.put(SOCKET + ", sparse 1%", e -> sparkps(train, test, e, Consistency.ASYNC, false, BATCH, 0.01));
     trainers.put("dl4j-spark parameter averaging", e -> segmented(spark, batches, (int) rows, e, false));
     trainers.put("dl4j-spark gradient sharing", e -> segmented(spark, batches, (int) rows, e, true));
     if (only != null) {
@@ -163,14 +167,18 @@ public final class TimeToAccuracyBenchmark {
   }
 
   private static void print(Map<String, List<List<Point>>> runs, int epochs, long rows) {
-    System.out.printf(Locale.ROOT, "%n%-38s %12s %12s %16s   (medians over rounds; accuracy after %d epochs, %d "
-        + "examples)%n", "trainer", "to 85%, s", "to 88%, s", "final accuracy", epochs, epochs * rows);
+    System.out.printf(Locale.ROOT, "%n%-38s %12s %12s %16s %16s   (medians over rounds; accuracy after %d epochs, %d "
+        + "examples; last-epoch mean: of the points in the last epoch)%n", "trainer", "to 85%, s", "to 88%, s",
+        "final accuracy", "last-epoch mean", epochs, epochs * rows);
     Map<String, double[]> medians = new LinkedHashMap<>();
+    long lastEpoch = (epochs - 1) * rows;
     runs.forEach((name, list) -> {
       double[] m = {median(list, p -> at(p, TARGETS[0])), median(list, p -> at(p, TARGETS[1])),
-          median(list, p -> p.get(p.size() - 1).accuracy())};
+          median(list, p -> p.get(p.size() - 1).accuracy()),
+          median(list, p -> p.stream().filter(q -> q.examples() > lastEpoch).mapToDouble(Point::accuracy).average()
+              .orElse(p.get(p.size() - 1).accuracy()))};
       medians.put(name, m);
-      System.out.printf(Locale.ROOT, "%-38s %12s %12s %16.4f%n", name, seconds(m[0]), seconds(m[1]), m[2]);
+      System.out.printf(Locale.ROOT, "%-38s %12s %12s %16.4f %16.4f%n", name, seconds(m[0]), seconds(m[1]), m[2], m[3]);
     });
     for (String single : List.of("single-process DL4J, all cores", "single-process DL4J, 1 thread")) {
       if (!runs.containsKey(single)) {
@@ -204,6 +212,16 @@ public final class TimeToAccuracyBenchmark {
           System.out.printf(Locale.ROOT, "  %-38s %+.2f%n", mode, 100 * (medians.get(mode)[2] - sync[2]));
         }
       }
+    }
+    double[] dense = medians.get(SOCKET);
+    if (dense != null) {
+      System.out.println("accuracy against " + SOCKET + " (points; target: within 0.5):");
+      medians.forEach((mode, m) -> {
+        if (mode.startsWith(SOCKET + ",")) {
+          System.out.printf(Locale.ROOT, "  %-38s final %+.2f, last-epoch mean %+.2f%n", mode, 100 * (m[2] - dense[2]),
+              100 * (m[3] - dense[3]));
+        }
+      });
     }
   }
 
@@ -310,6 +328,8 @@ public final class TimeToAccuracyBenchmark {
     return points;
   }
 
+  private static final String SOCKET = "SparkPS ASYNC, socket";
+
   /** SparkPS, 2 workers and 1 ps; its deferred evaluator's copies give the points. */
   private static List<Point> sparkps(Dataset<Row> train, Dataset<Row> test, int epochs, Consistency consistency,
       boolean stalenessAware) throws InterruptedException {
@@ -318,11 +338,36 @@ public final class TimeToAccuracyBenchmark {
 
   private static List<Point> sparkps(Dataset<Row> train, Dataset<Row> test, int epochs, Consistency consistency,
       boolean stalenessAware, int batch) throws InterruptedException {
+    return sparkps(train, test, epochs, consistency, stalenessAware, batch, -1);
+  }
+
+  /**
+   * {@code density} -1: transfers through memory (the ps is in this JVM); 0 or more: over the
+   * shard's loopback socket, dense (0) or sparse of that density.
+   */
+  private static List<Point> sparkps(Dataset<Row> train, Dataset<Row> test, int epochs, Consistency consistency,
+      boolean stalenessAware, int batch, double density) throws InterruptedException {
     Dl4jEstimator estimator = new Dl4jEstimator().setNetworkJson(network().toJson()).setNumWorkers(2).setNumPs(1)
         .setBatchSize(batch).setEpochs(epochs).setConsistency(consistency).setSeed(7).setEvalDeferred(true)
-        .setEvalEverySeconds(0.5).setStalenessAwareRate(stalenessAware);
+        .setEvalEverySeconds(0.5).setStalenessAwareRate(stalenessAware).setSparseTransfers(Math.max(0, density));
+    System.setProperty(io.sparkps.ps.PsClient.SAME_JVM_PROPERTY, String.valueOf(density < 0));
     long start = System.currentTimeMillis();
-    Dl4jModel model = estimator.fitAsync(train, test).join();
+    Dl4jModel model;
+    try {
+      model = estimator.fitAsync(train, test).join();
+    } finally {
+      System.clearProperty(io.sparkps.ps.PsClient.SAME_JVM_PROPERTY);
+    }
+    if (density >= 0) {
+      Map<Integer, double[]> last = new java.util.HashMap<>(); // per worker: steps, socket bytes
+      for (TaskProgress p : model.summary().workerHistory()) {
+        last.merge(p.index(), new double[] {p.step(), p.metrics().getOrDefault("wireBytes", 0.0)},
+            (a, b) -> a[0] >= b[0] ? a : b);
+      }
+      double steps = last.values().stream().mapToDouble(v -> v[0]).sum();
+      double bytes = last.values().stream().mapToDouble(v -> v[1]).sum();
+      System.out.printf(Locale.ROOT, "    socket bytes: %.3f MB per worker step (%.0f steps)%n", bytes / steps / 1e6, steps);
+    }
     long rows = train.count();
     List<Point> points = new ArrayList<>();
     List<TaskProgress> history = model.summary().evaluatorHistory();

@@ -67,7 +67,8 @@ public final class TrainingBenchmark {
   private static final String SHARING = "(d) dl4j-spark gradient sharing";
   private static final List<String> SPARKPS = List.of("(b) SparkPS SYNC", "(b) SparkPS ASYNC",
       "(b) SparkPS ASYNC, staleness-aware", "(b) SparkPS SYNC, socket", "(b) SparkPS ASYNC, socket",
-      "(b) SparkPS SYNC, socket, bf16", "(b) SparkPS ASYNC, socket, bf16");
+      "(b) SparkPS SYNC, socket, bf16", "(b) SparkPS ASYNC, socket, bf16", "(b) SparkPS ASYNC, socket, sparse 1%",
+      "(b) SparkPS ASYNC, socket, sparse 5%");
 
   private static List<String> only; // trainers whose name contains one of these; all when null
   private static float[] trainX;
@@ -138,6 +139,8 @@ public final class TrainingBenchmark {
     trainers.put(SPARKPS.get(4), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false, ""));
     trainers.put(SPARKPS.get(5), (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, false, "bf16"));
     trainers.put(SPARKPS.get(6), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false, "bf16"));
+    trainers.put(SPARKPS.get(7), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false, "sparse 0.01"));
+    trainers.put(SPARKPS.get(8), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false, "sparse 0.05"));
     trainers.put(AVERAGING, (c, n, b) -> parameterAveraging(spark, train, c, n, b));
     trainers.put(SHARING, (c, n, b) -> gradientSharing(spark, train, c, n, b));
     if (only != null) {
@@ -173,7 +176,11 @@ public final class TrainingBenchmark {
         continue;
       }
       StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "  %-38s", name));
-      for (String peer : List.of(SINGLE, SINGLE_1, AVERAGING, SHARING)) {
+      List<String> peers = new ArrayList<>(List.of(SINGLE, SINGLE_1, AVERAGING, SHARING));
+      if (name.contains("socket, ")) {
+        peers.add(name.substring(0, name.indexOf("socket, ") + 6)); // the same trainer with dense float32 transfers
+      }
+      for (String peer : peers) {
         if (figures.containsKey(peer)) {
           line.append("  ").append(ratio(figures.get(name), figures.get(peer))).append(" vs ")
               .append(peer.substring(4));
@@ -254,15 +261,16 @@ public final class TrainingBenchmark {
 
   /**
    * SparkPS; {@code sameJvm} false sends bulk data over the shard's loopback socket, as between
-   * executors; {@code option} "bf16" turns bfloat16 transfers on, "staleness-aware" the
-   * staleness-aware rate. The figure carries the socket bytes per worker step.
+   * executors; {@code option} "bf16" turns bfloat16 transfers on, "sparse D" sparse transfers of
+   * density D, "staleness-aware" the staleness-aware rate. The figure carries the socket bytes per worker step.
    */
   private static Figure sparkps(MultiLayerConfiguration conf, Dataset<Row> train, int examples, int batch,
       Consistency consistency, boolean sameJvm, String option) {
     long steps = examples / (2L * batch);
     Dl4jEstimator estimator = new Dl4jEstimator().setNetworkJson(conf.toJson()).setNumWorkers(2).setNumPs(1)
         .setBatchSize(batch).setMaxSteps(steps).setConsistency(consistency).setSeed(7)
-        .setBf16Transfers(option.equals("bf16")).setStalenessAwareRate(option.equals("staleness-aware"));
+        .setBf16Transfers(option.equals("bf16")).setStalenessAwareRate(option.equals("staleness-aware"))
+        .setSparseTransfers(option.startsWith("sparse ") ? Double.parseDouble(option.substring(7)) : 0);
     System.setProperty(PsClient.SAME_JVM_PROPERTY, String.valueOf(sameJvm));
     try {
       long t0 = System.nanoTime();

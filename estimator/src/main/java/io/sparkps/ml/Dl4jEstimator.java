@@ -71,6 +71,23 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
   }
 
   /**
+   * ASYNC and SSP: sparse transfers with error feedback. Each worker runs DL4J's updaters itself
+   * (as {@code fit} would) and pushes, of each variable of 4,096 elements or more, the
+   * {@code density} fraction of its update's elements of largest magnitude once what earlier
+   * pushes left out is added back (kept on the worker: nothing is lost, only delayed); the shards
+   * keep no optimizer and subtract what comes. Each pull receives the elements that moved most
+   * since the worker's last pull, up to {@code density} times the number of workers (the ps keeps
+   * a copy of what each worker holds). Pairs of an index and a float32 value travel. 0 (the
+   * default) is dense. The workers' optimizer state is not in checkpoints (a resumed run restarts
+   * it), and the staleness-aware rate does not apply. Not with SYNC, whose workers must compute
+   * from the same values, nor with bf16.
+   */
+  public Dl4jEstimator setSparseTransfers(double density) {
+    set(sparseDensity, density);
+    return this;
+  }
+
+  /**
    * ASYNC and SSP: applies each gradient at the learning rate divided by 1 + its staleness, the
    * updates other workers made between the pull it was computed from and its arrival (staleness-
    * aware asynchronous SGD). With N workers taking turns that is about N, so a step moves the

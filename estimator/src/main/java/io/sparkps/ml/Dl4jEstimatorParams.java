@@ -36,6 +36,7 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
   final org.apache.spark.ml.param.BooleanParam evalDeferred;
   final org.apache.spark.ml.param.BooleanParam stalenessAwareRate;
   final org.apache.spark.ml.param.BooleanParam bf16Transfers;
+  final org.apache.spark.ml.param.DoubleParam sparseDensity;
 
   /** Declares every param of an estimator with {@code uid}, with its default. */
   Dl4jEstimatorParams(String uid) {
@@ -77,6 +78,10 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     bf16Transfers = new org.apache.spark.ml.param.BooleanParam(this, "bf16Transfers", "whether gradients and "
         + "parameters travel as bfloat16 between executors (half the bytes; the ps keeps float32)");
     setDefault(bf16Transfers, false);
+    sparseDensity = new org.apache.spark.ml.param.DoubleParam(this, "sparseDensity", "ASYNC and SSP: the fraction "
+        + "of each large variable's elements a worker's push and pull send, those that changed most, the rest kept "
+        + "for later (0: dense)", ParamValidators.inRange(0, 1));
+    setDefault(sparseDensity, 0.0);
     setDefault(featuresCol, "features");
     setDefault(labelCol, "label");
     setDefault(predictionCol, "prediction");
@@ -190,6 +195,10 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
   }
 
   /** ASYNC and SSP: whether gradients are applied at a rate divided by 1 + their staleness. */
+  public org.apache.spark.ml.param.DoubleParam sparseDensity() {
+    return sparseDensity;
+  }
+
   public org.apache.spark.ml.param.BooleanParam stalenessAwareRate() {
     return stalenessAwareRate;
   }

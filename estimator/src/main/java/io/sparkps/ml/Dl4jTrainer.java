@@ -39,16 +39,19 @@ public final class Dl4jTrainer {
    * @param checkpointsKept how many of the newest checkpoints are kept
    * @param stalenessAwareRate ASYNC and SSP: apply each gradient at the learning rate divided by 1 +
    *     its staleness (see {@link ConsistencyGroup#withStalenessAwareRate()})
+   * @param workerUpdates each worker runs DL4J's updaters and pushes their updates, which the shards
+   *     subtract (they keep no optimizer); for sparse transfers, whose updates must keep their size
    */
   public record Settings(String networkJson, String featuresCol, String labelCol, Consistency consistency,
       int staleness, int epochs, long maxSteps, int batchSize, long seed, String checkpointDir,
-      int checkpointInterval, int checkpointsKept, boolean stalenessAwareRate) implements Serializable {
+      int checkpointInterval, int checkpointsKept, boolean stalenessAwareRate, boolean workerUpdates)
+      implements Serializable {
     /** Settings without the staleness-aware rate. */
     public Settings(String networkJson, String featuresCol, String labelCol, Consistency consistency, int staleness,
         int epochs, long maxSteps, int batchSize, long seed, String checkpointDir, int checkpointInterval,
         int checkpointsKept) {
       this(networkJson, featuresCol, labelCol, consistency, staleness, epochs, maxSteps, batchSize, seed, checkpointDir,
-          checkpointInterval, checkpointsKept, false);
+          checkpointInterval, checkpointsKept, false, false);
     }
 
     /** Checks the values. */

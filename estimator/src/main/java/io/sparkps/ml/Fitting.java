@@ -26,6 +26,17 @@ final class Fitting {
 
   private Fitting() {}
 
+  /** The sparse density, refused with SYNC by name. */
+  private static double sparseDensity(Dl4jEstimator e) {
+    double density = (Double) e.getOrDefault(e.sparseDensity());
+    if (density > 0 && Consistency.valueOf(e.getOrDefault(e.consistency())) == Consistency.SYNC) {
+      throw new IllegalArgumentException("sparseDensity " + density + " needs consistency ASYNC or SSP: SYNC workers "
+          + "must compute from the same values, which sparse pulls do not give; set consistency to ASYNC or SSP, or "
+          + "sparseDensity to 0");
+    }
+    return density;
+  }
+
   static FitJob start(Dl4jEstimator e, Dataset<?> dataset, Dataset<?> evaluation) {
     Net probe = e.probe(); // the one network this fit builds on the driver
     e.transformSchema(dataset.schema(), probe);
@@ -33,6 +44,7 @@ final class Fitting {
     String labelCol = e.getOrDefault(e.labelCol());
     ClusterSpec spec = ClusterSpec.builder().setNumPs(intOf(e, e.numPs())).setNumWorkers(intOf(e, e.numWorkers()))
         .optEvaluator(evaluation != null).optBf16Transfers((Boolean) e.getOrDefault(e.bf16Transfers()))
+        .optSparseTransfers(sparseDensity(e))
         // a deferred evaluator scores its copies after training: up to 256 MiB of them
         .optEvaluatorGrace((Boolean) e.getOrDefault(e.evalDeferred()) ? DEFERRED_GRACE : null).build();
     String json = e.getOrDefault(e.networkJson());
@@ -40,7 +52,7 @@ final class Fitting {
         Consistency.valueOf(e.getOrDefault(e.consistency())), intOf(e, e.staleness()), intOf(e, e.epochs()),
         (Long) e.getOrDefault(e.maxSteps()), intOf(e, e.batchSize()), (Long) e.getOrDefault(e.seed()),
         e.isDefined(e.checkpointDir()) ? e.getOrDefault(e.checkpointDir()) : null, intOf(e, e.checkpointInterval()),
-        intOf(e, e.checkpointsKept()), (Boolean) e.getOrDefault(e.stalenessAwareRate()));
+        intOf(e, e.checkpointsKept()), (Boolean) e.getOrDefault(e.stalenessAwareRate()), spec.sparseDensity() > 0);
     EvalWorker evaluator = evaluation == null ? null : evalWorker(e, evaluation, probe);
     Dl4jTrainer.Launch launch;
     try {

@@ -146,6 +146,13 @@ abstract sealed class Net permits Net.Layers, Net.Graph {
 
   abstract void computeGradientAndScore();
 
+  /**
+   * Turns the gradient of the last {@link #computeGradientAndScore} into DL4J's update, in place,
+   * as {@code fit} does before it subtracts it from the parameters: divided by the minibatch,
+   * regularized, through each parameter's updater (whose state this network keeps).
+   */
+  abstract void applyUpdater(int iteration, int epoch, int batchSize);
+
   double score() {
     return model().score();
   }
@@ -234,6 +241,12 @@ abstract sealed class Net permits Net.Layers, Net.Graph {
     @Override
     void computeGradientAndScore() {
       net.computeGradientAndScore();
+    }
+
+    @Override
+    void applyUpdater(int iteration, int epoch, int batchSize) {
+      ((org.deeplearning4j.nn.updater.BaseMultiLayerUpdater<?>) net.getUpdater(true)).update(net.gradient(), iteration,
+          epoch, batchSize, org.deeplearning4j.nn.workspace.LayerWorkspaceMgr.noWorkspaces());
     }
 
     @Override
@@ -354,6 +367,12 @@ abstract sealed class Net permits Net.Layers, Net.Graph {
     @Override
     void computeGradientAndScore() {
       graph.computeGradientAndScore();
+    }
+
+    @Override
+    void applyUpdater(int iteration, int epoch, int batchSize) {
+      graph.getUpdater(true).update(graph.gradient(), iteration, epoch, batchSize,
+          org.deeplearning4j.nn.workspace.LayerWorkspaceMgr.noWorkspaces());
     }
 
     @Override

@@ -41,6 +41,14 @@ public final class NetworkVariables {
   }
 
   static NetworkVariables of(Net net, String group) {
+    return of(net, group, false);
+  }
+
+  /**
+   * As above; with {@code workerUpdates}, the shards keep no optimizer: each worker runs DL4J's
+   * updaters itself and pushes their updates, which the shards subtract as they come.
+   */
+  static NetworkVariables of(Net net, String group, boolean workerUpdates) {
     NetworkVariables v = new NetworkVariables();
     INDArray flat = net.params();
     for (Net.Parameter p : net.parameters()) {
@@ -52,7 +60,8 @@ public final class NetworkVariables {
       org.deeplearning4j.nn.conf.layers.Layer conf = p.layer().conf().getLayer();
       v.specs.add(VariableSpec.builder().setName(name).setShape(view.length())
           .optInitializer(Initializer.values(v.stretchOf(flat, name)))
-          .optOptimizer(OptimizerMapping.of(name, conf.getUpdaterByParam(p.key()), conf.getRegularizationByParam(p.key())))
+          .optOptimizer(workerUpdates ? io.sparkps.ps.OptimizerConfig.noOp()
+              : OptimizerMapping.of(name, conf.getUpdaterByParam(p.key()), conf.getRegularizationByParam(p.key())))
           .optGroup(group == null ? ConsistencyGroup.DEFAULT_NAME : group).build());
     }
     return v;

@@ -20,6 +20,11 @@ public final class PsTrainingStep {
   private final Map<String, INDArray> paramViews;
   private INDArray gradientArray;
   private Map<String, INDArray> gradientViews;
+  private final boolean workerUpdates;
+  private int iteration;
+  /** With worker updates: what the shards sent (sparse pulls need it unchanged), and views of it. */
+  private INDArray held;
+  private Map<String, INDArray> heldViews;
 
   /** Steps for {@code net} (initialized) whose variables live on {@code ps}. */
   public PsTrainingStep(MultiLayerNetwork net, NetworkVariables variables, PsClient ps) {
@@ -32,6 +37,15 @@ public final class PsTrainingStep {
   }
 
   PsTrainingStep(Net net, NetworkVariables variables, PsClient ps) {
+    this(net, variables, ps, false);
+  }
+
+  /**
+   * Steps that, with {@code workerUpdates}, run DL4J's updaters here and push their updates (for
+   * variables whose shards apply no optimizer: {@link NetworkVariables#of(Net, String, boolean)}).
+   */
+  PsTrainingStep(Net net, NetworkVariables variables, PsClient ps, boolean workerUpdates) {
+    this.workerUpdates = workerUpdates;
     net.checkTrainable();
     this.net = net;
     this.variables = variables;
@@ -41,11 +55,32 @@ public final class PsTrainingStep {
 
   /** Pulls the parameters into the network (for SYNC, those of this worker's step). */
   public void pull() {
-    ps.pullInto(paramViews);
+    if (!workerUpdates) {
+      ps.pullInto(paramViews);
+      return;
+    }
+    // The network gets what the shards hold less this worker's own updates not yet sent: it sees
+    // all of its own steps at once, the other workers' as sparse pulls bring them.
+    if (held == null) {
+      held = net.params().dup();
+      heldViews = variables.views(held);
+    }
+    ps.pullInto(heldViews);
+    net.params().assign(held);
+    ps.subtractUnsent(paramViews);
   }
 
   /** One step on {@code batch}: pull, gradient, push. Returns the minibatch's score (loss). */
   public double step(DataSet batch) {
+    return step(batch, iteration, 0);
+  }
+
+  /**
+   * As {@link #step(DataSet)}, as this worker's step {@code iteration} (from 0) in epoch
+   * {@code epoch}: what worker-side updaters count their schedules and bias corrections by.
+   */
+  double step(DataSet batch, long iteration, int epoch) {
+    this.iteration = (int) iteration + 1;
     pull();
     net.setBatch(batch);
     net.computeGradientAndScore();
@@ -55,7 +90,9 @@ public final class PsTrainingStep {
       gradientViews = variables.views(gradientArray);
     }
     Map<String, INDArray> gradients = gradientViews;
-    if (net.miniBatch()) {
+    if (workerUpdates) {
+      net.applyUpdater((int) iteration, epoch, (int) batch.getFeatures().size(0));
+    } else if (net.miniBatch()) {
       // DL4J's losses sum over the minibatch; its updater divides by the minibatch size (except
       // for parameters like BatchNorm's running statistics) before regularization and the update
       // rule, so the servers get the same gradient.

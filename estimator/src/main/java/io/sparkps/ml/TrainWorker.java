@@ -43,7 +43,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   public float[] run(WorkerContext<Row> ctx) {
     Net net = Net.fromJson(settings.networkJson());
     ConsistencyGroup group = Dl4jTrainer.group(settings, ctx.numWorkers());
-    NetworkVariables variables = NetworkVariables.of(net, group.name());
+    NetworkVariables variables = NetworkVariables.of(net, group.name(), settings.workerUpdates());
     PsClient ps = ctx.ps();
     ps.createGroup(group);
     ps.create(variables.specs());
@@ -81,14 +81,14 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   private float[] train(WorkerContext<Row> ctx, Net net, NetworkVariables variables, PsClient ps, Minibatches data,
       long done) {
     String checkpoints = settings.checkpointDir();
-    PsTrainingStep step = new PsTrainingStep(net, variables, ps);
+    PsTrainingStep step = new PsTrainingStep(net, variables, ps, settings.workerUpdates());
     long total = totalSteps();
     while (done < total) {
       int epoch = (int) (done / stepsPerEpoch);
       Iterator<DataSet> batches = data.epoch(epoch, (int) (done % stepsPerEpoch), stepsPerEpoch, settings.batchSize(),
           settings.seed() + ctx.index());
       while (batches.hasNext() && done < total) {
-        double loss = step.step(batches.next());
+        double loss = step.step(batches.next(), done, epoch);
         done++;
         // wireBytes: what this worker's client moved over the shards' bulk ports (sockets) so far
         ctx.progress().report(done, done * settings.batchSize(), Map.of("loss", loss, "epoch", (double) epoch,

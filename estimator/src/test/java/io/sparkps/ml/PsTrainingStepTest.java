@@ -39,10 +39,14 @@ class PsTrainingStepTest {
   private static final int STEPS = 12;
 
   private static MultiLayerConfiguration mlp() {
+    return mlp(20, 16);
+  }
+
+  private static MultiLayerConfiguration mlp(int in, int hidden) {
     return new NeuralNetConfiguration.Builder().seed(12).dataType(DataType.FLOAT).updater(new Adam(0.01)).l2(1e-3)
         .list()
-        .layer(new DenseLayer.Builder().nIn(20).nOut(16).activation(Activation.RELU).build())
-        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(16).nOut(3)
+        .layer(new DenseLayer.Builder().nIn(in).nOut(hidden).activation(Activation.RELU).build())
+        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(hidden).nOut(3)
             .activation(Activation.SOFTMAX).build())
         .build();
   }
@@ -73,6 +77,14 @@ class PsTrainingStepTest {
   }
 
   private static void assertSameTraining(MultiLayerConfiguration conf, List<DataSet> data) {
+    assertSameTraining(conf, data, false);
+  }
+
+  /**
+   * With {@code workerUpdates}: DL4J's updaters run in the worker, the shard (over its socket) only
+   * subtracts, and every update and pull goes as sparse pairs of all nonzero elements (density 1).
+   */
+  private static void assertSameTraining(MultiLayerConfiguration conf, List<DataSet> data, boolean workerUpdates) {
     MultiLayerNetwork reference = new MultiLayerNetwork(conf.clone());
     reference.init();
     MultiLayerNetwork worker = new MultiLayerNetwork(conf.clone());
@@ -81,18 +93,23 @@ class PsTrainingStepTest {
 
     PsToken token = PsToken.generate();
     String name = "ps-" + UUID.randomUUID();
-    try (ParameterServer ps = ParameterServer.builder().setShardIndex(0).setToken(token).optInProcess(name).build().start();
-         PsClient client = PsClient.builder().setShards(List.of(ps.address())).setToken(token).build()) {
-      client.createGroup(ConsistencyGroup.sync("net", 1));
-      NetworkVariables variables = NetworkVariables.of(worker, "net");
+    ParameterServer.Builder server = ParameterServer.builder().setShardIndex(0).setToken(token);
+    try (ParameterServer ps = (workerUpdates ? server : server.optInProcess(name)).build().start();
+         PsClient client = PsClient.builder().setShards(List.of(ps.address())).setToken(token)
+             .optSparseTransfers(workerUpdates ? 1.0 : 0).optSameJvmTransfers(false).build()) {
+      client.createGroup(workerUpdates ? ConsistencyGroup.async("net") : ConsistencyGroup.sync("net", 1));
+      NetworkVariables variables = NetworkVariables.of(Net.of(worker), "net", workerUpdates);
       client.create(variables.specs());
       client.initializeAll();
-      PsTrainingStep step = new PsTrainingStep(worker, variables, client);
+      PsTrainingStep step = new PsTrainingStep(Net.of(worker), variables, client, workerUpdates);
       for (DataSet batch : data) {
         reference.fit(batch);
         step.step(batch);
       }
       step.pull();
+      if (workerUpdates) {
+        assertTrue(client.bulkWireBytes() > 0, "the shard's socket carried the transfers");
+      }
     }
     double diff = worker.params().sub(reference.params()).amaxNumber().doubleValue();
     assertTrue(diff <= 1e-5, "max |sparkps - dl4j| = " + diff);
@@ -104,6 +121,16 @@ class PsTrainingStepTest {
   @Test
   void mlpWithAdamAndL2_oneWorkerSync_equalsDl4jFit() {
     assertSameTraining(mlp(), batches(new long[] {8, 20}, 3, 1));
+  }
+
+  @Test
+  void workerUpdates_sentAsSparsePairsOfEveryElement_equalDl4jFit() {
+    assertSameTraining(mlp(80, 64), batches(new long[] {8, 80}, 3, 1), true); // 5,120 weights: sent as pairs
+  }
+
+  @Test
+  void cnnWithBatchNorm_workerUpdates_equalDl4jFit() {
+    assertSameTraining(cnnWithBatchNorm(), batches(new long[] {6, 1, 8, 8}, 3, 2), true);
   }
 
   @Test

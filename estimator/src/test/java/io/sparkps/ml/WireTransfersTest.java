@@ -83,17 +83,43 @@ class WireTransfersTest {
         .setConsistency(io.sparkps.ps.Consistency.SYNC).setBf16Transfers(bf16).fit(points);
   }
 
+  /**
+   * Checks that {@code dense} put at least 2 workers x {@code steps} x (push + pull) of 264,707
+   * float32 values on the sockets, that {@code other} put between {@code low} and {@code high}
+   * times its bytes, and that {@code other} still trained.
+   */
+  private static void assertBytesAndAccuracy(String what, Dl4jModel dense, Dl4jModel other, int steps, double low,
+      double high) {
+    double denseBytes = wireBytes(dense);
+    double otherBytes = wireBytes(other);
+    assertTrue(denseBytes > 2 * steps * 2 * 4.0 * 264_707, "float32 socket bytes " + denseBytes);
+    double ratio = otherBytes / denseBytes;
+    assertTrue(ratio > low && ratio < high, what + " " + otherBytes + " bytes against float32 " + denseBytes);
+    double accuracy = other.transform(points).filter("prediction = label").count() / (double) points.count();
+    assertTrue(accuracy > 0.9, "accuracy with " + what + " transfers " + accuracy);
+  }
+
   @Test
   void bf16Transfers_halveTheSocketBytes_andStillTrain() {
-    Dl4jModel dense = fit(false);
-    Dl4jModel halved = fit(true);
-    double denseBytes = wireBytes(dense);
-    double bf16Bytes = wireBytes(halved);
-    // 2 workers x 30 steps x (push + pull) of 264,707 floats: at least 127 MB in float32
-    assertTrue(denseBytes > 2 * 30 * 2 * 4.0 * 264_707, "float32 socket bytes " + denseBytes);
-    double ratio = bf16Bytes / denseBytes;
-    assertTrue(ratio > 0.49 && ratio < 0.52, "bf16 " + bf16Bytes + " against float32 " + denseBytes + " bytes");
-    double accuracy = halved.transform(points).filter("prediction = label").count() / (double) points.count();
-    assertTrue(accuracy > 0.9, "accuracy with bf16 transfers " + accuracy);
+    assertBytesAndAccuracy("bf16", fit(false), fit(true), 30, 0.49, 0.52);
+  }
+
+  private static Dl4jModel fitAsync(double density) {
+    return new Dl4jEstimator().setNetworkJson(network()).setBatchSize(32).setMaxSteps(40).setSeed(1)
+        .setConsistency(io.sparkps.ps.Consistency.ASYNC).setSparseTransfers(density).fit(points);
+  }
+
+  @Test
+  void sparseTransfers_sendAFewPercentOfTheBytes_andStillTrain() {
+    // The 512 x 512 weights go as pairs, 1% per push (2% of their bytes) and 2% per pull (4%: both
+    // workers' updates), after each worker's first, whole pull; the rest (1% of the model) goes dense.
+    assertBytesAndAccuracy("sparse", fitAsync(0), fitAsync(0.01), 40, 0.02, 0.07);
+  }
+
+  @Test
+  void sparseTransfers_withSync_areRefusedBeforeLaunch() {
+    IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> new Dl4jEstimator().setNetworkJson(network()).setSparseTransfers(0.01).fit(points));
+    assertTrue(e.getMessage().startsWith("sparseDensity 0.01 needs consistency ASYNC or SSP"), e.getMessage());
   }
 }

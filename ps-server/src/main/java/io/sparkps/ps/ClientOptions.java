@@ -23,6 +23,8 @@ abstract class ClientOptions<B extends ClientOptions<B>> {
   int flowControlWindow = 32 << 20;
   boolean sameJvm = !"false".equalsIgnoreCase(System.getProperty(PsClient.SAME_JVM_PROPERTY, "true"));
   boolean bf16;
+  double sparseDensity;
+  double sparsePullDensity;
   ShardRecovery recovery;
 
   /** The shards' addresses, index i for shard i: {@code host:port} or {@code inprocess:name} (required). */
@@ -122,6 +124,42 @@ abstract class ClientOptions<B extends ClientOptions<B>> {
   }
 
   /**
+   * Sparse transfers (default 0, off): with {@code density} in (0, 1], each gradient push sends,
+   * per slice of {@value io.sparkps.ps.server.SparseValues#MIN_ELEMENTS} elements or more, at most
+   * that fraction of its elements: those of largest magnitude after adding what earlier pushes did
+   * not send (kept here, one float per element of the variables pushed). Each {@code pullInto}
+   * into the same arrays receives at most that fraction: the elements that moved most since this
+   * worker's last pull (the shard keeps a copy of what each such worker holds). Pairs of an int32
+   * index and a float32 value travel over the bulk port (or through memory to a shard in this
+   * JVM); over gRPC the same update goes dense. For ASYNC and SSP groups, whose workers need not
+   * see the same values; not with bf16.
+   */
+  public B optSparseTransfers(double density) {
+    return optSparseTransfers(density, density);
+  }
+
+  /**
+   * As {@link #optSparseTransfers(double)}, a pull receiving up to {@code pullDensity} of each
+   * slice: with N workers each sending {@code density} per step, {@code N * density} lets a pull
+   * bring every element that changed in a round of steps.
+   */
+  public B optSparseTransfers(double density, double pullDensity) {
+    for (double d : new double[] {density, pullDensity}) {
+      if (!(d >= 0 && d <= 1)) {
+        throw new IllegalArgumentException("sparse transfer density " + d + " is not within [0, 1]: give the "
+            + "fraction of elements to send, such as 0.01, or 0 for dense transfers");
+      }
+    }
+    if ((density > 0) != (pullDensity > 0)) {
+      throw new IllegalArgumentException("sparse transfers need both densities above 0, or both 0; got " + density
+          + " and " + pullDensity);
+    }
+    this.sparseDensity = density;
+    this.sparsePullDensity = pullDensity;
+    return self();
+  }
+
+  /**
    * Survives lost shards: calls to a shard that fail as unreachable or timed out move to its
    * replacement, which this client refills (see {@link ShardRecovery}). Default: none, such
    * failures are thrown.
@@ -139,6 +177,10 @@ abstract class ClientOptions<B extends ClientOptions<B>> {
   void validate() {
     if (shards == null || shards.isEmpty()) {
       throw new IllegalArgumentException("shards must list at least one ps address");
+    }
+    if (bf16 && sparseDensity > 0) {
+      throw new IllegalArgumentException("bf16 and sparse transfers are exclusive: sparse pairs carry float32 values; "
+          + "choose one");
     }
     if (token == null) {
       throw new IllegalArgumentException("token is required: the servers reject calls without the run's PsToken");

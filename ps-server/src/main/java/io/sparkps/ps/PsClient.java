@@ -48,7 +48,8 @@ public final class PsClient implements AutoCloseable {
     this.recovery = new Recovery(config.recovery, connections, catalog, config.worker, config.chunkBytes,
         config.callTimeout);
     this.transfers = new Transfers(connections, catalog::mayWait, config.chunkBytes, config.worker,
-        config.callTimeout, config.waitTimeout, recovery);
+        config.callTimeout, config.waitTimeout, recovery,
+        config.sparseDensity > 0 ? new SparseTransfers(config.sparseDensity, config.sparsePullDensity) : null);
     recovery.attach(transfers);
   }
 
@@ -130,18 +131,39 @@ public final class PsClient implements AutoCloseable {
   public INDArray pull(String name) {
     VariableSpec spec = resolve(name);
     INDArray out = Nd4j.create(DataType.FLOAT, spec.shape(), 'c');
-    pullInto(Map.of(name, out));
+    pullInto(Map.of(name, out), false);
     return out;
   }
 
-  /** Pulls several variables at once into arrays of their shape (dense float32, 'c' order). */
+  /**
+   * Pulls several variables at once into arrays of their shape (dense float32, 'c' order). With
+   * {@link Builder#optSparseTransfers sparse transfers}, arrays that are the same as in this
+   * client's last {@code pullInto} and unchanged since receive only the elements that moved most
+   * (the others keep their values, which lag the shards' until they move enough).
+   */
   public void pullInto(Map<String, INDArray> destinations) {
+    pullInto(destinations, true);
+  }
+
+  private void pullInto(Map<String, INDArray> destinations, boolean mayBeSparse) {
     checkOpen();
     destinations.forEach((n, a) -> VariableCatalog.checkShape(resolve(n), a, "pull destination"));
     long step = step();
-    long version = transfers.pullDense(destinations, catalog.placement(), step, false);
+    long version = transfers.pullDense(destinations, catalog.placement(), step, false, mayBeSparse);
     transfers.readVersion(version);
     recovery.recordPull(destinations, step, version);
+  }
+
+  /**
+   * With sparse transfers, subtracts from each array (of its variable's shape, dense float32) what
+   * this client's pushes have not sent yet of that variable: for variables whose shards subtract
+   * what is pushed (the {@link OptimizerConfig#noOp() no-op} optimizer), the values this worker
+   * would hold had every push gone whole. Without sparse transfers, nothing.
+   */
+  public void subtractUnsent(Map<String, INDArray> arrays) {
+    checkOpen();
+    arrays.forEach((n, a) -> VariableCatalog.checkShape(resolve(n), a, "array"));
+    transfers.subtractUnsent(arrays, catalog.placement());
   }
 
   /** Rows {@code [rowStart, rowEnd)} of a variable. */

@@ -47,10 +47,13 @@ final class Transfers {
   /** The lowest slice version of the last whole pull, sent with gradients (-1: none yet). */
   private volatile long readVersion = -1;
   private final Calls.Recoverer recoverer;
+  /** Sparse gradients and pulls (null: dense). */
+  private final SparseTransfers sparse;
 
   Transfers(Connections connections, Predicate<String> mayWait, int chunkBytes, int worker, Duration callTimeout,
-      Duration waitTimeout, Calls.Recoverer recoverer) {
+      Duration waitTimeout, Calls.Recoverer recoverer, SparseTransfers sparse) {
     this.recoverer = recoverer;
+    this.sparse = sparse;
     this.connections = connections;
     this.shards = connections.stubs();
     this.mayWait = mayWait;
@@ -89,7 +92,7 @@ final class Transfers {
       }
     }
     Set<String> initialized = new LinkedHashSet<>();
-    for (UpdateReply r : send(UpdateOp.INITIALIZE, pieces, "initialize")) {
+    for (UpdateReply r : send(UpdateOp.INITIALIZE, pieces, Map.of(), "initialize")) {
       initialized.addAll(r.getInitializedList());
     }
     return initialized;
@@ -98,13 +101,16 @@ final class Transfers {
   void updateDense(UpdateOp op, Map<String, INDArray> values, Map<String, VariableSpec> specs, Placement placement,
       String what) {
     Map<Integer, List<TensorCodec.Piece>> pieces = new LinkedHashMap<>();
+    Map<TensorCodec.Piece, SparseTransfers.Pairs> picked = new java.util.IdentityHashMap<>();
+    boolean pick = op == UpdateOp.GRADIENT && sparse != null;
     long shardsTouched = values.keySet().stream().flatMap(n -> placement.slicesOf(n).stream())
         .mapToInt(Placement.Slice::shard).distinct().count();
     values.forEach((name, array) -> {
       ByteBuffer bytes = TensorCodec.bytes(array);
-      if (!specs.get(name).allowNonFinite() && shardsTouched > 1) {
+      if (!specs.get(name).allowNonFinite() && (shardsTouched > 1 || pick)) {
         // Spanning several shards: check here so that a bad value reaches none of them. (A push to
         // one shard is checked there, while the payload is in cache, before anything is applied.)
+        // Sparse: a NaN must not hide in the residual.
         long bad = TensorCodec.firstNonFinite(bytes);
         if (bad >= 0) {
           throw new IllegalArgumentException(what + " of variable '" + name + "' has "
@@ -113,11 +119,15 @@ final class Transfers {
         }
       }
       for (Placement.Slice s : placement.slicesOf(name)) {
-        pieces.computeIfAbsent(s.shard(), k -> new ArrayList<>()).add(
-            new TensorCodec.Piece(name, s.offset(), List.of(), TensorCodec.range(bytes, s.offset(), s.length())));
+        TensorCodec.Piece piece = new TensorCodec.Piece(name, s.offset(), List.of(),
+            TensorCodec.range(bytes, s.offset(), s.length()));
+        if (pick && s.length() >= io.sparkps.ps.server.SparseValues.MIN_ELEMENTS) {
+          picked.put(piece, sparse.pick(name, s.offset(), piece.bytes()));
+        }
+        pieces.computeIfAbsent(s.shard(), k -> new ArrayList<>()).add(piece);
       }
     });
-    send(op, pieces, what);
+    send(op, pieces, picked, what);
   }
 
   void pushRows(VariableSpec spec, List<Placement.Slice> slices, long[] rows, INDArray gradient) {
@@ -156,10 +166,15 @@ final class Transfers {
         pieces.computeIfAbsent(s.shard(), k -> new ArrayList<>()).add(new TensorCodec.Piece(spec.name(), 0, part, bytes));
       }
     }
-    send(UpdateOp.GRADIENT, pieces, "pushRows");
+    send(UpdateOp.GRADIENT, pieces, Map.of(), "pushRows");
   }
 
-  private List<UpdateReply> send(UpdateOp op, Map<Integer, List<TensorCodec.Piece>> pieces, String what) {
+  /**
+   * Sends each shard its pieces; those in {@code picked} go as their sparse pairs over the bulk
+   * port, or dense with zeros where nothing was picked over gRPC (the same update either way).
+   */
+  private List<UpdateReply> send(UpdateOp op, Map<Integer, List<TensorCodec.Piece>> pieces,
+      Map<TensorCodec.Piece, SparseTransfers.Pairs> picked, String what) {
     FrameHeader.Builder frame = FrameHeader.newBuilder().setOp(op).setWorker(worker).setStep(step.get());
     long read = readVersion;
     if (op == UpdateOp.GRADIENT && read >= 0 && pieces.values().stream().flatMap(List::stream)
@@ -171,19 +186,28 @@ final class Transfers {
     pieces.forEach((shard, list) -> calls.put(shard, stub -> {
       long bytes = list.stream().mapToLong(p -> p.bytes().remaining()).sum();
       boolean dense = list.stream().allMatch(p -> p.rows().isEmpty());
-      if ((bytes < BULK_MIN_BYTES && !connections.sameJvm(shard)) || !dense) {
-        return stub.update(TensorCodec.frames(template, list, chunkBytes));
+      boolean anyPicked = list.stream().anyMatch(picked::containsKey);
+      java.util.function.Supplier<List<TensorCodec.Piece>> plain = () -> !anyPicked ? list : list.stream()
+          .map(p -> picked.containsKey(p) ? new TensorCodec.Piece(p.name(), p.offset(), p.rows(), picked.get(p).dense()) : p)
+          .toList();
+      if ((bytes < BULK_MIN_BYTES && !connections.sameJvm(shard) && !anyPicked) || !dense) {
+        return stub.update(TensorCodec.frames(template, plain.get(), chunkBytes));
       }
       return CompletableFuture.supplyAsync(() -> {
         BulkChannel bulk = connections.bulk(shard);
         if (bulk == null) {
-          return ShardStub.await(stub.update(TensorCodec.frames(template, list, chunkBytes)), callTimeout);
+          return ShardStub.await(stub.update(TensorCodec.frames(template, plain.get(), chunkBytes)), callTimeout);
         }
         FrameHeader.Builder header = template.toBuilder();
+        if (anyPicked) {
+          header.setEncoding(io.sparkps.ps.grpc.proto.WireEncoding.SPARSE);
+        }
         List<ByteBuffer> parts = new ArrayList<>(list.size());
         for (TensorCodec.Piece p : list) {
-          header.addSegments(Segment.newBuilder().setName(p.name()).setOffset(p.offset()).setCount(p.floats()));
-          parts.add(p.bytes());
+          SparseTransfers.Pairs q = picked.get(p);
+          Segment.Builder seg = Segment.newBuilder().setName(p.name()).setOffset(p.offset());
+          header.addSegments(q == null ? seg.setCount(p.floats()) : seg.setCount(q.count()).setNonzeros(q.nonzeros()));
+          parts.add(q == null ? p.bytes() : q.bytes().duplicate());
         }
         try {
           return bulk.update(header.build(), parts);
@@ -192,15 +216,38 @@ final class Transfers {
             throw e;
           }
           // Nothing was sent: the bulk port is full (strangers flooding it?) or unreachable; gRPC carries it.
-          return ShardStub.await(stub.update(TensorCodec.frames(template, list, chunkBytes)), callTimeout);
+          return ShardStub.await(stub.update(TensorCodec.frames(template, plain.get(), chunkBytes)), callTimeout);
         }
       }, connections.executor());
     }));
     return Calls.run(shards, calls, what, callTimeout, recoverer);
   }
 
+  /** Subtracts from each array what sparse pushes of its variable have not sent yet (see {@link SparseTransfers}). */
+  void subtractUnsent(Map<String, INDArray> arrays, Placement placement) {
+    if (sparse == null) {
+      return;
+    }
+    arrays.forEach((name, array) -> {
+      ByteBuffer bytes = TensorCodec.bytes(array);
+      for (Placement.Slice s : placement.slicesOf(name)) {
+        sparse.subtractUnsent(name, s.offset(), TensorCodec.range(bytes, s.offset(), s.length()));
+      }
+    });
+  }
+
   /** Pulls whole variables into {@code destinations}; returns the lowest slice version read. */
   long pullDense(Map<String, INDArray> destinations, Placement placement, long clock, boolean noWait) {
+    return pullDense(destinations, placement, clock, noWait, false);
+  }
+
+  /**
+   * As above; with {@code mayBeSparse} and sparse transfers on, a destination that holds what the
+   * last such pull put there receives only what moved most since.
+   */
+  long pullDense(Map<String, INDArray> destinations, Placement placement, long clock, boolean noWait,
+      boolean mayBeSparse) {
+    boolean sparsePull = mayBeSparse && sparse != null;
     Map<Integer, PullRequest.Builder> requests = new LinkedHashMap<>();
     Map<String, ByteBuffer> targets = new LinkedHashMap<>();
     Map<Integer, Long> bytes = new LinkedHashMap<>();
@@ -210,13 +257,22 @@ final class Transfers {
             + "without gaps; got " + array.dataType() + " order " + array.ordering());
       }
       targets.put(name, TensorCodec.bytes(array));
+      long address = array.data().address() + 4 * array.offset();
       for (Placement.Slice s : placement.slicesOf(name)) {
-        request(requests, s.shard(), clock).addItems(PullItem.newBuilder().setName(name));
+        PullItem.Builder item = PullItem.newBuilder().setName(name);
+        if (sparsePull) {
+          item.setKnownGeneration(sparse.knownGeneration(name, s.offset(), address));
+        }
+        request(requests, s.shard(), clock).addItems(item);
         bytes.merge(s.shard(), 4 * s.length(), Long::sum);
       }
     });
-    return readInto(requests, bytes, seg -> TensorCodec.range(targets.get(seg.getName()), seg.getOffset(), seg.getCount()),
-        noWait);
+    return readInto(requests, bytes, seg -> {
+      if (seg.getGeneration() != 0) {
+        sparse.received(seg.getName(), seg.getOffset(), seg.getGeneration());
+      }
+      return TensorCodec.range(targets.get(seg.getName()), seg.getOffset(), seg.getCount());
+    }, noWait, sparsePull);
   }
 
   INDArray pullRange(VariableSpec spec, List<Placement.Slice> slices, long rowStart, long rowEnd, long clock) {
@@ -236,7 +292,7 @@ final class Transfers {
         bytes.merge(s.shard(), 4 * (to - from) * spec.rowLength(), Long::sum);
       }
     }
-    readInto(requests, bytes, seg -> TensorCodec.range(target, seg.getOffset() - base, seg.getCount()), false);
+    readInto(requests, bytes, seg -> TensorCodec.range(target, seg.getOffset() - base, seg.getCount()), false, false);
     return out;
   }
 
@@ -278,7 +334,7 @@ final class Transfers {
    * reads wait), else over gRPC. Returns the lowest slice version read.
    */
   private long readInto(Map<Integer, PullRequest.Builder> requests, Map<Integer, Long> bytesPerShard,
-      Function<Segment, ByteBuffer> target, boolean noWait) {
+      Function<Segment, ByteBuffer> target, boolean noWait, boolean sparsePull) {
     Duration wait = noWait ? Duration.ZERO : waitTimeout;
     AtomicLong minVersion = new AtomicLong(Long.MAX_VALUE);
     Function<Segment, ByteBuffer> tracked = seg -> {
@@ -294,7 +350,7 @@ final class Transfers {
     Map<Integer, Function<ShardStub, CompletableFuture<Object>>> calls = new LinkedHashMap<>();
     requests.forEach((shard, builder) -> {
       PullRequest request = builder.build();
-      if (bytesPerShard.getOrDefault(shard, 0L) < BULK_MIN_BYTES && !connections.sameJvm(shard)) {
+      if (bytesPerShard.getOrDefault(shard, 0L) < BULK_MIN_BYTES && !connections.sameJvm(shard) && !sparsePull) {
         calls.put(shard, stub -> stub.pull(request, sink, wait).thenApply(f -> f));
         return;
       }
@@ -308,7 +364,8 @@ final class Transfers {
           ShardStub.await(stub.awaitReadable(request, wait), wait.plus(callTimeout));
         }
         try {
-          return bulk.read(request, tracked);
+          return bulk.read(sparsePull ? request.toBuilder().setEncoding(io.sparkps.ps.grpc.proto.WireEncoding.SPARSE)
+              .setDensity(sparse.pullDensity()).build() : request, tracked);
         } catch (RuntimeException e) {
           if (!BulkClient.mayTakeAnotherPath(e)) {
             throw e;

@@ -26,6 +26,7 @@ public final class ClusterSpec implements Serializable {
   private final Duration roleTimeout;
   private final Boolean tls;
   private final boolean bf16Transfers;
+  private final double sparseDensity;
   private final Duration evaluatorGrace;
 
   private ClusterSpec(Builder b) {
@@ -43,6 +44,7 @@ public final class ClusterSpec implements Serializable {
     this.roleTimeout = b.roleTimeout;
     this.tls = b.tls;
     this.bf16Transfers = b.bf16Transfers;
+    this.sparseDensity = b.sparseDensity;
     this.evaluatorGrace = b.evaluatorGrace;
   }
 
@@ -57,6 +59,11 @@ public final class ClusterSpec implements Serializable {
   /** Whether the tasks' ps clients move values as bfloat16 over the shards' bulk ports. */
   public boolean bf16Transfers() {
     return bf16Transfers;
+  }
+
+  /** The fraction of elements the workers' pushes and pulls send (0: dense); see {@link Builder#optSparseTransfers}. */
+  public double sparseDensity() {
+    return sparseDensity;
   }
 
   /** A builder; {@link Builder#setNumPs} and {@link Builder#setNumWorkers} are required. */
@@ -168,6 +175,7 @@ public final class ClusterSpec implements Serializable {
     private Duration roleTimeout = Duration.ofSeconds(20);
     private Boolean tls;
     private boolean bf16Transfers;
+    private double sparseDensity;
     private Duration evaluatorGrace;
 
     private Builder() {}
@@ -189,6 +197,21 @@ public final class ClusterSpec implements Serializable {
      */
     public Builder optBf16Transfers(boolean enabled) {
       this.bf16Transfers = enabled;
+      return this;
+    }
+
+    /**
+     * Sparse transfers for the workers (default 0, dense): each push and pull sends at most
+     * {@code density} of each large slice's elements, those that changed most, and keeps the rest
+     * for later (see {@link io.sparkps.ps.ClientOptions#optSparseTransfers}). The evaluator and the
+     * driver read dense. Not with bf16.
+     */
+    public Builder optSparseTransfers(double density) {
+      if (!(density >= 0 && density <= 1)) {
+        throw new IllegalArgumentException("sparse transfer density " + density + " is not within [0, 1]: give the "
+            + "fraction of elements to send, such as 0.01, or 0 for dense transfers");
+      }
+      this.sparseDensity = density;
       return this;
     }
 
@@ -298,6 +321,10 @@ public final class ClusterSpec implements Serializable {
         throw new IllegalArgumentException("roleTimeout (" + roleTimeout.toMillis() + " ms) must be at least 3 "
             + "heartbeat intervals (" + heartbeatInterval.toMillis() + " ms each), or a role that missed one beat "
             + "is taken for lost: raise roleTimeout or shorten heartbeatInterval");
+      }
+      if (bf16Transfers && sparseDensity > 0) {
+        throw new IllegalArgumentException("bf16Transfers and sparseTransfers are exclusive (sparse pairs carry "
+            + "float32 values): choose one");
       }
       if (checkpointDir != null && checkpointDir.isBlank()) {
         throw new IllegalArgumentException("checkpointDir must not be blank; leave it unset for no checkpoints");

@@ -48,7 +48,8 @@ record TaskEnv(ClusterSpec spec, String coordinator, PsToken token, PsTls tls, L
       boolean refills) {
     CoordinatorRecovery recovery = new CoordinatorRecovery(coordinator, worker, spec, refills);
     PsClient client = psClientBuilder(addresses.isEmpty() ? psAddresses : addresses)
-        .optWorker(worker).optCallTimeout(spec.callTimeout()).optWaitTimeout(spec.syncWaitTimeout())
+        .optSparseTransfers(worker < spec.numWorkers() ? spec.sparseDensity() : 0,
+            worker < spec.numWorkers() ? Math.min(1, spec.sparseDensity() * spec.numWorkers()) : 0).optWorker(worker).optCallTimeout(spec.callTimeout()).optWaitTimeout(spec.syncWaitTimeout())
         .optRecovery(recovery).build();
     heartbeats.onLostPs(client::dropShard);
     return client;

@@ -28,4 +28,15 @@ class ClusterSpecTest {
     assertFalse(spec().build().bf16Transfers());
     assertTrue(spec().optBf16Transfers(true).build().bf16Transfers());
   }
+
+  @Test
+  void sparseTransfers_areOffUnlessAsked_takeADensity_andExcludeBf16() {
+    assertEquals(0.0, spec().build().sparseDensity());
+    assertEquals(0.01, spec().optSparseTransfers(0.01).build().sparseDensity());
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> spec().optSparseTransfers(-0.1));
+    assertTrue(e.getMessage().startsWith("sparse transfer density -0.1 is not within [0, 1]"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class,
+        () -> spec().optSparseTransfers(0.01).optBf16Transfers(true).build());
+    assertTrue(e.getMessage().startsWith("bf16Transfers and sparseTransfers are exclusive"), e.getMessage());
+  }
 }

@@ -7,6 +7,7 @@ import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.Segment;
 import io.sparkps.ps.grpc.proto.UpdateReply;
 import io.sparkps.ps.grpc.proto.WireEncoding;
+import io.sparkps.ps.server.SparseValues;
 import io.sparkps.ps.tls.PsTls;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -76,7 +77,7 @@ public final class BulkClient implements BulkChannel {
       long bytes = 0;
       List<ByteBuffer> out = new ArrayList<>(parts.size() + 1);
       FrameHeader sent = header;
-      if (bf16) {
+      if (bf16 && header.getEncoding() != WireEncoding.SPARSE) {
         long floats = 0;
         for (ByteBuffer p : parts) {
           floats += p.remaining() / 4;
@@ -106,7 +107,8 @@ public final class BulkClient implements BulkChannel {
   /** Reads without waiting; each segment's bytes go straight into {@code target.apply(segment)} (via bfloat16 when set). */
   @Override
   public FrameHeader read(PullRequest request, Function<Segment, ByteBuffer> target) {
-    PullRequest sent = bf16 ? request.toBuilder().setEncoding(WireEncoding.BF16).build() : request;
+    boolean sparse = request.getEncoding() == WireEncoding.SPARSE;
+    PullRequest sent = bf16 && !sparse ? request.toBuilder().setEncoding(WireEncoding.BF16).build() : request;
     return call(ch -> {
       byte[] head = sent.toByteArray();
       BulkWire.writeFully(ch, request(BulkWire.READ, head, 0));
@@ -119,7 +121,16 @@ public final class BulkClient implements BulkChannel {
       long expected = 0;
       for (Segment s : header.getSegmentsList()) {
         ByteBuffer dst = target.apply(s);
-        if (bf16) {
+        if (s.hasNonzeros()) {
+          if (s.getNonzeros() < 0 || s.getNonzeros() > dst.remaining() / 4) {
+            throw new IOException("sparse segment of '" + s.getName() + "' claims " + s.getNonzeros() + " pairs");
+          }
+          ByteBuffer pairs = scratch(8 * s.getNonzeros());
+          pairs.limit((int) (8 * s.getNonzeros()));
+          expected += pairs.remaining();
+          BulkWire.readFully(ch, pairs);
+          SparseValues.scatter(pairs.flip(), (int) s.getNonzeros(), dst, "variable '" + s.getName() + "'");
+        } else if (bf16 && !sparse) {
           ByteBuffer encoded = scratch(dst.remaining() / 2);
           encoded.limit(dst.remaining() / 2);
           expected += encoded.remaining();

@@ -5,6 +5,7 @@ import io.sparkps.ps.PsToken;
 import io.sparkps.ps.grpc.StatusMapping;
 import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.PullRequest;
+import io.sparkps.ps.grpc.proto.Segment;
 import io.sparkps.ps.grpc.proto.WireEncoding;
 import io.sparkps.ps.server.FloatPool;
 import io.sparkps.ps.server.FloatRange;
@@ -226,6 +227,19 @@ public final class BulkServer implements AutoCloseable {
     }
 
     private void update(FrameHeader header, long payloadBytes) throws IOException {
+      if (encoding(header.getEncoding()) == WireEncoding.SPARSE) {
+        long most = 8L * access.maxUpdateValues();
+        if (payloadBytes < 0 || payloadBytes > most) {
+          throw new BulkWire.Malformed("sparse bulk payload of " + payloadBytes + " bytes is not within 0.." + most
+              + ", what this shard holds as pairs (field payload_bytes)");
+        }
+        ensure(payloadBytes);
+        buffer.clear().limit((int) payloadBytes);
+        BulkWire.readFully(ch, buffer);
+        buffer.flip();
+        respond(() -> access.updateSparse(header, buffer).toByteArray());
+        return;
+      }
       boolean bf16 = encoding(header.getEncoding()) == WireEncoding.BF16;
       int width = bf16 ? 2 : 4;
       long most = (long) width * access.maxUpdateValues();
@@ -248,12 +262,16 @@ public final class BulkServer implements AutoCloseable {
 
     private WireEncoding encoding(WireEncoding e) throws BulkWire.Malformed {
       if (e == WireEncoding.UNRECOGNIZED) {
-        throw new BulkWire.Malformed("unknown wire encoding: this shard takes FLOAT32 and BF16 (field encoding)");
+        throw new BulkWire.Malformed("unknown wire encoding: this shard takes FLOAT32, BF16 and SPARSE (field encoding)");
       }
       return e;
     }
 
     private void read(PullRequest request) throws IOException {
+      if (encoding(request.getEncoding()) == WireEncoding.SPARSE) {
+        readSparse(request);
+        return;
+      }
       boolean bf16 = encoding(request.getEncoding()) == WireEncoding.BF16;
       int width = bf16 ? 2 : 4;
       FrameHeader.Builder all = FrameHeader.newBuilder().setEncoding(request.getEncoding());
@@ -282,6 +300,37 @@ public final class BulkServer implements AutoCloseable {
       }
       if (failure != null) {
         BulkWire.writeFully(ch, BulkWire.head(code, failure, 0));
+        return;
+      }
+      buffer.position(0).limit((int) bytes[0]);
+      BulkWire.writeFully(ch, BulkWire.head(0, all.build().toByteArray(), bytes[0]), buffer);
+    }
+
+    private void readSparse(PullRequest request) throws IOException {
+      FrameHeader.Builder all = FrameHeader.newBuilder().setEncoding(WireEncoding.SPARSE);
+      long[] bytes = {0};
+      try {
+        buffer.clear();
+        access.readSparse(request, new Reads.SparseSink() {
+          @Override
+          public void dense(Segment segment, FloatRange r) {
+            all.addSegments(segment);
+            ensure(bytes[0] + 4L * r.length());
+            buffer.asFloatBuffer().put((int) (bytes[0] / 4), r.array(), r.offset(), r.length());
+            bytes[0] += 4L * r.length();
+          }
+
+          @Override
+          public void sparse(Segment segment, ByteBuffer pairs) {
+            all.addSegments(segment);
+            ensure(bytes[0] + pairs.remaining());
+            buffer.put((int) bytes[0], pairs, pairs.position(), pairs.remaining());
+            bytes[0] += pairs.remaining();
+          }
+        });
+      } catch (RuntimeException e) {
+        Status s = StatusMapping.toStatus(e);
+        BulkWire.writeFully(ch, BulkWire.head(s.getCode().value(), BulkWire.utf8(String.valueOf(s.getDescription())), 0));
         return;
       }
       buffer.position(0).limit((int) bytes[0]);

@@ -7,7 +7,10 @@ import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.Segment;
 import io.sparkps.ps.grpc.proto.UpdateReply;
+import io.sparkps.ps.grpc.proto.WireEncoding;
 import io.sparkps.ps.server.FloatRange;
+import io.sparkps.ps.server.Reads;
+import io.sparkps.ps.server.SparseValues;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -42,6 +45,13 @@ public final class LocalBulk implements BulkChannel {
   @Override
   public UpdateReply update(FrameHeader header, List<ByteBuffer> parts) {
     checkServing();
+    if (header.getEncoding() == WireEncoding.SPARSE) {
+      try {
+        return shard.updateSparse(header, joined(parts));
+      } catch (RuntimeException e) {
+        throw StatusMapping.toStatus(e).asRuntimeException();
+      }
+    }
     long bytes = 0;
     FloatBuffer[] sources = new FloatBuffer[parts.size()];
     for (int i = 0; i < sources.length; i++) {
@@ -72,9 +82,47 @@ public final class LocalBulk implements BulkChannel {
     }
   }
 
+  /** {@code parts} as one buffer: itself when there is one. */
+  private static ByteBuffer joined(List<ByteBuffer> parts) {
+    if (parts.size() == 1) {
+      return parts.get(0).duplicate();
+    }
+    ByteBuffer all = ByteBuffer.allocate(parts.stream().mapToInt(ByteBuffer::remaining).sum());
+    parts.forEach(p -> all.put(p.duplicate()));
+    return all.flip();
+  }
+
+  /** A sparse read: dense slices copied, sparse ones scattered into the values the target already holds. */
+  private FrameHeader readSparse(PullRequest request, Function<Segment, ByteBuffer> target) {
+    FrameHeader.Builder all = FrameHeader.newBuilder().setEncoding(WireEncoding.SPARSE);
+    try {
+      shard.readSparse(request, new Reads.SparseSink() {
+        @Override
+        public void dense(Segment segment, FloatRange r) {
+          all.addSegments(segment);
+          target.apply(segment).duplicate().order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer()
+              .put(r.array(), r.offset(), r.length());
+        }
+
+        @Override
+        public void sparse(Segment segment, ByteBuffer pairs) {
+          all.addSegments(segment);
+          SparseValues.scatter(pairs.duplicate(), (int) segment.getNonzeros(), target.apply(segment),
+              "variable '" + segment.getName() + "'");
+        }
+      });
+    } catch (RuntimeException e) {
+      throw StatusMapping.toStatus(e).asRuntimeException();
+    }
+    return all.build();
+  }
+
   @Override
   public FrameHeader read(PullRequest request, Function<Segment, ByteBuffer> target) {
     checkServing();
+    if (request.getEncoding() == WireEncoding.SPARSE) {
+      return readSparse(request, target);
+    }
     FrameHeader.Builder all = FrameHeader.newBuilder();
     try {
       shard.read(request, (frame, parts) -> {

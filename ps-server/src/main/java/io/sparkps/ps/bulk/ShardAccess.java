@@ -2,13 +2,19 @@ package io.sparkps.ps.bulk;
 
 import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.PullRequest;
+import io.sparkps.ps.grpc.proto.Segment;
 import io.sparkps.ps.grpc.proto.UpdateReply;
 import io.sparkps.ps.server.FiniteCheck;
 import io.sparkps.ps.server.FloatPool;
 import io.sparkps.ps.server.Payload;
+import io.sparkps.ps.server.PsError;
 import io.sparkps.ps.server.Reads;
+import io.sparkps.ps.server.SparseValues;
 import io.sparkps.ps.server.Updates;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -57,9 +63,58 @@ final class ShardAccess {
     }
   }
 
+  /**
+   * Applies a {@code SPARSE} update whose whole payload is {@code payload}: each segment with
+   * {@code nonzeros} is scattered into zeros, the others copied, and the dense result applied as
+   * any update (so every update rule and consistency mode takes it unchanged).
+   */
+  UpdateReply updateSparse(FrameHeader header, ByteBuffer payload) {
+    long dense = 0;
+    long bytes = 0;
+    for (Segment seg : header.getSegmentsList()) {
+      if (seg.getCount() < 0 || (seg.hasNonzeros() && (seg.getNonzeros() < 0 || seg.getNonzeros() > seg.getCount()))) {
+        throw PsError.invalid("sparse segment of '" + seg.getName() + "' has " + seg.getNonzeros() + " nonzeros of "
+            + seg.getCount() + " elements (fields nonzeros, count)");
+      }
+      dense += seg.getCount();
+      bytes += seg.hasNonzeros() ? 8 * seg.getNonzeros() : 4 * seg.getCount();
+    }
+    if (dense > maxUpdateValues() || bytes != payload.remaining()) {
+      throw PsError.invalid("sparse update of " + dense + " elements in " + payload.remaining() + " bytes: its segments "
+          + "describe " + bytes + " bytes, and a shard takes at most " + maxUpdateValues() + " elements (fields count, "
+          + "nonzeros)");
+    }
+    float[] data = pool.take((int) dense);
+    try {
+      ByteBuffer in = payload.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+      int at = 0;
+      for (Segment seg : header.getSegmentsList()) {
+        int n = (int) seg.getCount();
+        if (seg.hasNonzeros()) {
+          Arrays.fill(data, at, at + n, 0f);
+          SparseValues.scatter(in, (int) seg.getNonzeros(), n, data, at, "variable '" + seg.getName() + "'");
+        } else {
+          in.asFloatBuffer().get(data, at, n);
+          in.position(in.position() + 4 * n);
+        }
+        at += n;
+      }
+      int bad = FiniteCheck.firstNonFinite(data, 0, at);
+      return updates.apply(List.of(new Payload(header, data, at, bad)));
+    } finally {
+      pool.give(data);
+    }
+  }
+
   /** The most values one update may carry: what the shard holds (a dense update of all of it). */
   long maxUpdateValues() {
     return Math.min(Integer.MAX_VALUE - 8, updates.shardElements());
+  }
+
+  /** Validates a sparse read and hands its segments to {@code sink} (called with the slices locked). */
+  void readSparse(PullRequest request, Reads.SparseSink sink) {
+    reads.validate(request);
+    reads.readSparse(request, sink);
   }
 
   /** Validates a read and hands its frames to {@code sink} (called with the slices locked). */

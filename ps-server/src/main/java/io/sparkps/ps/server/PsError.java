@@ -28,7 +28,7 @@ public final class PsError extends RuntimeException {
     return new PsError(Kind.NOT_FOUND, message);
   }
 
-  static PsError invalid(String message) {
+  public static PsError invalid(String message) {
     return new PsError(Kind.INVALID, message);
   }
 

@@ -20,6 +20,15 @@ public final class Reads {
     void emit(FrameHeader header, List<FloatRange> parts);
   }
 
+  /** Receives the segments of a sparse pull, in order; called with the slices locked. */
+  public interface SparseSink {
+    /** A whole slice, dense: {@code values} hold its {@code segment.getCount()} values. */
+    void dense(Segment segment, FloatRange values);
+
+    /** A slice's {@code segment.getNonzeros()} pairs, laid out as {@link SparseValues} says. */
+    void sparse(Segment segment, java.nio.ByteBuffer pairs);
+  }
+
   private final ShardStore store;
   private final int maxFrameFloats;
 
@@ -100,6 +109,71 @@ public final class Reads {
       packer.flush();
     } finally {
       ShardStore.unlockAll(locked);
+    }
+  }
+
+  /**
+   * Writes a sparse pull of whole slices to {@code sink}. A slice the worker holds as of the
+   * generation its item names is answered with the elements that moved most since, at most
+   * {@code density} of them, which its copy then takes; otherwise, or when small, it is answered
+   * whole and the copy made anew.
+   */
+  public void readSparse(PullRequest request, SparseSink sink) {
+    double density = request.getDensity();
+    if (!(density > 0 && density <= 1)) {
+      throw PsError.invalid("sparse pull density " + density + " is not within (0, 1] (field density)");
+    }
+    for (PullItem item : request.getItemsList()) {
+      if (item.getRowsCount() > 0 || !isWhole(item)) {
+        throw PsError.invalid("sparse pulls read whole variables; '" + item.getName() + "' asks for rows (fields rows, "
+            + "row_start, row_end)");
+      }
+    }
+    List<VariableSlice> locked = store.lockAll(request.getItemsList().stream().map(PullItem::getName).toList());
+    try {
+      for (PullItem item : request.getItemsList()) {
+        VariableSlice s = store.slice(item.getName());
+        Segment.Builder seg = Segment.newBuilder().setName(s.name).setOffset(s.offset).setCount(s.size)
+            .setVersion(s.version);
+        Replicas.Copy copy = s.size < SparseValues.MIN_ELEMENTS ? null : s.replicas.of(request.getWorker(), s.size);
+        if (copy == null || copy.generation == 0 || item.getKnownGeneration() != copy.generation) {
+          if (copy != null) {
+            System.arraycopy(s.values, 0, copy.values, 0, s.size);
+            copy.generation = Replicas.nextGeneration();
+            seg.setGeneration(copy.generation);
+          }
+          sink.dense(seg.build(), new FloatRange(s.values, 0, s.size));
+          continue;
+        }
+        float[] moved = SparseScratch.get(s.size);
+        float[] held = copy.values;
+        for (int i = 0; i < s.size; i++) {
+          moved[i] = s.values[i] - held[i];
+        }
+        int[] idx = SparseValues.indices(s.size);
+        int k = SparseValues.selectLargest(moved, 0, s.size, SparseValues.budget(density, s.size), idx,
+            s.version * 1_000_003L + request.getWorker());
+        for (int j = 0; j < k; j++) {
+          held[idx[j]] = s.values[idx[j]];
+        }
+        copy.generation = Replicas.nextGeneration();
+        sink.sparse(seg.setNonzeros(k).setGeneration(copy.generation).build(), SparseValues.pairs(idx, k, s.values, 0));
+      }
+    } finally {
+      ShardStore.unlockAll(locked);
+    }
+  }
+
+  /** Each serving thread's array for a slice's differences. */
+  private static final class SparseScratch {
+    private static final ThreadLocal<float[][]> HELD = ThreadLocal.withInitial(() -> new float[1][0]);
+
+    static float[] get(int n) {
+      float[][] h = HELD.get();
+      if (h[0].length < n) {
+        h[0] = new float[n];
+      }
+      return h[0];
     }
   }
 

@@ -24,6 +24,8 @@ final class VariableSlice {
   long version;
   long iteration;
   boolean initialized;
+  /** Sparse pulls: what each worker holds of this slice. */
+  final Replicas replicas = new Replicas();
 
   /** SYNC: sum of this step's gradients, the workers that sent them, and the rows touched. */
   private float[] syncSum;
