@@ -65,14 +65,19 @@ class ConsistencyTest {
     return results;
   }
 
+  /** Worker {@code worker}'s gradient at weights {@code w} in step {@code step}: it depends on what the pull read. */
+  private static INDArray gradientAt(INDArray w, int worker, int step) {
+    return w.mul(0.3 * (worker + 1)).addi(gradient(worker, step));
+  }
+
   @Test
-  void sync_kStepsOfNWorkers_equalSequentialAveragedGradients() throws Exception {
+  void sync_kStepsOfNWorkers_eachPullReadsItsStep_andTheResultEqualsSequentialAveragedGradients() throws Exception {
     int workers = 3;
     int steps = 8;
     INDArray w0 = Nd4j.rand(DataType.FLOAT, 6, 5);
     VariableSpec spec = VariableSpec.builder().setName("w").setShape(6, 5).optGroup("dense")
         .optOptimizer(OptimizerConfig.adam(0.05)).optInitializer(Initializer.values(w0)).build();
-    List<Callable<Long>> tasks = new ArrayList<>();
+    List<Callable<List<INDArray>>> tasks = new ArrayList<>();
     for (int i = 0; i < workers; i++) {
       int index = i;
       tasks.add(() -> {
@@ -83,24 +88,30 @@ class ConsistencyTest {
           c.initializeAll();
         }
         c.awaitInitialized(List.of("w"), Duration.ofSeconds(20));
+        List<INDArray> pulled = new ArrayList<>();
         for (int t = 0; t < steps; t++) {
-          c.pull("w");
+          INDArray w = c.pull("w");
+          pulled.add(w);
           if (index == 2) {
-            Thread.sleep(5);
+            Thread.sleep(5); // the others push first and must wait for it before their next pull
           }
-          c.push(Map.of("w", gradient(index, t)));
+          c.push(Map.of("w", gradientAt(w, index, t)));
         }
-        return c.read("w").version();
+        return pulled;
       });
     }
-    runAll(tasks);
+    List<List<INDArray>> pulls = runAll(tasks);
 
     INDArray expected = w0.dup();
     GradientUpdater<?> adam = new Adam(0.05).instantiate(Nd4j.zeros(DataType.FLOAT, 1, 60), true);
     for (int t = 0; t < steps; t++) {
+      for (int i = 0; i < workers; i++) {
+        double diff = pulls.get(i).get(t).sub(expected).amaxNumber().doubleValue();
+        assertTrue(diff < 1e-5, "worker " + i + " read step " + t + " off by " + diff);
+      }
       INDArray avg = Nd4j.zeros(DataType.FLOAT, 6, 5);
       for (int i = 0; i < workers; i++) {
-        avg.addi(gradient(i, t));
+        avg.addi(gradientAt(expected, i, t));
       }
       avg.divi(workers);
       adam.applyUpdater(avg, t, 0);
@@ -150,10 +161,13 @@ class ConsistencyTest {
   }
 
   @Test
-  void async_concurrentAssignAdds_allApplied() throws Exception {
+  void async_concurrentGradientPushesOfFourWorkers_toASplitVariable_areAllApplied() throws Exception {
+    INDArray w0 = Nd4j.rand(DataType.FLOAT, 6, 5).muli(100).castTo(DataType.INT32).castTo(DataType.FLOAT);
     try (PsClient setup = worker(0)) {
-      setup.create(VariableSpec.of("counter"));
+      setup.create(VariableSpec.builder().setName("w").setShape(6, 5).optOptimizer(OptimizerConfig.sgd(1))
+          .optInitializer(Initializer.values(w0)).build());
       setup.initializeAll();
+      assertEquals(2, setup.placement().slicesOf("w").size(), "split over both shards");
     }
     List<Callable<Void>> tasks = new ArrayList<>();
     for (int i = 0; i < 4; i++) {
@@ -161,15 +175,31 @@ class ConsistencyTest {
       tasks.add(() -> {
         PsClient c = worker(index);
         for (int k = 0; k < 50; k++) {
-          c.assignAdd("counter", 1.0);
+          c.push(Map.of("w", integerGradient(index, k)));
         }
         return null;
       });
     }
     runAll(tasks);
-    try (PsClient reader = worker(0)) {
-      assertEquals(200.0f, reader.pull("counter").getFloat(0));
+    INDArray expected = w0.dup();
+    for (int i = 0; i < 4; i++) {
+      for (int k = 0; k < 50; k++) {
+        expected.subi(integerGradient(i, k)); // SGD, rate 1; small integers add up exactly in any order
+      }
     }
+    try (PsClient reader = worker(0)) {
+      VariableValue v = reader.read("w");
+      assertEquals(expected, v.value(), "every one of the 200 gradients applied once");
+      assertEquals(200, v.version());
+    }
+  }
+
+  private static INDArray integerGradient(int worker, int k) {
+    float[] g = new float[30];
+    for (int e = 0; e < g.length; e++) {
+      g[e] = (worker * 7 + k * 3 + e) % 5 - 2;
+    }
+    return Nd4j.createFromArray(g).reshape(6, 5);
   }
 
   @Test

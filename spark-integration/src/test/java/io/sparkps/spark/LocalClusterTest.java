@@ -46,6 +46,23 @@ class LocalClusterTest {
   void seedExample_inSeparateExecutorJvms_endsAtTen() throws Exception {
     ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2).optEvaluator(true)
         .optHeartbeatInterval(Duration.ofMillis(100)).build();
+    java.util.Map<Integer, String> stageJobs = new java.util.concurrent.ConcurrentHashMap<>();
+    java.util.Map<String, String> executorOfJob = new java.util.concurrent.ConcurrentHashMap<>();
+    org.apache.spark.scheduler.SparkListener listener = new org.apache.spark.scheduler.SparkListener() {
+      @Override
+      public void onJobStart(org.apache.spark.scheduler.SparkListenerJobStart start) {
+        String description = String.valueOf(start.properties().getProperty("spark.job.description"));
+        for (scala.collection.Iterator<Object> ids = start.stageIds().iterator(); ids.hasNext(); ) {
+          stageJobs.put((Integer) ids.next(), description); // (a Scala iterator: the same in 2.12 and 2.13)
+        }
+      }
+
+      @Override
+      public void onTaskStart(org.apache.spark.scheduler.SparkListenerTaskStart task) {
+        executorOfJob.put(stageJobs.getOrDefault(task.stageId(), "?"), task.taskInfo().executorId());
+      }
+    };
+    sc.sc().addSparkListener(listener);
     RunResult<Float> result = new TrainingCluster(sc, spec).withEvaluator(TrainingClusterTest::pollingEvaluator)
         .run(sc.parallelize(IntStream.range(0, 8).boxed().toList(), 2), TrainingClusterTest::seedWorker);
     assertEquals(List.of(10f, 10f), result.results());
@@ -53,6 +70,16 @@ class LocalClusterTest {
     assertEquals(10L, versions.get(versions.size() - 1), "evaluator versions: " + versions);
     Set<String> executors = result.workerHistory().stream().map(TaskProgress::executor).collect(Collectors.toSet());
     assertTrue(!executors.contains("driver") && !executors.isEmpty(), "workers ran in executor JVMs: " + executors);
+    sc.sc().removeSparkListener(listener);
+    String ps = executorOfJob.entrySet().stream().filter(e -> e.getKey().startsWith("sparkps ps"))
+        .map(java.util.Map.Entry::getValue).findFirst().orElse(null);
+    assertTrue(ps != null && !ps.equals("driver"), "the ps ran in an executor JVM: " + executorOfJob);
+    Set<String> all = new java.util.HashSet<>(executors);
+    all.add(ps);
+    assertTrue(all.size() >= 2, "at least two executor JVMs: " + executorOfJob);
+    // 2 executors of 2 cores for 4 tasks: the ps leaves its executor one slot, so a worker is in the other
+    assertTrue(executors.stream().anyMatch(e -> !e.equals(ps)), "a worker ran in another JVM than the ps (" + ps
+        + "): " + executors);
   }
 
   /** Holds its task until {@code release} exists, so the driver can probe the live ps. */

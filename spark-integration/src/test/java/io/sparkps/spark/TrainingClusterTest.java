@@ -113,7 +113,9 @@ class TrainingClusterTest {
         .run(numbers(10), TrainingClusterTest::seedWorker);
     assertEquals(List.of(10f, 10f), result.results());
     List<Long> versions = result.evaluatorHistory().stream().map(TaskProgress::step).toList();
-    assertTrue(versions.size() >= 3, "the evaluator saw several versions: " + versions);
+    // At least one read while training ran, and the last after it: an evaluator that started late on a
+    // loaded machine (or whose reports a heartbeat coalesced) sees fewer, as [6, 10] in one CI run.
+    assertTrue(versions.size() >= 2 && versions.get(0) < 10, "the evaluator saw versions advance: " + versions);
     for (int i = 1; i < versions.size(); i++) {
       assertTrue(versions.get(i) > versions.get(i - 1), "versions advance: " + versions);
     }
