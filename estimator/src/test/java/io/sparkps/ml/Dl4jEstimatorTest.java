@@ -99,9 +99,15 @@ class Dl4jEstimatorTest {
     String path = dir.resolve("pipeline").toUri().toString();
     model.write().overwrite().save(path);
     PipelineModel loaded = PipelineModel.load(path);
-    List<Row> before = predicted.select("prediction").collectAsList();
-    List<Row> after = loaded.transform(points).select("prediction").collectAsList();
+    // The same predictions and the same probabilities, bit for bit (not only the same argmax).
+    List<Row> before = predicted.select("prediction", "probability", "rawPrediction").collectAsList();
+    List<Row> after = loaded.transform(points).select("prediction", "probability", "rawPrediction").collectAsList();
     assertEquals(before, after);
+    double[] p = ((org.apache.spark.ml.linalg.Vector) before.get(0).get(1)).toArray();
+    assertEquals(3, p.length);
+    assertEquals(1.0, p[0] + p[1] + p[2], 1e-5, "probabilities of a softmax");
+    assertTrue(before.stream().anyMatch(r -> ((org.apache.spark.ml.linalg.Vector) r.get(1)).apply(
+        (int) r.getDouble(0)) < 0.99), "probabilities, not a one-hot argmax: some points lie between the classes");
 
     Dl4jModel dl4j = (Dl4jModel) model.stages()[1];
     String modelPath = dir.resolve("model").toUri().toString();

@@ -122,6 +122,36 @@ class ExperimentTest {
   }
 
   @Test
+  void aRunCancelledMidway_resumesFromItsLastIntervalCheckpoint_asIfUninterrupted() throws Exception {
+    Path root = dir.resolve("interval");
+    Dataset<Row> train = spark.read().parquet(data.resolve("train").toString());
+    Dl4jEstimator estimator = new Dl4jEstimator().setNetworkJson(network(8).toJson()).setBatchSize(16)
+        .setMaxSteps(1_000_000).setCheckpointDir(root.toUri().toString()).setCheckpointInterval(4);
+    FitJob job = estimator.fitAsync(train);
+    long deadline = System.nanoTime() + 120_000_000_000L;
+    while (!Files.exists(root.resolve("ckpt-0000000004").resolve(Checkpoints.MARKER)) && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    job.cancel(); // never reaches its end-of-run checkpoint: only interval ones are there
+    assertThrows(Exception.class, () -> job.get(java.time.Duration.ofMinutes(2)));
+    long last;
+    try (var ckpts = Files.list(root)) {
+      last = ckpts.filter(c -> Files.exists(c.resolve(Checkpoints.MARKER)))
+          .mapToLong(c -> Long.parseLong(c.getFileName().toString().substring(5))).max().orElseThrow();
+    }
+    assertTrue(last >= 4 && last % 4 == 0, "an interval checkpoint: " + last);
+
+    Dl4jModel resumed = estimator.copy(new org.apache.spark.ml.param.ParamMap()).setMaxSteps(last + 6).fit(train);
+    Dl4jModel straight = new Dl4jEstimator().setNetworkJson(network(8).toJson()).setBatchSize(16)
+        .setMaxSteps(last + 6).fit(train);
+    assertTrue(maxDiff(resumed, straight) < 1e-5, "resumed at " + last + " vs straight: " + maxDiff(resumed, straight));
+    // (A run that skipped the restore would train the same steps from scratch, and match as well.)
+    assertTrue(resumed.summary().workerHistory().stream().anyMatch(p -> String.valueOf(p.message())
+        .startsWith("resumed from the checkpoint of step " + last + " in ")), "the chief said it resumed at " + last
+        + ": " + resumed.summary().workerHistory());
+  }
+
+  @Test
   void checkpoints_letALaterRunResumeWhereTheLastStopped() throws Exception {
     String checkpoints = dir.resolve("ckpt").toUri().toString();
     Dataset<Row> train = spark.read().parquet(data.resolve("train").toString());
