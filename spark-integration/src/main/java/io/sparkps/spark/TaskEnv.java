@@ -47,9 +47,10 @@ record TaskEnv(ClusterSpec spec, String coordinator, PsToken token, PsTls tls, L
   PsClient psClient(int worker, List<String> addresses, CoordinatorClient coordinator, Heartbeats heartbeats,
       boolean refills) {
     CoordinatorRecovery recovery = new CoordinatorRecovery(coordinator, worker, spec, refills);
+    // Workers only (the evaluator reads dense); a pull may bring every worker's updates of a round.
+    double density = worker < spec.numWorkers() ? spec.sparseDensity() : 0;
     PsClient client = psClientBuilder(addresses.isEmpty() ? psAddresses : addresses)
-        .optSparseTransfers(worker < spec.numWorkers() ? spec.sparseDensity() : 0,
-            worker < spec.numWorkers() ? Math.min(1, spec.sparseDensity() * spec.numWorkers()) : 0).optWorker(worker).optCallTimeout(spec.callTimeout()).optWaitTimeout(spec.syncWaitTimeout())
+        .optSparseTransfers(density, Math.min(1, density * spec.numWorkers())).optWorker(worker).optCallTimeout(spec.callTimeout()).optWaitTimeout(spec.syncWaitTimeout())
         .optRecovery(recovery).build();
     heartbeats.onLostPs(client::dropShard);
     return client;
