@@ -21,6 +21,9 @@ final class PsTask implements VoidFunction<Iterator<Integer>> {
   /** The most elements one variable may have on the ps (default 2^30); see {@code WireLimits}. */
   static final String MAX_VARIABLE_ELEMENTS = "spark.sparkps.ps.maxVariableElements";
 
+  /** Attempt numbers per driver launch: launch l's Spark attempts are l * 100 + 0, 1, .... */
+  static final int ATTEMPTS_PER_LAUNCH = 100;
+
   private final TaskEnv env;
   private final int launch;
 
@@ -34,7 +37,7 @@ final class PsTask implements VoidFunction<Iterator<Integer>> {
   public void call(Iterator<Integer> shard) throws Exception {
     int index = shard.next();
     // Attempts number the ps's incarnations: Spark's retries of one launch, then the driver's relaunches.
-    int attempt = launch * 100 + TaskContext.get().attemptNumber();
+    int attempt = launch * ATTEMPTS_PER_LAUNCH + TaskContext.get().attemptNumber();
     String host = ExecutorHost.get();
     long delay = SparkEnv.get().conf().getLong(TEST_START_DELAY, 0);
     if (delay > 0) {
@@ -48,7 +51,14 @@ final class PsTask implements VoidFunction<Iterator<Integer>> {
               .optMaxBulkConnections(bulkConnections).optMaxVariableElements(maxElements).build().start();
            Heartbeats heartbeats = new Heartbeats(coordinator, Role.PS, index, attempt, env.spec().heartbeatInterval(),
                TaskEnv.MAX_MISSED_HEARTBEATS)) {
-        coordinator.register(TaskEnv.registration(Role.PS, index, host, ps.port(), attempt));
+        try {
+          coordinator.register(TaskEnv.registration(Role.PS, index, host, ps.port(), attempt));
+        } catch (io.grpc.StatusRuntimeException e) {
+          if (e.getStatus().getCode() == io.grpc.Status.Code.FAILED_PRECONDITION) {
+            return; // a late retry of a launch the driver replaced (and cancelled): nothing to serve, nothing failed
+          }
+          throw e;
+        }
         while (!heartbeats.shouldStop() && !ps.awaitTermination(env.spec().heartbeatInterval())) {
           heartbeats.message("serving at " + ps.address() + ", " + ps.pendingWaits() + " waits pending");
         }

@@ -72,6 +72,7 @@ final class Supervisor {
           + "maxStageAttempts (" + spec.maxStageAttempts() + ") allows; the last time because " + reason
           + ". See its executors' logs", Role.PS, index, null, launcher.psLaunches(index), null, null);
     }
+    registry.retirePsAttemptsBefore(index, launcher.psLaunches(index) * PsTask.ATTEMPTS_PER_LAUNCH);
     launcher.relaunchPs(index);
   }
 

@@ -99,7 +99,8 @@ public final class CoordinatorServer implements AutoCloseable {
       try {
         registry.register(request);
       } catch (IllegalArgumentException | IllegalStateException e) {
-        Status code = e instanceof IllegalArgumentException ? Status.INVALID_ARGUMENT : Status.ALREADY_EXISTS;
+        Status code = e instanceof IllegalArgumentException ? Status.INVALID_ARGUMENT
+            : e instanceof Slots.Superseded ? Status.FAILED_PRECONDITION : Status.ALREADY_EXISTS;
         response.onError(code.withDescription(e.getMessage()).asRuntimeException());
         return;
       }

@@ -27,9 +27,7 @@ public final class Registry {
   private final List<Member> history = new ArrayList<>();
   /** The last barrier each worker reached, by stage attempt and worker index. */
   private final Map<Integer, Map<Integer, Integer>> arrivals = new java.util.HashMap<>();
-  private final List<PsLoss> losses = new ArrayList<>();
-  /** Ps a client found unreachable, by index: when it first asked (cleared once the ps is heard from after). */
-  private final Map<Integer, Long> suspects = new java.util.HashMap<>();
+  private final PsLosses losses = new PsLosses();
   private boolean stopping;
   private boolean evaluatorStopping;
   private long heartbeatNanos = 1_000_000_000L;
@@ -60,23 +58,29 @@ public final class Registry {
   /** Records a registration; refuses one for a slot the run lacks or a live slot another task holds ({@link Slots}). */
   synchronized void register(Registration r) {
     Slots.checkExists(r, numPs, numWorkers);
+    if (r.getRole() == Role.PS) {
+      Slots.checkCurrentLaunch(r, losses.firstAttempt(r.getIndex()));
+    }
     Member old = members.get(key(r.getRole(), r.getIndex()));
-    Slots.checkFree(r, old, old != null && lostAddresses().contains(r.getIndex() + "@" + old.address()));
+    Slots.checkFree(r, old, old != null && losses.isLost(r.getIndex(), old.address()));
     Member m = new Member(r.getRole(), r.getIndex(), r.getHost(), r.getPort(), r.getAttempt(), r.getExecutorId(),
         Progress.getDefaultInstance(), System.nanoTime(), r.getTaskId(), r.getPid(), false);
     if (r.getRole() == Role.PS && old != null && !old.address().equals(m.address()) && !stopping) {
       // (Once the run stops, a late registration is no recovery: the task is told to stop.)
       // A replacement: one the supervisor launched, or Spark's own retry of the task before the loss was noticed.
       declarePsLost(r.getIndex(), "its task failed and Spark retried it (attempt " + r.getAttempt() + ")", maxWorkerStep());
-      for (int i = losses.size() - 1; i >= 0; i--) {
-        PsLoss l = losses.get(i);
-        if (l.shard() == r.getIndex() && l.replacement() == null) {
-          losses.set(i, new PsLoss(l.shard(), l.lostAddress(), l.reason(), l.atStep(), l.lostNanos(), m.address(), null, 0, 0));
-        }
-      }
+      losses.replaced(r.getIndex(), m.address());
     }
     members.put(key(r.getRole(), r.getIndex()), m);
     notifyAll();
+  }
+
+  /**
+   * Refuses ps {@code index}'s registrations from attempts before {@code firstAttempt}: the driver
+   * relaunched it, and a late retry of a cancelled launch must not take the slot from the relaunch.
+   */
+  public synchronized void retirePsAttemptsBefore(int index, int firstAttempt) {
+    losses.retireAttemptsBefore(index, firstAttempt);
   }
 
   /**
@@ -85,34 +89,22 @@ public final class Registry {
    */
   public synchronized boolean declarePsLost(int index, String reason, long atStep) {
     Member m = members.get(key(Role.PS, index));
-    if (m == null || lostAddresses().contains(index + "@" + m.address())) {
+    if (m == null || !losses.declare(index, m.address(), reason, atStep)) {
       return false;
     }
-    losses.add(new PsLoss(index, m.address(), reason, atStep, System.nanoTime(), null, null, 0, 0));
     notifyAll();
     return true;
   }
 
-  private java.util.Set<String> lostAddresses() {
-    return losses.stream().map(l -> l.shard() + "@" + l.lostAddress()).collect(java.util.stream.Collectors.toSet());
-  }
-
   /** Ps addresses declared lost, as index and address. */
   public synchronized List<PsLoss> losses() {
-    return List.copyOf(losses);
+    return losses.all();
   }
 
   /** Records that worker {@code worker} refilled the replacement of ps {@code index} from {@code source}. */
   synchronized void recovered(int index, int worker, long step, String source) {
-    for (int i = losses.size() - 1; i >= 0; i--) {
-      PsLoss l = losses.get(i);
-      if (l.shard() == index && l.source() == null) {
-        Member now = members.get(key(Role.PS, index));
-        losses.set(i, new PsLoss(l.shard(), l.lostAddress(), l.reason(), l.atStep(), l.lostNanos(),
-            now == null ? l.replacement() : now.address(), source, step, System.nanoTime()));
-        return;
-      }
-    }
+    Member now = members.get(key(Role.PS, index));
+    losses.recovered(index, now == null ? null : now.address(), step, source);
   }
 
   /**
@@ -129,14 +121,14 @@ public final class Registry {
     long deadline = asked + timeoutMillis * 1_000_000L;
     Member asking = members.get(key(Role.PS, index));
     if (asking != null && asking.address().equals(lost)) {
-      suspects.putIfAbsent(index, asked);
+      losses.suspect(index, asked);
     }
     while (!stopping && !cancelled.getAsBoolean()) {
       Member m = members.get(key(Role.PS, index));
       if (m != null && !m.address().equals(lost)) {
         return m.address();
       }
-      if (m != null && !lostAddresses().contains(index + "@" + lost) && m.lastSeenNanos() > asked + heartbeatNanos) {
+      if (m != null && !losses.isLost(index, lost) && m.lastSeenNanos() > asked + heartbeatNanos) {
         return "";
       }
       long left = (deadline - System.nanoTime()) / 1_000_000L;
@@ -153,18 +145,7 @@ public final class Registry {
    * {@code grace} (a few heartbeats): a killed process is lost at once, not after the role timeout.
    */
   public synchronized List<Integer> unreachable(java.time.Duration grace) {
-    long now = System.nanoTime();
-    List<Integer> out = new ArrayList<>();
-    suspects.entrySet().removeIf(e -> {
-      Member m = members.get(key(Role.PS, e.getKey()));
-      return m == null || m.lastSeenNanos() > e.getValue() || lostAddresses().contains(e.getKey() + "@" + m.address());
-    });
-    suspects.forEach((index, since) -> {
-      if (now - since > grace.toNanos()) {
-        out.add(index);
-      }
-    });
-    return out;
+    return losses.unreachable(grace.toNanos(), index -> members.get(key(Role.PS, index)));
   }
 
   /** The furthest step any worker reported. */
@@ -188,10 +169,9 @@ public final class Registry {
   public synchronized List<Member> silent(java.time.Duration timeout) {
     long now = System.nanoTime();
     int attempt = currentAttempt();
-    java.util.Set<String> lost = lostAddresses();
     List<Member> out = new ArrayList<>();
     for (Member m : members.values()) {
-      boolean watched = m.role() == Role.PS ? !lost.contains(m.index() + "@" + m.address())
+      boolean watched = m.role() == Role.PS ? !losses.isLost(m.index(), m.address())
           : (m.role() == Role.CHIEF || m.role() == Role.WORKER) && m.attempt() == attempt && !m.finished();
       if (watched && now - m.lastSeenNanos() > timeout.toNanos()) {
         out.add(m);
@@ -214,7 +194,7 @@ public final class Registry {
     }
     io.sparkps.spark.coord.proto.HeartbeatReply.Builder reply = io.sparkps.spark.coord.proto.HeartbeatReply.newBuilder()
         .setStop(stopping || (evaluatorStopping && h.getRole() == Role.EVALUATOR));
-    losses.forEach(l -> reply.addLostPs(io.sparkps.spark.coord.proto.LostPs.newBuilder().setIndex(l.shard())
+    losses.all().forEach(l -> reply.addLostPs(io.sparkps.spark.coord.proto.LostPs.newBuilder().setIndex(l.shard())
         .setAddress(l.lostAddress())));
     return reply.build();
   }

@@ -51,6 +51,24 @@ final class Slots {
         + r.getAttempt() + " may not take it over: only a later attempt or a replacement of a lost ps registers there");
   }
 
+  /** A registration of a ps launch the driver replaced: the task is to end quietly, its job was cancelled. */
+  static final class Superseded extends IllegalStateException {
+    private static final long serialVersionUID = 1L;
+
+    Superseded(String message) {
+      super(message);
+    }
+  }
+
+  /** Throws {@link Superseded} for a ps registration of a launch the driver replaced by a later one. */
+  static void checkCurrentLaunch(Registration r, int firstAttempt) {
+    if (r.getAttempt() < firstAttempt) {
+      throw new Superseded(name(r.getRole(), r.getIndex()) + " attempt " + r.getAttempt() + " (task "
+          + r.getTaskId() + ") belongs to a launch the driver replaced: only attempts from " + firstAttempt
+          + " on may register; this task's job was cancelled and it ends");
+    }
+  }
+
   static String name(Role role, int index) {
     return role.name().toLowerCase(java.util.Locale.ROOT) + " " + index;
   }

@@ -142,6 +142,30 @@ class CoordinatorTest {
     }
   }
 
+  /**
+   * A lost ps the driver relaunched: a late Spark retry of the cancelled launch may not take the slot
+   * (it would count as a second loss when the relaunch registers), and the relaunch replaces it once.
+   */
+  @Test
+  void relaunchedPs_lateRetryOfTheReplacedLaunch_isRefused_andTheLossIsCountedOnce() {
+    PsToken token = PsToken.generate();
+    try (CoordinatorServer server = new CoordinatorServer("127.0.0.1", token, null, new Registry(2, 2));
+         CoordinatorClient c = new CoordinatorClient(server.address(), token, null, Duration.ofSeconds(5))) {
+      Registry registry = server.registry();
+      c.register(slot(Role.PS, 1, 0, 21));
+      assertTrue(registry.declarePsLost(1, "killed", 300));
+      registry.retirePsAttemptsBefore(1, 100);
+      assertEquals(Status.Code.FAILED_PRECONDITION, refused(c, slot(Role.PS, 1, 1, 22), "ps 1 attempt 1 (task 22)",
+          "a launch the driver replaced", "attempts from 100 on"));
+      assertEquals("h21:1021", registry.psAddresses().get(1), "the refused retry took nothing");
+      c.register(slot(Role.PS, 1, 100, 23));
+      c.register(slot(Role.PS, 1, 101, 24)); // Spark's retry of the relaunch itself: a real second loss
+      assertEquals(List.of("h21:1021", "h23:1023"), registry.losses().stream().map(PsLoss::lostAddress).toList());
+      assertEquals(List.of("h23:1023", "h24:1024"), registry.losses().stream().map(PsLoss::replacement).toList());
+      assertEquals(300, registry.losses().get(0).atStep());
+    }
+  }
+
   @Test
   void everyMethod_refusesNoTokenAWrongTokenAndAWrongCertificate() throws Exception {
     PsToken token = PsToken.generate();
