@@ -62,8 +62,13 @@ final class Report {
   private static String chart(String title, String x, String y, XYSeriesCollection data) throws IOException {
     JFreeChart chart = ChartFactory.createXYLineChart(title, x, y, data, PlotOrientation.VERTICAL, true, false, false);
     byte[] png = ChartUtils.encodeAsPNG(chart.createBufferedImage(WIDTH, HEIGHT));
-    return "<h2>" + escape(title) + "</h2>\n<img alt=\"" + escape(title) + "\" src=\"data:image/png;base64,"
-        + Base64.getEncoder().encodeToString(png) + "\">\n";
+    int points = 0;
+    for (int s = 0; s < data.getSeriesCount(); s++) {
+      points += data.getItemCount(s);
+    }
+    return "<h2>" + escape(title) + "</h2>\n<img alt=\"" + escape(title) + ": " + points + " points in "
+        + data.getSeriesCount() + " series\" width=\"" + WIDTH + "\" height=\"" + HEIGHT
+        + "\" src=\"data:image/png;base64," + Base64.getEncoder().encodeToString(png) + "\">\n";
   }
 
   private static boolean isWorker(TaskProgress p) {

@@ -7,12 +7,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sparkps.ml.data.IdxDataFrames;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.spark.sql.SparkSession;
@@ -67,10 +69,11 @@ class CliTest {
     assertTrue(summary.get("provenance").get("version.dl4j").asText().startsWith("1.0.0"), summary.toString());
     String report = Files.readString(run.resolve("report.html"));
     assertEquals(4, report.split("src=\"data:image/png;base64,", -1).length - 1, "four embedded plots");
+    List<String> metrics = Files.readAllLines(run.resolve("metrics.jsonl"));
+    assertPlots(report, metrics);
     assertTrue(report.contains("Training loss") && report.contains("Evaluation accuracy")
         && report.contains("Throughput") && report.contains("Progress per worker"));
     assertTrue(!report.contains("<script") && !report.contains("http"), "the report fetches nothing");
-    List<String> metrics = Files.readAllLines(run.resolve("metrics.jsonl"));
     assertTrue(metrics.stream().anyMatch(l -> l.contains("\"role\":\"evaluator\"")) && metrics.stream()
         .anyMatch(l -> l.contains("\"loss\"")), metrics.toString());
 
@@ -92,6 +95,35 @@ class CliTest {
     assertEquals(0, inspectModel.code(), inspectModel.err());
     assertTrue(inspectModel.out().contains("param.numWorkers") && inspectModel.out().contains("lastEvaluation"),
         inspectModel.out());
+  }
+
+  /**
+   * Each plot of report.html is a PNG that decodes to the size its tag states, with more than one
+   * colour in it, and the loss plot has one point per worker report of a loss in metrics.jsonl.
+   */
+  private static void assertPlots(String report, List<String> metrics) throws IOException {
+    Matcher img = Pattern.compile("<img alt=\"([^\"]+): (\\d+) points in (\\d+) series\" width=\"(\\d+)\" height=\"(\\d+)\" "
+        + "src=\"data:image/png;base64,([A-Za-z0-9+/=]+)\">").matcher(report);
+    Map<String, Integer> points = new java.util.HashMap<>();
+    while (img.find()) {
+      java.awt.image.BufferedImage png = javax.imageio.ImageIO.read(new java.io.ByteArrayInputStream(
+          java.util.Base64.getDecoder().decode(img.group(6))));
+      assertTrue(png != null, img.group(1) + " is not a PNG");
+      assertEquals(List.of(Integer.parseInt(img.group(4)), Integer.parseInt(img.group(5))),
+          List.of(png.getWidth(), png.getHeight()), img.group(1) + ": the stated size");
+      java.util.Set<Integer> colours = new java.util.HashSet<>();
+      for (int x = 0; x < png.getWidth(); x += 7) {
+        for (int y = 0; y < png.getHeight(); y += 7) {
+          colours.add(png.getRGB(x, y));
+        }
+      }
+      assertTrue(colours.size() > 2, img.group(1) + " has " + colours.size() + " colours");
+      points.put(img.group(1), Integer.parseInt(img.group(2)));
+    }
+    long lossReports = metrics.stream().filter(l -> l.matches(".*\"role\":\"(chief|worker)\".*\"loss\":.*")).count();
+    assertTrue(lossReports > 5, "loss reports: " + lossReports);
+    assertEquals((int) lossReports, points.get("Training loss"), "one loss point per report, of " + points);
+    assertEquals(4, points.size(), points.toString());
   }
 
   @Test
@@ -163,6 +195,51 @@ class CliTest {
     Matcher m = Pattern.compile("training failed: chief 0 on \\S+ \\(stage attempt \\d\\) failed: .*column "
         + "'features' holds NaN in row 150 of input partition 0 \\(read from file:\\S+nan.parquet/part-").matcher(r.err());
     assertTrue(m.find(), r.err());
+  }
+
+  /** The real {@code main} in a child JVM, as a shell runs it: exit 0 for a run, 1 for a failing worker, 2 for a bad argument. */
+  @Test
+  void main_inAChildJvm_exits0ForARun_1ForAFailingWorker_2ForABadArgument() throws Exception {
+    Path csv = dir.resolve("points.csv");
+    Files.write(csv, List.of("x,y,label", "0.1,0.2,0", "0.9,0.8,1", "0.2,0.1,0", "0.8,0.9,1"));
+    Result usage = child("train", "--data", csv.toString(), "--bogus");
+    assertEquals(2, usage.code(), usage.err());
+    assertTrue(usage.err().contains("Unknown option: '--bogus'"), usage.err());
+    Result ok = child("train", "--data", csv.toString(), "--feature-cols", "x,y", "--workers", "1", "--network", "mlp:4",
+        "--epochs", "1", "--no-progress", "--output", dir.resolve("ok").toString());
+    assertEquals(0, ok.code(), ok.err() + ok.out());
+    assertTrue(Files.exists(dir.resolve("ok").resolve("summary.json")), ok.out());
+    Path nan = dir.resolve("nan.parquet");
+    spark.sql("select array(cast(id % 2 as double), case when id = 50 then double('NaN') else 0.5 end) as features, "
+        + "cast(id % 2 as double) as label from range(0, 100, 1, 1)").write().parquet(nan.toString());
+    Result failed = child("train", "--data", nan.toString(), "--workers", "1", "--network", "mlp:4", "--no-progress",
+        "--output", dir.resolve("failed").toString());
+    assertEquals(1, failed.code(), failed.err() + failed.out());
+    assertTrue(failed.err().contains("column 'features' holds NaN in row 50 of input partition 0"), failed.err());
+  }
+
+  /** Runs {@code SparkPsCli.main} in a new JVM with this one's class path and Spark's opens; at most 3 minutes. */
+  private Result child(String... args) throws Exception {
+    List<String> command = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+        .toString(), "-Xmx1g"));
+    java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+        .filter(a -> a.startsWith("--add-opens") || a.startsWith("-XX:+IgnoreUnrecognizedVMOptions")
+            || a.startsWith("-Djdk.reflect")).forEach(command::add);
+    command.addAll(List.of("-cp", System.getProperty("java.class.path"), SparkPsCli.class.getName()));
+    command.addAll(List.of(args));
+    Path out = Files.createTempFile(dir, "out", ".txt");
+    Path err = Files.createTempFile(dir, "err", ".txt");
+    ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
+    pb.environment().put("OMP_NUM_THREADS", "1");
+    Process p = pb.start();
+    try {
+      if (!p.waitFor(3, java.util.concurrent.TimeUnit.MINUTES)) {
+        throw new AssertionError("sparkps " + String.join(" ", args) + " still runs after 3 minutes: " + Files.readString(err));
+      }
+    } finally {
+      p.destroyForcibly();
+    }
+    return new Result(p.exitValue(), Files.readString(out), Files.readString(err));
   }
 
   @Test

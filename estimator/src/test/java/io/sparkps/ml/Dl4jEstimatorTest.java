@@ -273,7 +273,8 @@ class Dl4jEstimatorTest {
   }
 
   @Test
-  void badColumns_failBeforeLaunch_namingTheColumnAndTheFix() {
+  void badColumns_failBeforeLaunch_namingTheColumnAndTheFix() throws InterruptedException {
+    SparkPsJobs jobs = SparkPsJobs.on(spark);
     Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(network());
     IllegalArgumentException missing = assertThrows(IllegalArgumentException.class, () -> e.fit(points));
     assertTrue(missing.getMessage().contains("features column 'features' is not in the DataFrame"), missing.getMessage());
@@ -298,5 +299,12 @@ class Dl4jEstimatorTest {
     IllegalArgumentException noNet = assertThrows(IllegalArgumentException.class,
         () -> new Dl4jEstimator().fit(points));
     assertTrue(noNet.getMessage().contains("networkJson is not set"), noNet.getMessage());
+    assertEquals(List.of(), jobs.sinceLast(), "no SparkPS job started for a refused fit");
+    // The listener does see SparkPS's jobs: a fit that is not refused starts its ps and training jobs.
+    new Dl4jEstimator().setNetworkJson(network()).setMaxSteps(1).fit(new VectorAssembler()
+        .setInputCols(new String[] {"x", "y"}).setOutputCol("features").transform(points));
+    List<String> started = jobs.sinceLast();
+    assertTrue(started.stream().anyMatch(g -> g.endsWith("-ps-0")) && started.stream().anyMatch(g -> g.endsWith("-train")),
+        started.toString());
   }
 }

@@ -1,5 +1,6 @@
 package io.sparkps.ml;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkps.ps.PsClient;
@@ -117,9 +118,11 @@ class WireTransfersTest {
   }
 
   @Test
-  void sparseTransfers_withSync_areRefusedBeforeLaunch() {
+  void sparseTransfers_withSync_areRefusedBeforeLaunch() throws InterruptedException {
+    SparkPsJobs jobs = SparkPsJobs.on(spark);
     IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
         () -> new Dl4jEstimator().setNetworkJson(network()).setSparseTransfers(0.01).fit(points));
     assertTrue(e.getMessage().startsWith("sparseDensity 0.01 needs consistency ASYNC or SSP"), e.getMessage());
+    assertEquals(List.of(), jobs.sinceLast(), "no SparkPS job started");
   }
 }
