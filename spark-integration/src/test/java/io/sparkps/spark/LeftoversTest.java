@@ -8,6 +8,7 @@ import io.sparkps.ps.ConsistencyGroup;
 import io.sparkps.ps.Initializer;
 import io.sparkps.ps.PsClient;
 import io.sparkps.ps.VariableSpec;
+import io.sparkps.ps.testing.ThreadDump;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,7 +33,8 @@ import org.nd4j.linalg.factory.Nd4j;
 
 /**
  * Twenty failed runs in one application leave nothing of SparkPS behind, in the driver or in the
- * executors ({@code local-cluster}): no thread, no listening port, no open connection, no file.
+ * executors ({@code local-cluster}): no thread (of any name: the whole thread set is compared, see
+ * {@link ThreadDump#leftSince}), no listening port, no open connection, no file.
  * The runs fail in the ways that left threads before: a worker's exception while its peer waits in
  * a SYNC bulk read, a deterministic error at once, a cancel mid-training, a transient error retried
  * until the attempts run out.
@@ -53,26 +55,29 @@ class LeftoversTest {
     LocalClusters.stop(sc);
   }
 
-  /** What one process holds: SparkPS threads, listening ports, sockets, SparkPS files in the temp directory. */
-  private record Holdings(long pid, int sparkpsThreads, int listening, int sockets, int files) {
+  /** What one process holds: its threads, listening ports, sockets, SparkPS files in the temp directory. */
+  private record Holdings(long pid, Map<Long, ThreadDump.Info> threads, int listening, int sockets, int files) {
     boolean within(Holdings base) {
-      return sparkpsThreads <= base.sparkpsThreads && listening <= base.listening && sockets <= base.sockets + 4
-          && files <= base.files;
+      return ThreadDump.leftSince(base.threads, threads).isEmpty() && listening <= base.listening
+          && sockets <= base.sockets + 4 && files <= base.files;
+    }
+
+    /** The same threads, ports, sockets and files as {@code other} (stacks aside). */
+    boolean same(Holdings other) {
+      return other != null && threads.keySet().equals(other.threads.keySet()) && listening == other.listening
+          && sockets == other.sockets && files == other.files;
+    }
+
+    @Override
+    public String toString() {
+      return "pid " + pid + ": " + threads.size() + " threads, " + listening + " listening, " + sockets + " sockets, "
+          + files + " files";
     }
   }
 
-  private static Holdings holdings(long pid) throws IOException {
+  private static Holdings holdings(long pid) throws IOException, InterruptedException {
     Path proc = Path.of("/proc", Long.toString(pid));
-    int threads = 0;
-    try (Stream<Path> tasks = Files.list(proc.resolve("task"))) {
-      for (Path t : tasks.toList()) {
-        try {
-          threads += Files.readString(t.resolve("comm")).startsWith("sparkps") ? 1 : 0;
-        } catch (IOException gone) {
-          // the thread ended while we looked
-        }
-      }
-    }
+    Map<Long, ThreadDump.Info> threads = ThreadDump.of(pid);
     Set<String> sockets = new HashSet<>();
     try (Stream<Path> fds = Files.list(proc.resolve("fd"))) {
       for (Path fd : fds.toList()) {
@@ -102,7 +107,7 @@ class LeftoversTest {
     return new Holdings(pid, threads, listening, sockets.size(), files);
   }
 
-  private static Map<String, Holdings> everyProcess() throws IOException {
+  private static Map<String, Holdings> everyProcess() throws IOException, InterruptedException {
     Map<String, Holdings> all = new LinkedHashMap<>();
     all.put("driver", holdings(ProcessHandle.current().pid()));
     for (String id : scala.collection.JavaConverters.seqAsJavaList(sc.sc().getExecutorIds())) {
@@ -155,8 +160,13 @@ class LeftoversTest {
 
   @Test
   void twentyFailedRuns_leaveNoThreadPortConnectionOrFile() throws Exception {
-    run(4).get(Duration.ofMinutes(2)); // a run that succeeds first: each JVM loads its classes and pools
+    // A run that succeeds and one whose stage is retried first: each JVM loads its classes, and Spark starts
+    // the pools it starts at first use (the DAG scheduler's retry timer among them).
+    run(4).get(Duration.ofMinutes(2));
+    assertThrows(TrainingFailure.class, () -> run(3).get(Duration.ofMinutes(2)));
     Map<String, Holdings> before = settle(everyProcess(), null);
+    before.forEach((process, h) -> assertEquals(List.of(), ThreadDump.ours(h.threads()),
+        process + ": SparkPS or gRPC threads once the first runs ended"));
     List<String> outcomes = new ArrayList<>();
     for (int i = 0; i < FITS; i++) {
       TrainingJob<Integer> job = run(i % 4);
@@ -172,7 +182,8 @@ class LeftoversTest {
     System.out.println("after " + FITS + " failed runs: " + outcomes + "\n  before " + before + "\n  after  " + after);
     assertEquals(before.keySet(), after.keySet(), "the same processes");
     before.forEach((process, base) -> assertTrue(after.get(process).within(base),
-        process + " holds more than before " + FITS + " failed runs: " + after.get(process) + " vs " + base));
+        process + " holds more than before " + FITS + " failed runs: " + after.get(process) + " vs " + base
+            + "; threads left: " + ThreadDump.leftSince(base.threads(), after.get(process).threads())));
   }
 
   /** Polls (up to 20 s) until every process holds no more than {@code base}; returns what they hold then. */
@@ -181,7 +192,9 @@ class LeftoversTest {
     long deadline = System.nanoTime() + 20_000_000_000L;
     while (System.nanoTime() < deadline) {
       Map<String, Holdings> current = everyProcess();
-      if (base == null ? current.equals(now) : current.entrySet().stream()
+      Map<String, Holdings> last = now;
+      if (base == null ? current.keySet().equals(last.keySet()) && current.entrySet().stream()
+          .allMatch(e -> e.getValue().same(last.get(e.getKey()))) : current.entrySet().stream()
           .allMatch(e -> base.containsKey(e.getKey()) && e.getValue().within(base.get(e.getKey())))) {
         return current;
       }

@@ -314,8 +314,20 @@ class TrainingClusterTest {
   }
 
   @Test
-  void afterRuns_successFailureAndCancel_noSparkPsThreadsAreLeft() throws Exception {
+  void afterRuns_successFailureAndCancel_noThreadsAreLeft() throws Exception {
     ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2).build();
+    // First a run that succeeds and one that fails: classes loaded, Spark's lazily started pools running.
+    new TrainingCluster(sc, spec).run(numbers(4), ctx -> ctx.index());
+    assertThrows(TrainingFailure.class, () -> new TrainingCluster(sc, spec).run(numbers(4), ctx -> {
+      throw new IllegalStateException("always");
+    }));
+    // gRPC's shared pools go 1 s after their last user: then no SparkPS or gRPC thread may be left.
+    java.util.Map<Long, io.sparkps.ps.testing.ThreadDump.Info> before = io.sparkps.ps.testing.ThreadDump.ofThisJvm();
+    for (long end = System.nanoTime() + 10_000_000_000L; System.nanoTime() < end
+        && !io.sparkps.ps.testing.ThreadDump.ours(before).isEmpty(); Thread.sleep(100)) {
+      before = io.sparkps.ps.testing.ThreadDump.ofThisJvm();
+    }
+    assertEquals(List.of(), io.sparkps.ps.testing.ThreadDump.ours(before), "SparkPS or gRPC threads after the first runs");
     new TrainingCluster(sc, spec).run(numbers(4), ctx -> ctx.index());
     assertThrows(TrainingFailure.class, () -> new TrainingCluster(sc, spec).run(numbers(4), ctx -> {
       throw new IllegalStateException("always");
@@ -333,16 +345,11 @@ class TrainingClusterTest {
     cancelled.cancel();
     assertThrows(java.util.concurrent.CancellationException.class, () -> cancelled.get(Duration.ofSeconds(60)));
     long deadline = System.nanoTime() + 20_000_000_000L;
-    List<String> left;
+    List<io.sparkps.ps.testing.ThreadDump.Info> left;
     do {
       Thread.sleep(100);
-      left = new ArrayList<>();
-      for (Thread t : Thread.getAllStackTraces().keySet()) {
-        if (t.isAlive() && t.getName().startsWith("sparkps")) {
-          left.add(t.getName());
-        }
-      }
+      left = io.sparkps.ps.testing.ThreadDump.leftSince(before, io.sparkps.ps.testing.ThreadDump.ofThisJvm());
     } while (!left.isEmpty() && System.nanoTime() < deadline);
-    assertEquals(List.of(), left);
+    assertEquals(List.of(), left, "threads of any name left by the runs");
   }
 }
