@@ -129,7 +129,11 @@ class YarnIT {
     assertTrue(url != null && url.contains(run.applicationId()), "tracking URL " + url);
     assertTrue(Files.exists(output.resolve("summary.json")), "no summary.json; spark-submit said:\n" + log);
     String summary = Files.readString(output.resolve("summary.json"));
-    assertTrue(summary.contains("\"accuracy\"") && Files.exists(output.resolve("model/metadata")), summary);
+    assertTrue(Files.exists(output.resolve("model/metadata")), summary);
+    // Two classes 3 standard deviations apart on x: the Bayes accuracy is 0.994.
+    double accuracy = new com.fasterxml.jackson.databind.ObjectMapper().readTree(summary).get("evaluation")
+        .get("accuracy").asDouble();
+    assertTrue(accuracy > 0.95, "accuracy " + accuracy + " in " + summary);
     assertTrue(Files.readString(output.resolve("metrics.jsonl")).contains("\"role\":\"evaluator\""));
   }
 
@@ -181,6 +185,32 @@ class YarnIT {
       summary = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
     }
     assertTrue(summary.contains("\"accuracy\"") && summary.contains("experiment.train"), summary);
+  }
+
+  /**
+   * A worker that throws on a bad row inside its YARN container (cluster mode: the driver is in a
+   * container too): the application is FAILED, and YARN's diagnostics name the worker and the row.
+   */
+  @Test
+  void aWorkerFailingOnABadRow_inClusterMode_isReportedFailed_namingTheWorker() throws Exception {
+    Path bad = work.resolve("bad.csv");
+    List<String> lines = new ArrayList<>(Files.readAllLines(data));
+    // Inf, not NaN: Spark's VectorAssembler refuses NaN in its own job before the workers see it.
+    lines.set(451, "Inf," + lines.get(451).substring(lines.get(451).indexOf(',') + 1)); // data row 450
+    Files.write(bad, lines);
+    YarnSubmitter.Builder b = train(work.resolve("unused"), "cluster").optAppName("sparkps-bad-row")
+        .optLog(work.resolve("bad-row.log"));
+    b.setApplication(shadedJar(), "io.sparkps.cli.SparkPsCli", List.of("train", "--data", bad.toString(),
+        "--feature-cols", "x,y", "--network", "mlp:8", "--epochs", "1", "--no-progress", "--output",
+        hdfs.getURI() + "/runs/bad-row"));
+    YarnRun run = b.build().submit(yarn.conf);
+    SparkAppHandle.State state = run.waitFor(Duration.ofMinutes(5));
+    String log = Files.readString(work.resolve("bad-row.log"));
+    assertEquals(SparkAppHandle.State.FAILED, state, log);
+    String diagnostics = run.diagnostics(yarn.conf);
+    assertTrue(java.util.regex.Pattern.compile("sparkps train failed with exit code 1: sparkps train: training failed: "
+        + "(chief 0|worker 1) on \\S+ \\(stage attempt \\d\\) failed: .*holds Infinity in row 450 of input partition 0")
+        .matcher(diagnostics).find(), "YARN's diagnostics: " + diagnostics + "\nspark-submit said:\n" + log);
   }
 
   @Test

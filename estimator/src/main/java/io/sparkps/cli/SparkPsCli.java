@@ -46,7 +46,19 @@ public final class SparkPsCli implements Runnable {
       // On an embedded Spark: warnings only, before anything logs (spark-submit brings its own).
       System.setProperty("log4j2.configurationFile", "classpath:io/sparkps/cli/log4j2-cli.properties");
     }
-    int code = run(args, System.out, System.err);
+    // What the command says on stderr is kept (its first 16 KiB): in cluster mode it goes into the
+    // failure YARN records as the application's diagnostics.
+    java.io.ByteArrayOutputStream said = new java.io.ByteArrayOutputStream();
+    PrintStream err = new PrintStream(new java.io.FilterOutputStream(System.err) {
+      @Override
+      public void write(int b) throws java.io.IOException {
+        out.write(b);
+        if (said.size() < 16384) {
+          said.write(b);
+        }
+      }
+    }, true, java.nio.charset.StandardCharsets.UTF_8);
+    int code = run(args, System.out, err);
     Sessions.stopEmbedded();
     System.out.flush();
     System.err.flush();
@@ -54,8 +66,10 @@ public final class SparkPsCli implements Runnable {
       // In YARN's application master: returning (or throwing) lets Spark report the final status;
       // System.exit would end the master before it does.
       if (code != OK) {
-        throw new IllegalStateException("sparkps " + String.join(" ", args.length > 0 ? args[0] : "")
-            + " failed with exit code " + code + " (see the messages above)");
+        String reason = said.toString(java.nio.charset.StandardCharsets.UTF_8).lines()
+            .filter(l -> l.startsWith("sparkps")).findFirst().orElse("(see the driver's log)");
+        throw new IllegalStateException("sparkps " + (args.length > 0 ? args[0] : "") + " failed with exit code "
+            + code + ": " + reason);
       }
       return;
     }

@@ -119,6 +119,18 @@ public final class YarnRun {
     }
   }
 
+  /** The ResourceManager's diagnostics of the application (why it failed, as {@code yarn application -status} shows). */
+  public String diagnostics(Configuration yarnConf) throws Exception {
+    if (applicationId() == null) {
+      throw new IllegalStateException("YARN application " + name + " has no id yet: it was not submitted");
+    }
+    try (YarnClient client = YarnClient.createYarnClient()) {
+      client.init(yarnConf);
+      client.start();
+      return client.getApplicationReport(ApplicationId.fromString(applicationId())).getDiagnostics();
+    }
+  }
+
   /** Kills the application (and the spark-submit process). */
   public void kill() {
     handle.kill();
