@@ -9,6 +9,8 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.sparkps.ps.bulk.BulkClient;
 import io.sparkps.ps.grpc.proto.FrameHeader;
+import io.sparkps.ps.grpc.proto.PullItem;
+import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.Segment;
 import io.sparkps.ps.grpc.proto.UpdateOp;
 import java.nio.ByteBuffer;
@@ -111,5 +113,41 @@ class BadUpdatesTest {
     assertEquals(Status.Code.NOT_FOUND, e.getStatus().getCode());
     assertTrue(e.getMessage().contains("unknown variable 'nope' on ps 1"), e.getMessage());
     assertUnchanged();
+  }
+
+  private StatusRuntimeException readRefusedByShard1(PullItem item) {
+    try (BulkClient raw = new BulkClient("127.0.0.1", cluster.servers.get(1).bulkPort(), cluster.token, null,
+        Duration.ofSeconds(5), timer)) {
+      return assertThrows(StatusRuntimeException.class, () -> raw.read(PullRequest.newBuilder().addItems(item).build(),
+          seg -> ByteBuffer.allocate(4 * (int) seg.getCount())));
+    }
+  }
+
+  @Test
+  void malformedReadsPastTheClient_areRefusedByTheShard_namingTheField() {
+    // shard 1 holds rows [5, 10) of w
+    PullItem.Builder w = PullItem.newBuilder().setName("w");
+    for (long[] rows : new long[][] {{3, 7}, {5, 11}, {7, 7}, {8, 6}}) {
+      StatusRuntimeException e = readRefusedByShard1(w.clone().setRowStart(rows[0]).setRowEnd(rows[1]).build());
+      assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
+      assertTrue(e.getMessage().contains("rows [" + rows[0] + ", " + rows[1] + ") are not within the rows [5, 10) held "
+          + "here (fields row_start, row_end)"), e.getMessage());
+    }
+    for (long row : new long[] {4, 10, -1}) {
+      StatusRuntimeException e = readRefusedByShard1(w.clone().addRows(row).build());
+      assertTrue(e.getMessage().contains("row " + row + " is outside rows [5, 10) (field rows)"), e.getMessage());
+    }
+    try (BulkClient raw = new BulkClient("127.0.0.1", cluster.servers.get(1).bulkPort(), cluster.token, null,
+        Duration.ofSeconds(5), timer)) {
+      ByteBuffer edges = ByteBuffer.allocate(4 * 8).order(ByteOrder.LITTLE_ENDIAN);
+      raw.read(PullRequest.newBuilder().addItems(w.clone().addRows(5).addRows(9)).build(), seg -> edges);
+      ByteBuffer all = ByteBuffer.allocate(4 * 20).order(ByteOrder.LITTLE_ENDIAN);
+      raw.read(PullRequest.newBuilder().addItems(w.clone().setRowStart(5).setRowEnd(10)).build(), seg -> all);
+      for (ByteBuffer b : List.of(edges.flip(), all.flip())) {
+        while (b.hasRemaining()) {
+          assertEquals(1f, b.getFloat(), "the edge rows are served");
+        }
+      }
+    }
   }
 }

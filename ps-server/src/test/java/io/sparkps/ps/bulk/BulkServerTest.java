@@ -146,6 +146,42 @@ class BulkServerTest {
     }
   }
 
+  /**
+   * What a peer gets that ignores a refusal and stays: the refusal, then the end of the stream (the
+   * server closes at once; it does not wait for a request). Returns the refusal's text.
+   */
+  private String refusedThenClosed(byte[] tokenBytes) throws Exception {
+    try (java.net.Socket s = new java.net.Socket("127.0.0.1", server.port())) {
+      s.setSoTimeout(5000);
+      ByteBuffer hello = ByteBuffer.allocate(12 + tokenBytes.length).putInt(BulkWire.MAGIC).putInt(BulkWire.VERSION)
+          .putInt(tokenBytes.length).put(tokenBytes);
+      s.getOutputStream().write(hello.array());
+      java.io.ByteArrayOutputStream got = new java.io.ByteArrayOutputStream();
+      byte[] buf = new byte[4096];
+      try {
+        for (int n; (n = s.getInputStream().read(buf)) >= 0; ) {
+          got.write(buf, 0, n);
+        }
+      } catch (java.net.SocketTimeoutException e) {
+        throw new AssertionError("the bulk port kept a refused connection open: " + got, e);
+      }
+      return got.toString(java.nio.charset.StandardCharsets.UTF_8);
+    }
+  }
+
+  @Test
+  void refusedConnections_areClosed_evenWhenThePeerIgnoresTheRefusal() throws Exception {
+    assertTrue(refusedThenClosed("guess".getBytes(java.nio.charset.StandardCharsets.UTF_8))
+        .contains("wrong SparkPS token"));
+    server.close();
+    server = server(1);
+    try (BulkClient holder = new BulkClient("127.0.0.1", server.port(), token, null, Duration.ofSeconds(5), timer)) {
+      assertServes(holder);
+      assertTrue(refusedThenClosed(token.secret().getBytes(java.nio.charset.StandardCharsets.US_ASCII)).contains("serves 1 connections at the most"));
+      assertServes(holder);
+    }
+  }
+
   @Test
   void readOfUnknownVariable_failsWithTheShardsMessage_andTheConnectionStaysUsable() {
     try (BulkClient client = new BulkClient("127.0.0.1", server.port(), token, null, Duration.ofSeconds(5), timer)) {
