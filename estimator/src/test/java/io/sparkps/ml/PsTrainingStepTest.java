@@ -62,7 +62,7 @@ class PsTrainingStepTest {
         .build();
   }
 
-  private static List<DataSet> batches(long[] featureShape, int classes, long seed) {
+  static List<DataSet> batches(long[] featureShape, int classes, long seed) {
     Nd4j.getRandom().setSeed(seed);
     List<DataSet> out = new ArrayList<>();
     for (int i = 0; i < STEPS; i++) {
@@ -76,7 +76,7 @@ class PsTrainingStepTest {
     return out;
   }
 
-  private static void assertSameTraining(MultiLayerConfiguration conf, List<DataSet> data) {
+  static void assertSameTraining(MultiLayerConfiguration conf, List<DataSet> data) {
     assertSameTraining(conf, data, false);
   }
 

@@ -62,4 +62,30 @@ class IdxDataFramesTest {
     java.util.List<String> warned = io.sparkps.ml.TaskSizeWarnings.during(() -> org.apache.spark.api.java.JavaSparkContext.fromSparkContext(spark.sparkContext()).parallelize(heavy, 1).count());
     assertEquals(1, warned.size(), warned.toString());
   }
+
+  /** The generated stand-in for Fashion-MNIST: the rows, partitions, labels, pixel range and seeding asked for. */
+  @Test
+  void prototypes_haveTheRowsPartitionsLabelsAndRangeAsked() {
+    Dataset<Row> df = Prototypes.dataFrame(spark, 103, 5, 3, 0.2);
+    java.util.List<java.util.List<Row>> parts = df.javaRDD().glom().collect();
+    assertEquals(java.util.List.of(34, 34, 35), parts.stream().map(java.util.List::size).toList());
+    java.util.List<Row> rows = df.collectAsList();
+    int clipped = 0;
+    for (int r = 0; r < rows.size(); r++) {
+      assertEquals(r % 10, rows.get(r).getDouble(1), "label of row " + r);
+      double[] x = ((Vector) rows.get(r).get(0)).toArray();
+      assertEquals(784, x.length);
+      for (double v : x) {
+        assertTrue(v >= 0 && v <= 1, "pixel " + v);
+        clipped += v == 0 || v == 1 ? 1 : 0;
+      }
+    }
+    assertTrue(clipped > 100, "noise is clipped to [0, 1]: " + clipped + " pixels at an end");
+    assertEquals(rows, Prototypes.dataFrame(spark, 103, 5, 3, 0.2).collectAsList(), "the same seed, the same rows");
+    assertTrue(!rows.get(7).equals(Prototypes.dataFrame(spark, 103, 6, 3, 0.2).collectAsList().get(7)),
+        "another seed, other rows");
+    java.util.List<Row> clean = Prototypes.dataFrame(spark, 20, 5, 2, 0).collectAsList();
+    assertEquals(clean.get(3).get(0), clean.get(13).get(0), "without noise, a class's rows are its prototype");
+    assertTrue(!clean.get(3).get(0).equals(clean.get(4).get(0)), "classes have their own prototypes");
+  }
 }
