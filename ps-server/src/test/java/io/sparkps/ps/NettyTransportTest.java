@@ -139,13 +139,8 @@ class NettyTransportTest {
     Thread.sleep(1500); // gRPC's shared pools go 1 s after their last user
     java.util.Map<Long, io.sparkps.ps.testing.ThreadDump.Info> before = io.sparkps.ps.testing.ThreadDump.ofThisJvm();
     roundTrip();
-    long deadline = System.nanoTime() + 5_000_000_000L;
-    List<io.sparkps.ps.testing.ThreadDump.Info> left;
-    do {
-      Thread.sleep(50);
-      left = io.sparkps.ps.testing.ThreadDump.leftSince(before, io.sparkps.ps.testing.ThreadDump.ofThisJvm());
-    } while (!left.isEmpty() && System.nanoTime() < deadline);
-    assertEquals(List.of(), left, "threads of any name (gRPC's, Netty's, SparkPS's) started by the cluster and its client");
+    assertEquals(List.of(), io.sparkps.ps.testing.ThreadDump.awaitLeftSince(before, Duration.ofSeconds(5)),
+        "threads of any name (gRPC's, Netty's, SparkPS's) started by the cluster and its client");
   }
 
   private static void roundTrip() {

@@ -112,6 +112,21 @@ public final class ThreadDump {
   }
 
   /**
+   * Polls this JVM every 100 ms, for at most {@code timeout}, until no thread is left since
+   * {@code before} ({@link #leftSince}); returns the threads still left then (none on success).
+   */
+  public static List<Info> awaitLeftSince(Map<Long, Info> before, java.time.Duration timeout)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    List<Info> left;
+    do {
+      Thread.sleep(100);
+      left = leftSince(before, ofThisJvm());
+    } while (!left.isEmpty() && System.nanoTime() < deadline);
+    return left;
+  }
+
+  /**
    * The threads of {@code after} that {@code before} lacks and that stay: every new thread, except
    * an idle pool worker that ends by itself (a timed wait for work in a ThreadPoolExecutor, a
    * ForkJoinPool's wait) and an idle worker or event loop of a pool that already had threads
