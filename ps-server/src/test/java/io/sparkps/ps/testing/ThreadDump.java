@@ -129,9 +129,11 @@ public final class ThreadDump {
   /**
    * The threads of {@code after} that {@code before} lacks and that stay: every new thread, except
    * an idle pool worker that ends by itself (a timed wait for work in a ThreadPoolExecutor, a
-   * ForkJoinPool's wait) and an idle worker or event loop of a pool that already had threads
-   * before (the JVM's or Spark's pools growing to their size). SparkPS's and gRPC's own threads
-   * ("sparkps*", "grpc-*") are never excused: after a run they must all be gone.
+   * ForkJoinPool's wait), an idle worker of a pool that already had threads before (the JVM's or
+   * Spark's pools growing to their size), and another library's Netty event loop (Spark starts
+   * the loops of its RPC and shuffle servers one by one, as connections first reach them).
+   * SparkPS's and gRPC's own threads ("sparkps*", "grpc-*") are never excused: after a run they
+   * must all be gone.
    */
   public static List<Info> leftSince(Map<Long, Info> before, Map<Long, Info> after) {
     Set<String> pools = before.values().stream().map(Info::pattern).collect(Collectors.toSet());
@@ -144,8 +146,8 @@ public final class ThreadDump {
       boolean idleWorker = t.inStack("ThreadPoolExecutor.getTask") || t.inStack("ForkJoinPool.awaitWork");
       boolean endsByItself = idleWorker && (t.state().equals("TIMED_WAITING") || t.inStack("ForkJoinPool.awaitWork"));
       boolean eventLoop = t.inStack("NioEventLoop.run") || t.inStack("EpollEventLoop.run");
-      boolean poolGrowth = (idleWorker || eventLoop) && pools.contains(t.pattern());
-      if (ours || !(endsByItself || poolGrowth)) {
+      boolean poolGrowth = idleWorker && pools.contains(t.pattern());
+      if (ours || !(endsByItself || poolGrowth || eventLoop)) {
         left.add(t);
       }
     }
