@@ -39,6 +39,14 @@ public final class OptimizerMapping {
     ISchedule schedule = schedule(updater);
     if (schedule != null) {
       base = base.withLearningRate(schedule(param, schedule));
+    } else if (!(updater instanceof NoOp) && !Double.isFinite(base.learningRate().initial())) {
+      // DL4J 1.0.0-M2.1's AdaGrad.clone() drops its schedule, and every layer gets a clone: the
+      // layer is left with the NaN rate, which MultiLayerNetwork.fit would train to NaN as well.
+      throw new IllegalArgumentException("parameter '" + param + "' has the learning rate "
+          + base.learningRate().initial() + " and no learning-rate schedule in its "
+          + updater.getClass().getSimpleName() + " (DL4J drops a schedule given to AdaGrad when it copies the "
+          + "updater into each layer, and MultiLayerNetwork.fit would train this to NaN too): give the updater a "
+          + "fixed learning rate, or use a schedule with Sgd, Adam, Nesterovs or RmsProp");
     }
     for (Regularization r : regularization == null ? List.<Regularization>of() : regularization) {
       base = regularize(param, base, r);
@@ -118,12 +126,17 @@ public final class OptimizerMapping {
     if (coefficient != null && !(coefficient instanceof FixedSchedule)) {
       throw unsupported(param, "a scheduled " + r.getClass().getSimpleName() + " coefficient");
     }
+    // A regularization listed twice is applied twice by DL4J, so the coefficients add up. (DL4J
+    // 1.0.0-M2.1 lists the builder's weightDecay twice for each weight.)
     if (r instanceof L2Regularization l2) {
-      return c.withL2(l2.getL2().valueAt(0, 0));
+      return c.withL2(c.l2() + l2.getL2().valueAt(0, 0));
     } else if (r instanceof L1Regularization l1) {
-      return c.withL1(l1.getL1().valueAt(0, 0));
+      return c.withL1(c.l1() + l1.getL1().valueAt(0, 0));
     } else if (r instanceof WeightDecay wd) {
-      return c.withWeightDecay(wd.getCoeff().valueAt(0, 0), wd.isApplyLR());
+      if (c.weightDecay() != 0 && c.weightDecayAppliesLr() != wd.isApplyLR()) {
+        throw unsupported(param, "weight decay both with and without the learning rate applied");
+      }
+      return c.withWeightDecay(c.weightDecay() + wd.getCoeff().valueAt(0, 0), wd.isApplyLR());
     }
     throw unsupported(param, "the regularization " + r.getClass().getSimpleName());
   }
