@@ -74,13 +74,13 @@ final class MiniYarn implements AutoCloseable {
     sparkHome = sparkHome(work.resolve("spark-home"));
   }
 
-  /** A Spark home: jars/ (links to the class path's Spark and Hadoop jars, Guava 14) and bin/spark-submit. */
+  /** A Spark home: jars/ (links to the class path's Spark and Hadoop jars, the Guava that Spark ships) and bin/spark-submit. */
   private static Path sparkHome(Path home) throws IOException {
     Path jars = Files.createDirectories(home.resolve("jars"));
     Stream.concat(Stream.of(System.getProperty("java.class.path").split(File.pathSeparator)),
-            Stream.of(Path.of(System.getProperty("sparkps.sparkExtraJars")).resolve("guava-14.0.1.jar").toString()))
+            Stream.of(Path.of(System.getProperty("sparkps.sparkExtraJars")).resolve(System.getProperty("sparkps.sparkGuavaJar")).toString()))
         .filter(p -> p.endsWith(".jar") && !p.contains("sparkps") && !p.contains("/io/grpc/")
-            && !p.contains("/com/google/protobuf/") && !p.contains("/com/google/guava/guava/33")
+            && !p.contains("/com/google/protobuf/") && !p.contains("/com/google/guava/guava/")
             && !p.contains("/org/nd4j/") && !p.contains("/org/deeplearning4j/") && !p.contains("/org/bytedeco/")
             && !p.contains("minicluster") && !p.contains("/org/junit/") && !p.contains("/org/bouncycastle/"))
         .map(Path::of).distinct().forEach(p -> {

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The shaded jar as users run it: {@code spark-submit --master local[3] --class
- * io.sparkps.cli.SparkPsCli sparkps-estimator-*-all.jar train ...} through
+ * io.sparkps.cli.SparkPsCli sparkps-estimator_2.1x-*-all.jar train ...} through
  * {@code org.apache.spark.deploy.SparkSubmit} in a JVM of its own whose class path holds Spark and
  * Hadoop only (no unshaded gRPC, protobuf, Guava, DL4J or SparkPS classes).
  */
@@ -27,7 +27,7 @@ class SparkSubmitIT {
 
   private static Path shadedJar() {
     return Stream.of(System.getProperty("java.class.path").split(File.pathSeparator)).map(Path::of)
-        .filter(p -> p.getFileName().toString().matches("sparkps-estimator-.*-all\\.jar")).findFirst()
+        .filter(p -> p.getFileName().toString().matches("sparkps-estimator_[0-9.]+-.*-all\\.jar")).findFirst()
         .orElseThrow(() -> new AssertionError("the shaded jar is not on the test class path"));
   }
 

@@ -65,7 +65,7 @@ class YarnIT {
 
   private static String shadedJar() {
     return Stream.of(System.getProperty("java.class.path").split(File.pathSeparator))
-        .filter(p -> Path.of(p).getFileName().toString().matches("sparkps-estimator-.*-all\\.jar")).findFirst()
+        .filter(p -> Path.of(p).getFileName().toString().matches("sparkps-estimator_[0-9.]+-.*-all\\.jar")).findFirst()
         .orElseThrow(() -> new AssertionError("the shaded jar is not on the test class path"));
   }
 

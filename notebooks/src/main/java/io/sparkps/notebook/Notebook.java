@@ -130,6 +130,14 @@ public final class Notebook {
     return BUILD.getProperty("version", "unknown");
   }
 
+  /**
+   * The file name of SparkPS's shaded jar for this kernel's Scala version, as the build names it
+   * ({@code sparkps-estimator_2.12-<version>-all.jar}): what {@code spark-submit} is given.
+   */
+  public static String shadedJarName() {
+    return "sparkps-estimator_" + BUILD.getProperty("scalaBinaryVersion", "unknown") + "-" + version() + "-all.jar";
+  }
+
   /** Spark's {@code --add-opens} list for Java 17, as the build knows it. */
   static String addOpens() {
     return BUILD.getProperty("addOpens", "");

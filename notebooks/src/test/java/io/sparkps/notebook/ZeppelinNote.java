@@ -18,7 +18,7 @@ import scala.tools.nsc.interpreter.IMain;
 
 /**
  * Runs a Zeppelin note (a {@code .zpln}) the way Zeppelin's Spark interpreter does: its
- * {@code %spark} paragraphs in order through Scala 2.12's interpreter (the engine of that
+ * {@code %spark} paragraphs in order through Scala's interpreter (2.12 or 2.13, as Spark's) (the engine of that
  * interpreter), class-based wrappers as Spark's REPL uses, with {@code spark} and {@code sc}
  * bound to a local Spark whose executors load the classes the paragraphs define. {@code %md}
  * paragraphs are only read.
@@ -57,7 +57,7 @@ final class ZeppelinNote {
     PrintStream out = new PrintStream(buffer, true, StandardCharsets.UTF_8);
     Settings settings = new Settings();
     settings.processArgumentString("-usejavacp -Yrepl-class-based -deprecation:false");
-    IMain repl = new IMain(settings, new PrintWriter(out, true));
+    IMain repl = newInterpreter(settings, new PrintWriter(out, true));
     ClassLoader before = Thread.currentThread().getContextClassLoader();
     SparkSession spark = null;
     try {
@@ -91,6 +91,26 @@ final class ZeppelinNote {
       }
       repl.close();
       Thread.currentThread().setContextClassLoader(before);
+    }
+  }
+
+  /**
+   * Scala's interpreter writing to {@code out}. Its constructor differs between Scala versions:
+   * 2.12 takes the writer, 2.13 a reporter around it ({@code shell.ReplReporterImpl}).
+   */
+  private static IMain newInterpreter(Settings settings, PrintWriter out) {
+    try {
+      Object reporter;
+      try {
+        reporter = Class.forName("scala.tools.nsc.interpreter.shell.ReplReporterImpl")
+            .getConstructor(Settings.class, PrintWriter.class).newInstance(settings, out);
+      } catch (ClassNotFoundException scala212) {
+        return IMain.class.getConstructor(Settings.class, PrintWriter.class).newInstance(settings, out);
+      }
+      Class<?> reporterType = Class.forName("scala.tools.nsc.interpreter.ReplReporter");
+      return IMain.class.getConstructor(Settings.class, reporterType).newInstance(settings, reporter);
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("cannot start Scala's interpreter " + scala.util.Properties.versionString(), e);
     }
   }
 

@@ -186,15 +186,21 @@ class LeftoversTest {
             + "; threads left: " + ThreadDump.leftSince(base.threads(), after.get(process).threads())));
   }
 
-  /** Polls (up to 20 s) until every process holds no more than {@code base}; returns what they hold then. */
+  /**
+   * Polls (up to 20 s) until every process holds no more than {@code base}, or without a base
+   * until they hold steady; returns what they hold then.
+   */
   private static Map<String, Holdings> settle(Map<String, Holdings> now, Map<String, Holdings> base)
       throws IOException, InterruptedException {
     long deadline = System.nanoTime() + 20_000_000_000L;
     while (System.nanoTime() < deadline) {
       Map<String, Holdings> current = everyProcess();
       Map<String, Holdings> last = now;
+      // Without a base: until two looks agree and no SparkPS or gRPC thread is left (gRPC ends its
+      // shared executor a second after its last channel closes).
       if (base == null ? current.keySet().equals(last.keySet()) && current.entrySet().stream()
-          .allMatch(e -> e.getValue().same(last.get(e.getKey()))) : current.entrySet().stream()
+          .allMatch(e -> e.getValue().same(last.get(e.getKey())) && ThreadDump.ours(e.getValue().threads()).isEmpty())
+          : current.entrySet().stream()
           .allMatch(e -> base.containsKey(e.getKey()) && e.getValue().within(base.get(e.getKey())))) {
         return current;
       }

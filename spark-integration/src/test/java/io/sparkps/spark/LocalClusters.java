@@ -117,7 +117,9 @@ public final class LocalClusters {
   /** Links every jar of the class path into {@code home/jars}; returns the class path's directories. */
   static List<String> sparkHomeFromClassPath(Path home) throws IOException {
     Path jars = Files.createDirectories(home.resolve("jars"));
-    Files.createDirectories(home.resolve("launcher/target/scala-2.12"));
+    // Spark's launcher, in test mode, takes the Scala version from the folder it finds here.
+    String scalaVersion = scala.util.Properties.versionNumberString();
+    Files.createDirectories(home.resolve("launcher/target/scala-" + scalaVersion.substring(0, scalaVersion.lastIndexOf('.'))));
     List<String> directories = new ArrayList<>();
     for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
       Path p = Path.of(entry).toAbsolutePath();
