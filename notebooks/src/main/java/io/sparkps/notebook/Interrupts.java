@@ -25,19 +25,21 @@ final class Interrupts {
 
   /**
    * Cancels every SparkPS run of this JVM (each ends CANCELLED and stops its ps, evaluator and
-   * barrier tasks), then every Spark job still running (the tasks of a cell's jobs are
-   * interrupted, see {@link #beforeCell}), then interrupts the cell's thread so that a wait in it
-   * ({@code join}, {@code progress}, a sleep) returns.
+   * barrier tasks), interrupts the cell's thread so that a wait in it ({@code join},
+   * {@code progress}, a sleep, a Spark action) returns, then cancels every Spark job still running
+   * (the tasks of a cell's jobs are interrupted, see {@link #beforeCell}). The thread first: Spark
+   * cancels asynchronously, and a cell waiting on an action would otherwise end, at random, with
+   * the interrupt or with Spark's "job cancelled".
    */
   static void interrupt(CellRunner cells) {
     for (TrainingJob<?> job : TrainingJob.running()) {
       job.cancel();
     }
+    cells.interrupt();
     SparkContext sc = activeContext();
     if (sc != null) {
       sc.cancelAllJobs();
     }
-    cells.interrupt();
   }
 
   private static SparkContext activeContext() {
