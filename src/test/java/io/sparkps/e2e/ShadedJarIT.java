@@ -3,10 +3,8 @@ package io.sparkps.e2e;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.stream.Stream;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 import org.junit.jupiter.api.Test;
@@ -17,16 +15,11 @@ import org.junit.jupiter.api.Test;
  * classes, and ND4J's natives for linux-x86_64 alone.
  */
 class ShadedJarIT {
-  private static Path shadedJar() {
-    return Stream.of(System.getProperty("java.class.path").split(File.pathSeparator)).map(Path::of)
-        .filter(p -> p.getFileName().toString().matches("sparkps-estimator_[0-9.]+-.*-all\\.jar")).findFirst()
-        .orElseThrow(() -> new AssertionError("the shaded jar is not on the test class path"));
-  }
 
   @Test
   void clashingLibrariesAreRelocated_andNativesAreLinuxX8664Only() throws Exception {
     String scalaVersion = scala.util.Properties.versionNumberString();
-    Path jar = shadedJar();
+    Path jar = ShadedJar.path();
     assertTrue(jar.getFileName().toString().startsWith("sparkps-estimator_" + scalaVersion.substring(0, scalaVersion.lastIndexOf('.')) + "-"),
         jar + " names the Scala version it was built for (" + scalaVersion + ")");
     try (ZipFile zip = new ZipFile(jar.toFile())) {

@@ -25,11 +25,6 @@ class SparkSubmitIT {
   @TempDir
   Path dir;
 
-  private static Path shadedJar() {
-    return Stream.of(System.getProperty("java.class.path").split(File.pathSeparator)).map(Path::of)
-        .filter(p -> p.getFileName().toString().matches("sparkps-estimator_[0-9.]+-.*-all\\.jar")).findFirst()
-        .orElseThrow(() -> new AssertionError("the shaded jar is not on the test class path"));
-  }
 
   /** The test class path without SparkSPS and the libraries the shaded jar must bring itself. */
   private static String sparkClassPath() {
@@ -57,7 +52,7 @@ class SparkSubmitIT {
     command.addAll(List.of("-Xmx2g", "-cp", sparkClassPath(), "org.apache.spark.deploy.SparkSubmit",
         "--master", "local[3]", "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.host=127.0.0.1",
         "--conf", "spark.driver.bindAddress=127.0.0.1", "--class", "io.sparkps.cli.SparkPsCli",
-        shadedJar().toString()));
+        ShadedJar.path().toString()));
     command.addAll(List.of(args));
     command.removeIf(String::isEmpty);
     ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());

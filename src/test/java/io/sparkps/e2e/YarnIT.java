@@ -8,14 +8,12 @@ import io.sparkps.spark.Role;
 import io.sparkps.spark.yarn.TaskSpec;
 import io.sparkps.spark.yarn.YarnRun;
 import io.sparkps.spark.yarn.YarnSubmitter;
-import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import java.util.stream.Stream;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.spark.launcher.SparkAppHandle;
 import org.junit.jupiter.api.AfterAll;
@@ -63,15 +61,10 @@ class YarnIT {
     }
   }
 
-  private static String shadedJar() {
-    return Stream.of(System.getProperty("java.class.path").split(File.pathSeparator))
-        .filter(p -> Path.of(p).getFileName().toString().matches("sparkps-estimator_[0-9.]+-.*-all\\.jar")).findFirst()
-        .orElseThrow(() -> new AssertionError("the shaded jar is not on the test class path"));
-  }
 
   private YarnSubmitter.Builder train(Path output, String deployMode) {
     YarnSubmitter.Builder b = YarnSubmitter.builder()
-        .setApplication(shadedJar(), "io.sparkps.cli.SparkPsCli", List.of("train", "--data", data.toString(),
+        .setApplication(ShadedJar.path().toString(), "io.sparkps.cli.SparkPsCli", List.of("train", "--data", data.toString(),
             "--eval-data", data.toString(), "--feature-cols", "x,y", "--network", "mlp:8", "--epochs", "3",
             "--batch-size", "16", "--learning-rate", "0.02", "--no-progress", "--output", output.toString()))
         .setTaskSpec(Role.CHIEF, TaskSpec.of(1024, 1, 1)).setTaskSpec(Role.WORKER, TaskSpec.of(1024, 1, 1))
@@ -163,7 +156,7 @@ class YarnIT {
     YarnSubmitter.Builder b = train(work.resolve("unused"), "cluster").optAppName("sparkps-experiment");
     io.sparkps.ml.YarnExperiments.prepare(b, java.util.Map.of(Role.CHIEF, TaskSpec.of(1024, 1, 1), Role.WORKER,
         TaskSpec.of(1024, 1, 1), Role.PS, TaskSpec.of(768, 1, 1), Role.EVALUATOR, TaskSpec.of(768, 1, 1)), experiment,
-        shadedJar(), output, work.resolve("staging"));
+        ShadedJar.path().toString(), output, work.resolve("staging"));
     YarnSubmitter submitter = b.optLog(work.resolve("experiment.log")).build();
     assertTrue(submitter.dryRun().contains("run-experiment --experiment "), submitter.dryRun());
     submitter.preflight(yarn.conf);
@@ -200,7 +193,7 @@ class YarnIT {
     Files.write(bad, lines);
     YarnSubmitter.Builder b = train(work.resolve("unused"), "cluster").optAppName("sparkps-bad-row")
         .optLog(work.resolve("bad-row.log"));
-    b.setApplication(shadedJar(), "io.sparkps.cli.SparkPsCli", List.of("train", "--data", bad.toString(),
+    b.setApplication(ShadedJar.path().toString(), "io.sparkps.cli.SparkPsCli", List.of("train", "--data", bad.toString(),
         "--feature-cols", "x,y", "--network", "mlp:8", "--epochs", "1", "--no-progress", "--output",
         hdfs.getURI() + "/runs/bad-row"));
     YarnRun run = b.build().submit(yarn.conf);
@@ -217,7 +210,7 @@ class YarnIT {
   void aFailingRun_isReportedFailed() throws Exception {
     Path output = work.resolve("run-failing");
     YarnSubmitter.Builder b = train(output, "client").optLog(work.resolve("failing.log"));
-    b.setApplication(shadedJar(), "io.sparkps.cli.SparkPsCli", List.of("train", "--data", data.toString(),
+    b.setApplication(ShadedJar.path().toString(), "io.sparkps.cli.SparkPsCli", List.of("train", "--data", data.toString(),
         "--feature-cols", "x,y", "--label", "no_such_column", "--no-progress", "--output", output.toString()));
     YarnRun run = b.build().submit(yarn.conf);
     SparkAppHandle.State state = run.waitFor(Duration.ofMinutes(3));
