@@ -145,7 +145,9 @@ public final class ThreadDump {
       boolean ours = isOurs(t);
       boolean idleWorker = t.inStack("ThreadPoolExecutor.getTask") || t.inStack("ForkJoinPool.awaitWork");
       boolean endsByItself = idleWorker && (t.state().equals("TIMED_WAITING") || t.inStack("ForkJoinPool.awaitWork"));
-      boolean eventLoop = t.inStack("NioEventLoop.run") || t.inStack("EpollEventLoop.run");
+      // Netty 4.1's loops (NioEventLoop, EpollEventLoop) and 4.2's (SingleThreadIoEventLoop, Spark 4's).
+      boolean eventLoop = t.inStack("NioEventLoop.run") || t.inStack("EpollEventLoop.run")
+          || t.inStack("SingleThreadIoEventLoop.run");
       boolean poolGrowth = idleWorker && pools.contains(t.pattern());
       if (ours || !(endsByItself || poolGrowth || eventLoop)) {
         left.add(t);

@@ -72,4 +72,31 @@ class ThreadDumpTest {
       t.join(TimeUnit.SECONDS.toMillis(5));
     }
   }
+
+  @Test
+  void leftSince_excusesOtherLibrariesNettyLoops_ofNetty41And42_butNotGrpcs() {
+    String dump = String.join("\n",
+        "\"shuffle-client-4-2\" #201 daemon prio=5 os_prio=0 cpu=1.00ms elapsed=1.00s tid=0x1 nid=0x2 runnable",
+        "   java.lang.Thread.State: RUNNABLE",
+        "\tat io.netty.channel.epoll.Native.epollWait0(Native Method)",
+        "\tat io.netty.channel.epoll.EpollIoHandler.run(EpollIoHandler.java:1)",
+        "\tat io.netty.channel.SingleThreadIoEventLoop.run(SingleThreadIoEventLoop.java:1)",
+        "",
+        "\"rpc-server-3-1\" #202 daemon prio=5 os_prio=0 cpu=1.00ms elapsed=1.00s tid=0x1 nid=0x2 runnable",
+        "   java.lang.Thread.State: RUNNABLE",
+        "\tat io.netty.channel.nio.NioEventLoop.run(NioEventLoop.java:1)",
+        "",
+        "\"grpc-nio-worker-ELG-1-2\" #203 daemon prio=5 os_prio=0 cpu=1.00ms elapsed=1.00s tid=0x1 nid=0x2 runnable",
+        "   java.lang.Thread.State: RUNNABLE",
+        "\tat io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoop.run(NioEventLoop.java:1)",
+        "",
+        "\"someone-elses-loop\" #204 prio=5 os_prio=0 cpu=1.00ms elapsed=1.00s tid=0x1 nid=0x2 waiting on condition",
+        "   java.lang.Thread.State: WAITING (parking)",
+        "\tat jdk.internal.misc.Unsafe.park(Native Method)",
+        "");
+    Map<Long, ThreadDump.Info> after = ThreadDump.parse(dump);
+    assertEquals(4, after.size(), after.toString());
+    assertEquals(List.of("grpc-nio-worker-ELG-1-2", "someone-elses-loop"),
+        ThreadDump.leftSince(Map.of(), after).stream().map(ThreadDump.Info::name).toList());
+  }
 }
