@@ -40,8 +40,7 @@ final class AccuracyReport {
     runs.forEach((name, list) -> {
       double[] m = {median(list, p -> at(p, TARGETS[0])), median(list, p -> at(p, TARGETS[1])),
           median(list, p -> p.get(p.size() - 1).accuracy()),
-          median(list, p -> p.stream().filter(q -> q.examples() > lastEpoch).mapToDouble(Point::accuracy).average()
-              .orElse(p.get(p.size() - 1).accuracy()))};
+          median(list, p -> lastEpochMean(p, lastEpoch))};
       medians.put(name, m);
       System.out.printf(Locale.ROOT, "%-38s %12s %12s %16.4f %16.4f%n", name, seconds(m[0]), seconds(m[1]), m[2], m[3]);
     });
@@ -68,13 +67,16 @@ final class AccuracyReport {
         System.out.println(line);
       }
     }
-    double[] sync = medians.get("SparkPS SYNC");
+    List<List<Point>> sync = runs.get("SparkPS SYNC");
     if (sync != null) {
-      System.out.println("final accuracy against SparkPS SYNC (points; target: within 1):");
+      System.out.println("accuracy against SparkPS SYNC after the same examples (points, median of per-round "
+          + "differences, lowest-highest round; target: within 1):");
       for (String mode : List.of("SparkPS ASYNC", "SparkPS SSP", "SparkPS ASYNC, staleness-aware rate",
           "SparkPS SSP, staleness-aware rate")) {
-        if (medians.containsKey(mode)) {
-          System.out.printf(Locale.ROOT, "  %-38s %+.2f%n", mode, 100 * (medians.get(mode)[2] - sync[2]));
+        if (runs.containsKey(mode)) {
+          System.out.printf(Locale.ROOT, "  %-38s final %s, last-epoch mean %s%n", mode,
+              difference(runs.get(mode), sync, p -> p.get(p.size() - 1).accuracy()),
+              difference(runs.get(mode), sync, p -> lastEpochMean(p, lastEpoch)));
         }
       }
     }
@@ -88,6 +90,22 @@ final class AccuracyReport {
         }
       });
     }
+  }
+
+  /** The mean accuracy of the points after {@code lastEpoch} examples (the last point if none is). */
+  static double lastEpochMean(List<Point> points, long lastEpoch) {
+    return points.stream().filter(q -> q.examples() > lastEpoch).mapToDouble(Point::accuracy).average()
+        .orElse(points.get(points.size() - 1).accuracy());
+  }
+
+  /** {@code a} less {@code b} in points: the median of the rounds' differences, with the lowest and highest. */
+  static String difference(List<List<Point>> a, List<List<Point>> b, java.util.function.ToDoubleFunction<List<Point>> f) {
+    List<Double> d = new ArrayList<>();
+    for (int i = 0; i < Math.min(a.size(), b.size()); i++) {
+      d.add(100 * (f.applyAsDouble(a.get(i)) - f.applyAsDouble(b.get(i))));
+    }
+    return String.format(Locale.ROOT, "%+.2f (%+.2f to %+.2f)", medianOf(d), java.util.Collections.min(d),
+        java.util.Collections.max(d));
   }
 
   private static double at(List<Point> points, double target) {

@@ -51,7 +51,8 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
  * included); the single process's at its first step, its data already in memory.
  *
  * <p>Arguments: {@code [epochs] [rounds] [trainers]} (default 8, 1, all; trainers is a
- * comma-separated list of parts of their names).
+ * comma-separated list of parts of their names, or of whole names after {@code =}: {@code =SparkPS SYNC}
+ * is that trainer alone, {@code SYNC} also every ASYNC one).
  */
 public final class TimeToAccuracyBenchmark {
   static final double[] TARGETS = {0.85, 0.88};
@@ -65,6 +66,8 @@ public final class TimeToAccuracyBenchmark {
     List<Point> run(int epochs) throws Exception;
   }
 
+  /** The data order's seed of the current round, the same for every trainer in it (7 + round - 1). */
+  private static long seed = 7;
   private static float[] trainX;
   private static float[] trainY;
   private static INDArray testX;
@@ -83,6 +86,7 @@ public final class TimeToAccuracyBenchmark {
     testX = Nd4j.create(TrainingBenchmark.scaled(tx.values()), new long[] {tx.items(), 784}, 'c');
     testY = TrainingBenchmark.oneHot(IdxFile.read(dir.resolve("t10k-labels-idx1-ubyte.gz")).values(), 0, tx.items());
     if (args.length > 0 && args[0].equals("--single-process")) {
+      seed = Long.parseLong(args[2]);
       singleProcess(1); // warm-up, untimed
       for (Point p : singleProcess(epochs)) {
         System.out.printf(Locale.ROOT, "POINT %f %d %f%n", p.seconds(), p.examples(), p.accuracy());
@@ -121,7 +125,7 @@ public final class TimeToAccuracyBenchmark {
     trainers.put("dl4j-spark parameter averaging", e -> segmented(spark, batches, (int) rows, e, false));
     trainers.put("dl4j-spark gradient sharing", e -> segmented(spark, batches, (int) rows, e, true));
     if (only != null) {
-      trainers.keySet().removeIf(name -> only.stream().noneMatch(name::contains));
+      trainers.keySet().removeIf(name -> only.stream().noneMatch(o -> TrainingBenchmark.selects(o, name)));
     }
     Map<String, List<List<Point>>> runs = new LinkedHashMap<>();
     try {
@@ -132,6 +136,7 @@ public final class TimeToAccuracyBenchmark {
       }
       List<Map.Entry<String, Trainer>> order = new ArrayList<>(trainers.entrySet());
       for (int round = 1; round <= rounds; round++) {
+        seed = 7 + round - 1; // rounds differ in their data order, trainers within one do not
         for (Map.Entry<String, Trainer> t : order) {
           List<Point> points = t.getValue().run(epochs);
           runs.computeIfAbsent(t.getKey(), k -> new ArrayList<>()).add(points);
@@ -175,7 +180,7 @@ public final class TimeToAccuracyBenchmark {
     int steps = n / BATCH;
     int every = Math.max(1, steps / 4);
     List<Point> points = new ArrayList<>();
-    Random random = new Random(7);
+    Random random = new Random(seed);
     int[] order = java.util.stream.IntStream.range(0, n).toArray();
     float[] xs = new float[BATCH * 784];
     float[] labels = new float[BATCH];
@@ -212,7 +217,7 @@ public final class TimeToAccuracyBenchmark {
     String cores = String.valueOf(Runtime.getRuntime().availableProcessors());
     ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
         System.getProperty("java.class.path"), TimeToAccuracyBenchmark.class.getName(), "--single-process",
-        String.valueOf(epochs));
+        String.valueOf(epochs), String.valueOf(seed));
     pb.environment().put("OMP_NUM_THREADS", cores);
     pb.environment().put("OPENBLAS_NUM_THREADS", cores);
     pb.redirectErrorStream(true);
@@ -255,7 +260,7 @@ public final class TimeToAccuracyBenchmark {
   private static List<Point> sparkps(Dataset<Row> train, Dataset<Row> test, int epochs, Consistency consistency,
       boolean stalenessAware, int batch, double density) throws InterruptedException {
     Dl4jEstimator estimator = new Dl4jEstimator().setNetworkJson(network().toJson()).setNumWorkers(2).setNumPs(1)
-        .setBatchSize(batch).setEpochs(epochs).setConsistency(consistency).setSeed(7).setEvalDeferred(true)
+        .setBatchSize(batch).setEpochs(epochs).setConsistency(consistency).setSeed(seed).setEvalDeferred(true)
         .setEvalEverySeconds(0.5).setStalenessAwareRate(stalenessAware).setSparseTransfers(Math.max(0, density));
     System.setProperty(io.sparkps.ps.PsClient.SAME_JVM_PROPERTY, String.valueOf(density < 0));
     long start = System.currentTimeMillis();

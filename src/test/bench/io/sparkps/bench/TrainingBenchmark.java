@@ -46,7 +46,8 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
  * task.
  *
  * <p>Arguments: {@code [small|large|both] [examples] [rounds] [trainers]} (default both, 60000,
- * 5, all; trainers is a comma-separated list of parts of their names, such as {@code SYNC,sharing}).
+ * 5, all; trainers is a comma-separated list of parts of their names, such as {@code SYNC,sharing}, or of
+ * whole names after {@code =}, such as {@code =(b) SparkPS SYNC}).
  */
 public final class TrainingBenchmark {
   private record Model(String name, int[] hidden, int batch) {}
@@ -70,7 +71,12 @@ public final class TrainingBenchmark {
       "(b) SparkPS SYNC, socket, bf16", "(b) SparkPS ASYNC, socket, bf16", "(b) SparkPS ASYNC, socket, sparse 1%",
       "(b) SparkPS ASYNC, socket, sparse 5%");
 
-  private static List<String> only; // trainers whose name contains one of these; all when null
+  private static List<String> only; // trainers selected by one of these (see selects); all when null
+
+  /** Whether a trainer filter selects {@code name}: "=whole name" exactly, anything else as a part of it. */
+  static boolean selects(String filter, String name) {
+    return filter.startsWith("=") ? name.equals(filter.substring(1)) : name.contains(filter);
+  }
   private static float[] trainX;
   private static float[] trainY;
   private static INDArray testX;
@@ -144,7 +150,7 @@ public final class TrainingBenchmark {
     trainers.put(AVERAGING, (c, n, b) -> parameterAveraging(spark, train, c, n, b));
     trainers.put(SHARING, (c, n, b) -> gradientSharing(spark, train, c, n, b));
     if (only != null) {
-      trainers.keySet().removeIf(name -> only.stream().noneMatch(name::contains));
+      trainers.keySet().removeIf(name -> only.stream().noneMatch(o -> selects(o, name)));
     }
     // Warm-up, not timed: a short run of each Spark trainer, so that the JIT and Spark's first jobs
     // over the cached data do not land in whichever measured run comes first.
