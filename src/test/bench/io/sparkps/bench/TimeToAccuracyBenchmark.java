@@ -94,7 +94,7 @@ public final class TimeToAccuracyBenchmark {
       System.exit(0);
     }
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 1;
-    List<String> only = args.length > 2 ? List.of(args[2].split(",")) : null;
+    List<String> only = args.length > 2 ? TrainingBenchmark.filters(args[2]) : null;
 
     SparkSession spark = SparkSession.builder().master("local[4]").appName("sparkps-time-to-accuracy")
         .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")

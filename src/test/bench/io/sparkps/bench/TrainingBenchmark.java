@@ -37,7 +37,9 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
  * 1 ps: SYNC, ASYNC and ASYNC with the staleness-aware rate with bulk data through memory, as in
  * any local Spark; SYNC and ASYNC over the shard's loopback socket, as between executors, in
  * float32 and in bfloat16; (c) dl4j-spark's ParameterAveragingTrainingMaster and (d) its
- * SharedTrainingMaster (gradient sharing), 2 workers, fed from the same cached DataFrame. Prints
+ * SharedTrainingMaster (gradient sharing), 2 workers, fed from the same cached DataFrame; (e) the
+ * floor under them all ({@link GradientFloor}: two threads computing the same gradients and
+ * nothing else), which bounds what any of them can reach against another. Prints
  * examples/s (wall time of the training call, Spark launch and data materialization included
  * where the trainer does them; each Spark trainer warmed up once, untimed), test accuracy after
  * the same number of examples and SparkPS's socket bytes per worker step, then the ratios. The
@@ -66,12 +68,18 @@ public final class TrainingBenchmark {
   private static final String SINGLE_1 = "(a) single-process DL4J, 1 thread";
   private static final String AVERAGING = "(c) dl4j-spark parameter averaging";
   private static final String SHARING = "(d) dl4j-spark gradient sharing";
+  private static final String FLOOR = "(e) gradients alone, 2 threads";
   private static final List<String> SPARKPS = List.of("(b) SparkPS SYNC", "(b) SparkPS ASYNC",
       "(b) SparkPS ASYNC, staleness-aware", "(b) SparkPS SYNC, socket", "(b) SparkPS ASYNC, socket",
       "(b) SparkPS SYNC, socket, bf16", "(b) SparkPS ASYNC, socket, bf16", "(b) SparkPS ASYNC, socket, sparse 1%",
       "(b) SparkPS ASYNC, socket, sparse 5%");
 
   private static List<String> only; // trainers selected by one of these (see selects); all when null
+
+  /** A comma-separated list of trainer filters; a comma followed by a space is part of a name. */
+  static List<String> filters(String list) {
+    return List.of(list.split(",(?! )"));
+  }
 
   /** Whether a trainer filter selects {@code name}: "=whole name" exactly, anything else as a part of it. */
   static boolean selects(String filter, String name) {
@@ -88,7 +96,7 @@ public final class TrainingBenchmark {
     String which = args.length > 0 ? args[0] : "both";
     int examples = args.length > 1 ? Integer.parseInt(args[1]) : 60_000;
     int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 5;
-    only = args.length > 3 && !args[0].equals("--single-process") ? List.of(args[3].split(",")) : null;
+    only = args.length > 3 && !args[0].equals("--single-process") ? filters(args[3]) : null;
     Path dir = IdxDataFrames.FASHION_MNIST;
     IdxFile x = IdxFile.read(dir.resolve("train-images-idx3-ubyte.gz"));
     IdxFile y = IdxFile.read(dir.resolve("train-labels-idx1-ubyte.gz"));
@@ -149,6 +157,11 @@ public final class TrainingBenchmark {
     trainers.put(SPARKPS.get(8), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false, "sparse 0.05"));
     trainers.put(AVERAGING, (c, n, b) -> parameterAveraging(spark, train, c, n, b));
     trainers.put(SHARING, (c, n, b) -> gradientSharing(spark, train, c, n, b));
+    trainers.put(FLOOR, (c, n, b) -> {
+      int steps = n / (2 * b); // each worker's steps, as SparkPS takes them
+      double seconds = GradientFloor.seconds(c, minibatches(2 * steps * b, b, 7), 2);
+      return new Figure(2.0 * steps * b / seconds, Double.NaN, seconds);
+    });
     if (only != null) {
       trainers.keySet().removeIf(name -> only.stream().noneMatch(o -> selects(o, name)));
     }
@@ -172,8 +185,9 @@ public final class TrainingBenchmark {
     }
     System.out.printf(Locale.ROOT, "%-38s %12s %10s %9s %16s   (medians of %d rounds)%n", "trainer", "examples/s",
         "accuracy", "seconds", "socket MB/step", rounds);
-    figures.forEach((name, list) -> System.out.printf(Locale.ROOT, "%-38s %12.0f %10.4f %9.1f %16s%n", name,
-        median(list, Figure::examplesPerSecond), median(list, Figure::accuracy), median(list, Figure::seconds),
+    figures.forEach((name, list) -> System.out.printf(Locale.ROOT, "%-38s %12.0f %10s %9.1f %16s%n", name,
+        median(list, Figure::examplesPerSecond), Double.isNaN(list.get(0).accuracy()) ? "-"
+            : String.format(Locale.ROOT, "%.4f", median(list, Figure::accuracy)), median(list, Figure::seconds),
         Double.isNaN(list.get(0).wireBytesPerStep()) ? "-" : String.format(Locale.ROOT, "%.2f",
             median(list, Figure::wireBytesPerStep) / 1e6)));
     System.out.println("ratios (median of per-round ratios, min-max):");
@@ -182,7 +196,7 @@ public final class TrainingBenchmark {
         continue;
       }
       StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "  %-38s", name));
-      List<String> peers = new ArrayList<>(List.of(SINGLE, SINGLE_1, AVERAGING, SHARING));
+      List<String> peers = new ArrayList<>(List.of(SINGLE, SINGLE_1, AVERAGING, SHARING, FLOOR));
       if (name.contains("socket, ")) {
         peers.add(name.substring(0, name.indexOf("socket, ") + 6)); // the same trainer with dense float32 transfers
       }
@@ -193,6 +207,10 @@ public final class TrainingBenchmark {
         }
       }
       System.out.println(line);
+    }
+    if (figures.containsKey(FLOOR) && figures.containsKey(AVERAGING)) {
+      System.out.println("  the most any trainer can reach against parameter averaging here (the gradients alone "
+          + "vs it): " + ratio(figures.get(FLOOR), figures.get(AVERAGING)));
     }
   }
 
@@ -309,7 +327,7 @@ public final class TrainingBenchmark {
     return new Figure(f.examples() / f.seconds(), accuracy(f.net()), f.seconds());
   }
 
-  private static List<DataSet> minibatches(int examples, int batch, long seed) {
+  static List<DataSet> minibatches(int examples, int batch, long seed) {
     int[] order = new int[examples];
     for (int i = 0; i < examples; i++) {
       order[i] = i;
