@@ -85,6 +85,7 @@ public final class TrainingBenchmark {
   static boolean selects(String filter, String name) {
     return filter.startsWith("=") ? name.equals(filter.substring(1)) : name.contains(filter);
   }
+
   private static float[] trainX;
   private static float[] trainY;
   private static INDArray testX;

@@ -15,7 +15,6 @@ import org.junit.jupiter.api.Test;
  * classes, and ND4J's natives for linux-x86_64 alone.
  */
 class ShadedJarIT {
-
   @Test
   void clashingLibrariesAreRelocated_andNativesAreLinuxX8664Only() throws Exception {
     String scalaVersion = scala.util.Properties.versionNumberString();

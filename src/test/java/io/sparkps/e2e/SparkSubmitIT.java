@@ -25,7 +25,6 @@ class SparkSubmitIT {
   @TempDir
   Path dir;
 
-
   /** The test class path without SparkSPS and the libraries the shaded jar must bring itself. */
   private static String sparkClassPath() {
     return Stream.of(System.getProperty("java.class.path").split(File.pathSeparator))

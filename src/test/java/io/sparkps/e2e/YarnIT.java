@@ -61,7 +61,6 @@ class YarnIT {
     }
   }
 
-
   private YarnSubmitter.Builder train(Path output, String deployMode) {
     YarnSubmitter.Builder b = YarnSubmitter.builder()
         .setApplication(ShadedJar.path().toString(), "io.sparkps.cli.SparkPsCli", List.of("train", "--data", data.toString(),
