@@ -5,6 +5,8 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.nd4j.linalg.dataset.DataSet;
@@ -46,9 +48,16 @@ final class GradientFloor {
           return sum;
         }));
       }
-      for (Future<Double> s : scores) {
-        if (!Double.isFinite(s.get())) { // the gradients were computed: their losses are finite
-          throw new IllegalStateException("a gradient's loss is not finite: " + s.get());
+      for (int w = 0; w < workers; w++) {
+        double loss;
+        try {
+          loss = scores.get(w).get(30, TimeUnit.MINUTES);
+        } catch (TimeoutException e) {
+          throw new IllegalStateException("gradient thread " + w + " of " + workers + " did not finish its "
+              + per + " gradients in 30 minutes", e);
+        }
+        if (!Double.isFinite(loss)) { // the gradients were computed: their losses are finite
+          throw new IllegalStateException("gradient thread " + w + ": a loss is not finite: " + loss);
         }
       }
       return (System.nanoTime() - t0) / 1e9;
