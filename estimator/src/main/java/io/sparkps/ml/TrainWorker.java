@@ -2,6 +2,7 @@ package io.sparkps.ml;
 
 import io.sparkps.ml.data.LabelKind;
 import io.sparkps.ml.data.Minibatches;
+import io.sparkps.ml.data.Prefetched;
 import io.sparkps.ps.Consistency;
 import io.sparkps.ps.ConsistencyGroup;
 import io.sparkps.ps.PsClient;
@@ -26,6 +27,8 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   private final LabelKind labelKind;
   private final int stepsPerEpoch;
   private final Minibatches.Limits limits;
+  /** Longest the wait for one minibatch may take (read from memory or a local spill file). */
+  private static final Duration BATCH_TIMEOUT = Duration.ofMinutes(10);
 
   TrainWorker(Dl4jTrainer.Settings settings, LabelKind labelKind, int stepsPerEpoch, Minibatches.Limits limits) {
     this.settings = settings;
@@ -37,6 +40,27 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   /** Steps each worker runs in all: maxSteps when set, else epochs over its partition. */
   long totalSteps() {
     return settings.maxSteps() > 0 ? settings.maxSteps() : (long) settings.epochs() * stepsPerEpoch;
+  }
+
+  /** The first {@code n} elements of {@code it}. */
+  private static <T> Iterator<T> limit(Iterator<T> it, int n) {
+    return new Iterator<>() {
+      private int left = n;
+
+      @Override
+      public boolean hasNext() {
+        return left > 0 && it.hasNext();
+      }
+
+      @Override
+      public T next() {
+        if (!hasNext()) {
+          throw new java.util.NoSuchElementException("no minibatch left in this epoch");
+        }
+        left--;
+        return it.next();
+      }
+    };
   }
 
   @Override
@@ -85,16 +109,21 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     long total = totalSteps();
     while (done < total) {
       int epoch = (int) (done / stepsPerEpoch);
-      Iterator<DataSet> batches = data.epoch(epoch, (int) (done % stepsPerEpoch), stepsPerEpoch, settings.batchSize(),
-          settings.seed() + ctx.index());
-      while (batches.hasNext() && done < total) {
-        double loss = step.step(batches.next(), done, epoch);
-        done++;
-        // wireBytes: what this worker's client moved over the shards' bulk ports (sockets) so far
-        ctx.progress().report(done, done * settings.batchSize(), Map.of("loss", loss, "epoch", (double) epoch,
-            "wireBytes", (double) ps.bulkWireBytes()));
-        if (ctx.isChief() && checkpoints != null && done % settings.checkpointInterval() == 0 && done < total) {
-          Checkpoints.save(ps, checkpoints, done, variables, settings.checkpointsKept());
+      int remaining = (int) Math.min(stepsPerEpoch - done % stepsPerEpoch, total - done);
+      // The next minibatch is built while this step waits for the servers (closed before the
+      // next epoch starts, which ends this one's batches).
+      try (Prefetched<DataSet> batches = new Prefetched<>(limit(data.epoch(epoch, (int) (done % stepsPerEpoch),
+          stepsPerEpoch, settings.batchSize(), settings.seed() + ctx.index()), remaining),
+          "sparkps-minibatches-worker-" + ctx.index(), BATCH_TIMEOUT)) {
+        while (batches.hasNext()) {
+          double loss = step.step(batches.next(), done, epoch);
+          done++;
+          // wireBytes: what this worker's client moved over the shards' bulk ports (sockets) so far
+          ctx.progress().report(done, done * settings.batchSize(), Map.of("loss", loss, "epoch", (double) epoch,
+              "wireBytes", (double) ps.bulkWireBytes()));
+          if (ctx.isChief() && checkpoints != null && done % settings.checkpointInterval() == 0 && done < total) {
+            Checkpoints.save(ps, checkpoints, done, variables, settings.checkpointsKept());
+          }
         }
       }
     }

@@ -1,0 +1,165 @@
+package io.sparkps.ml.data;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.NoSuchElementException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class PrefetchedTest {
+  /** Counts 0, 1, ... up to {@code n}, recording which thread made each element and how many were made. */
+  private static final class Counting implements Iterator<Integer> {
+    final int n;
+    final AtomicInteger made = new AtomicInteger();
+    final List<String> threads = new ArrayList<>();
+
+    Counting(int n) {
+      this.n = n;
+    }
+
+    @Override
+    public boolean hasNext() {
+      return made.get() < n;
+    }
+
+    @Override
+    public Integer next() {
+      threads.add(Thread.currentThread().getName());
+      return made.getAndIncrement();
+    }
+  }
+
+  @Test
+  void handsOutEveryElementInOrder_madeOneAheadOnItsOwnThread() throws Exception {
+    Counting source = new Counting(5);
+    List<Integer> seen = new ArrayList<>();
+    try (Prefetched<Integer> p = new Prefetched<>(source, "prefetch-test", Duration.ofSeconds(10))) {
+      assertTrue(p.hasNext());
+      assertEquals(1, source.made.get(), "the first element is made before it is asked for");
+      seen.add(p.next());
+      // Handing out element 0 started element 1 at once, before anyone asked for it.
+      waitFor(() -> source.made.get() == 2);
+      while (p.hasNext()) {
+        seen.add(p.next());
+      }
+      assertThrows(NoSuchElementException.class, p::next);
+    }
+    assertEquals(List.of(0, 1, 2, 3, 4), seen);
+    assertTrue(source.threads.stream().allMatch("prefetch-test"::equals), "made on its own thread: " + source.threads);
+    assertFalse(threadAlive("prefetch-test"), "close ends the thread");
+  }
+
+  @Test
+  void aFailureOfTheSource_isThrownByNext_withItsOwnStackTrace() {
+    Iterator<Integer> failing = new Iterator<>() {
+      @Override
+      public boolean hasNext() {
+        return true;
+      }
+
+      @Override
+      public Integer next() {
+        throw new IllegalArgumentException("row 17 of partition 3 has 783 features, the network takes 784");
+      }
+    };
+    try (Prefetched<Integer> p = new Prefetched<>(failing, "prefetch-fail", Duration.ofSeconds(10))) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, p::next);
+      assertEquals("row 17 of partition 3 has 783 features, the network takes 784", e.getMessage());
+      StackTraceElement top = e.getStackTrace()[0];
+      assertTrue(top.getClassName().startsWith(PrefetchedTest.class.getName() + "$") && top.getMethodName().equals("next"),
+          "the stack trace is the source's, where it failed: " + top);
+    }
+  }
+
+  @Test
+  void close_waitsForTheElementInTheMaking_beforeTheSourceMayBeReleased() throws Exception {
+    CountDownLatch started = new CountDownLatch(1);
+    AtomicBoolean finished = new AtomicBoolean();
+    Iterator<Integer> slow = new Iterator<>() {
+      @Override
+      public boolean hasNext() {
+        return true;
+      }
+
+      @Override
+      public Integer next() {
+        started.countDown();
+        try {
+          Thread.sleep(300);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        finished.set(true);
+        return 1;
+      }
+    };
+    Prefetched<Integer> p = new Prefetched<>(slow, "prefetch-close", Duration.ofSeconds(10));
+    assertTrue(started.await(10, TimeUnit.SECONDS));
+    p.close();
+    assertTrue(finished.get(), "close returned while the source was still being read");
+    assertFalse(threadAlive("prefetch-close"));
+    IllegalStateException closed = assertThrows(IllegalStateException.class, p::hasNext);
+    assertEquals("prefetch-close is closed", closed.getMessage());
+    p.close(); // idempotent
+  }
+
+  @Test
+  void aStuckSource_failsTheWaitAfterTheTimeout_namingTheThread() {
+    CountDownLatch never = new CountDownLatch(1);
+    Iterator<Integer> stuck = new Iterator<>() {
+      @Override
+      public boolean hasNext() {
+        return true;
+      }
+
+      @Override
+      public Integer next() {
+        try {
+          never.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        return 0;
+      }
+    };
+    Prefetched<Integer> p = new Prefetched<>(stuck, "sparkps-minibatches-worker-1", Duration.ofMillis(200));
+    long t0 = System.nanoTime();
+    IllegalStateException e = assertThrows(IllegalStateException.class, p::next);
+    long waited = (System.nanoTime() - t0) / 1_000_000;
+    assertTrue(waited >= 150 && waited < 5000, "waited " + waited + " ms");
+    assertTrue(e.getMessage().startsWith("sparkps-minibatches-worker-1 did not make the next element within 200 ms"),
+        e.getMessage());
+    IllegalStateException onClose = assertThrows(IllegalStateException.class, p::close);
+    assertNotEquals(-1, onClose.getMessage().indexOf("still making an element"), onClose.getMessage());
+    never.countDown();
+  }
+
+  private static boolean threadAlive(String name) throws InterruptedException {
+    for (int i = 0; i < 100; i++) {
+      if (Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t.getName().equals(name) && t.isAlive())) {
+        return false;
+      }
+      Thread.sleep(10);
+    }
+    return true;
+  }
+
+  private static void waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!condition.getAsBoolean()) {
+      assertTrue(System.nanoTime() < deadline, "the condition did not hold within 10 s");
+      Thread.sleep(5);
+    }
+  }
+}
