@@ -72,7 +72,8 @@ public final class TrainingBenchmark {
   private static final List<String> SPARKPS = List.of("(b) SparkPS SYNC", "(b) SparkPS ASYNC",
       "(b) SparkPS ASYNC, staleness-aware", "(b) SparkPS SYNC, socket", "(b) SparkPS ASYNC, socket",
       "(b) SparkPS SYNC, socket, bf16", "(b) SparkPS ASYNC, socket, bf16", "(b) SparkPS ASYNC, socket, sparse 1%",
-      "(b) SparkPS ASYNC, socket, sparse 5%");
+      "(b) SparkPS ASYNC, socket, sparse 5%", "(b) SparkPS SYNC, socket, accumulate 2",
+      "(b) SparkPS SYNC, socket, accumulate 4", "(b) SparkPS SYNC, socket, accumulate 5");
 
   private static List<String> only; // trainers selected by one of these (see selects); all when null
 
@@ -156,6 +157,10 @@ public final class TrainingBenchmark {
     trainers.put(SPARKPS.get(6), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false, "bf16"));
     trainers.put(SPARKPS.get(7), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false, "sparse 0.01"));
     trainers.put(SPARKPS.get(8), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false, "sparse 0.05"));
+    for (int k : new int[] {2, 4, 5}) {
+      trainers.put("(b) SparkPS SYNC, socket, accumulate " + k,
+          (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, false, "accumulate " + k));
+    }
     trainers.put(AVERAGING, (c, n, b) -> parameterAveraging(spark, train, c, n, b));
     trainers.put(SHARING, (c, n, b) -> gradientSharing(spark, train, c, n, b));
     trainers.put(FLOOR, (c, n, b) -> {
@@ -287,7 +292,8 @@ public final class TrainingBenchmark {
   /**
    * SparkPS; {@code sameJvm} false sends bulk data over the shard's loopback socket, as between
    * executors; {@code option} "bf16" turns bfloat16 transfers on, "sparse D" sparse transfers of
-   * density D, "staleness-aware" the staleness-aware rate. The figure carries the socket bytes per worker step.
+   * density D, "staleness-aware" the staleness-aware rate, "accumulate K" gradient accumulation
+   * over K minibatches. The figure carries the socket bytes per worker step.
    */
   private static Figure sparkps(MultiLayerConfiguration conf, Dataset<Row> train, int examples, int batch,
       Consistency consistency, boolean sameJvm, String option) {
@@ -295,7 +301,8 @@ public final class TrainingBenchmark {
     Dl4jEstimator estimator = new Dl4jEstimator().setNetworkJson(conf.toJson()).setNumWorkers(2).setNumPs(1)
         .setBatchSize(batch).setMaxSteps(steps).setConsistency(consistency).setSeed(7)
         .setBf16Transfers(option.equals("bf16")).setStalenessAwareRate(option.equals("staleness-aware"))
-        .setSparseTransfers(option.startsWith("sparse ") ? Double.parseDouble(option.substring(7)) : 0);
+        .setSparseTransfers(option.startsWith("sparse ") ? Double.parseDouble(option.substring(7)) : 0)
+        .setGradientAccumulation(option.startsWith("accumulate ") ? Integer.parseInt(option.substring(11)) : 1);
     System.setProperty(PsClient.SAME_JVM_PROPERTY, String.valueOf(sameJvm));
     try {
       long t0 = System.nanoTime();

@@ -76,6 +76,10 @@ final class TrainCommand implements Callable<Integer> {
   @Option(names = "--checkpoint-interval", defaultValue = "100", description = "steps between checkpoints")
   int checkpointInterval;
 
+  @Option(names = "--gradient-accumulation", paramLabel = "K", defaultValue = "1", description = "minibatches whose "
+      + "mean gradient a worker pushes as one step (default: ${DEFAULT-VALUE}, every minibatch)")
+  int gradientAccumulation = 1;
+
   @Option(names = "--eval-every", defaultValue = "1", description = "least seconds between evaluations")
   double evalEverySeconds;
 
@@ -93,6 +97,10 @@ final class TrainCommand implements Callable<Integer> {
   }
 
   Dl4jEstimator estimator(Dataset<Row> train) {
+    if (gradientAccumulation < 1) {
+      throw new UsageException("--gradient-accumulation " + gradientAccumulation + ": give the number of minibatches "
+          + "pushed as one step, 1 or more (1: every minibatch)");
+    }
     DataOptions.require(train, columns.featuresCol, columns.featureCols == null ? "--features" : "--feature-cols");
     DataOptions.require(train, columns.labelCol, "--label");
     String json = network.equals("mlp") || network.startsWith("mlp:") || network.equals("lenet")
@@ -101,7 +109,8 @@ final class TrainCommand implements Callable<Integer> {
     Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(json).setFeaturesCol(columns.featuresCol)
         .setLabelCol(columns.labelCol).setNumWorkers(workers).setNumPs(ps).setConsistency(consistency)
         .setStaleness(staleness).setEpochs(epochs).setMaxSteps(steps).setBatchSize(batchSize).setSeed(seed)
-        .setCheckpointInterval(checkpointInterval).setEvalEverySeconds(evalEverySeconds);
+        .setCheckpointInterval(checkpointInterval).setEvalEverySeconds(evalEverySeconds)
+        .setGradientAccumulation(gradientAccumulation);
     if (checkpointDir != null) {
       e.setCheckpointDir(checkpointDir);
     }

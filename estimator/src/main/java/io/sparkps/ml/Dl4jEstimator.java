@@ -109,7 +109,23 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
     set(evalDeferred, deferred);
     return this;
   }
-  /** Sets the steps per worker in all (0: run epochs). */
+
+  /**
+   * Gradient accumulation: each worker computes the gradients of {@code minibatches} minibatches
+   * from the values of one pull and pushes their mean as one step, so the workers synchronize
+   * (SYNC) and transfer once per {@code minibatches} minibatches. One step then takes
+   * {@code minibatches x batchSize} examples per worker; with one worker and SYNC it equals DL4J's
+   * {@code fit} on minibatches that many times larger. Fewer, larger steps: less time on the
+   * network, but fewer updates per epoch. {@code maxSteps}, {@code checkpointInterval} and progress
+   * still count minibatches (a checkpoint is taken at the first step boundary at or after each
+   * interval). 1 (the default) pushes every minibatch. Not with sparse transfers.
+   */
+  public Dl4jEstimator setGradientAccumulation(int minibatches) {
+    set(gradientAccumulation, minibatches);
+    return this;
+  }
+
+  /** Sets the minibatches per worker in all (0: run epochs). */
   public Dl4jEstimator setMaxSteps(long steps) {
     set(maxSteps, steps);
     return this;

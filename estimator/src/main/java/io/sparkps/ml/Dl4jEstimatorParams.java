@@ -37,6 +37,7 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
   final org.apache.spark.ml.param.BooleanParam stalenessAwareRate;
   final org.apache.spark.ml.param.BooleanParam bf16Transfers;
   final org.apache.spark.ml.param.DoubleParam sparseDensity;
+  final IntParam gradientAccumulation;
 
   /** Declares every param of an estimator with {@code uid}, with its default. */
   Dl4jEstimatorParams(String uid) {
@@ -82,6 +83,9 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
         + "of each large variable's elements a worker's push and pull send, those that changed most, the rest kept "
         + "for later (0: dense)", ParamValidators.inRange(0, 1));
     setDefault(sparseDensity, 0.0);
+    gradientAccumulation = new IntParam(this, "gradientAccumulation", "minibatches whose mean gradient a worker "
+        + "pushes as one step, all computed from one pull (>= 1; 1: every minibatch is a step)", ParamValidators.gtEq(1));
+    setDefault(gradientAccumulation, 1);
     setDefault(featuresCol, "features");
     setDefault(labelCol, "label");
     setDefault(predictionCol, "prediction");
@@ -197,6 +201,11 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
   /** ASYNC and SSP: whether gradients are applied at a rate divided by 1 + their staleness. */
   public org.apache.spark.ml.param.DoubleParam sparseDensity() {
     return sparseDensity;
+  }
+
+  /** Minibatches whose mean gradient a worker pushes as one step. */
+  public IntParam gradientAccumulation() {
+    return gradientAccumulation;
   }
 
   public org.apache.spark.ml.param.BooleanParam stalenessAwareRate() {

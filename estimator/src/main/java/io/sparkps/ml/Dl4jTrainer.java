@@ -41,11 +41,21 @@ public final class Dl4jTrainer {
    *     its staleness (see {@link ConsistencyGroup#withStalenessAwareRate()})
    * @param workerUpdates each worker runs DL4J's updaters and pushes their updates, which the shards
    *     subtract (they keep no optimizer); for sparse transfers, whose updates must keep their size
+   * @param gradientAccumulation minibatches whose mean gradient each worker pushes as one step,
+   *     all computed from the values of one pull (1: every minibatch is a step)
    */
   public record Settings(String networkJson, String featuresCol, String labelCol, Consistency consistency,
       int staleness, int epochs, long maxSteps, int batchSize, long seed, String checkpointDir,
-      int checkpointInterval, int checkpointsKept, boolean stalenessAwareRate, boolean workerUpdates)
-      implements Serializable {
+      int checkpointInterval, int checkpointsKept, boolean stalenessAwareRate, boolean workerUpdates,
+      int gradientAccumulation) implements Serializable {
+    /** Settings that push every minibatch's gradient. */
+    public Settings(String networkJson, String featuresCol, String labelCol, Consistency consistency, int staleness,
+        int epochs, long maxSteps, int batchSize, long seed, String checkpointDir, int checkpointInterval,
+        int checkpointsKept, boolean stalenessAwareRate, boolean workerUpdates) {
+      this(networkJson, featuresCol, labelCol, consistency, staleness, epochs, maxSteps, batchSize, seed, checkpointDir,
+          checkpointInterval, checkpointsKept, stalenessAwareRate, workerUpdates, 1);
+    }
+
     /** Settings without the staleness-aware rate. */
     public Settings(String networkJson, String featuresCol, String labelCol, Consistency consistency, int staleness,
         int epochs, long maxSteps, int batchSize, long seed, String checkpointDir, int checkpointInterval,
@@ -62,6 +72,15 @@ public final class Dl4jTrainer {
       if (batchSize < 1 || checkpointInterval < 1 || checkpointsKept < 1 || staleness < 0) {
         throw new IllegalArgumentException("batchSize (" + batchSize + "), checkpointInterval (" + checkpointInterval
             + ") and checkpointsKept (" + checkpointsKept + ") must be >= 1, staleness (" + staleness + ") >= 0");
+      }
+      if (gradientAccumulation < 1) {
+        throw new IllegalArgumentException("gradientAccumulation is " + gradientAccumulation + ": it counts the "
+            + "minibatches pushed as one step, so it must be >= 1 (1 pushes every minibatch)");
+      }
+      if (gradientAccumulation > 1 && workerUpdates) {
+        throw new IllegalArgumentException("gradientAccumulation " + gradientAccumulation + " does not go with sparse "
+            + "transfers, whose workers run DL4J's updater after every minibatch: set sparseDensity to 0, or "
+            + "gradientAccumulation to 1");
       }
     }
 

@@ -68,7 +68,8 @@ public final class Experiment implements Serializable {
     Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(networkJson()).setNumWorkers(numWorkers).setNumPs(numPs)
         .setFeaturesCol(t.featuresCol()).setLabelCol(t.labelCol()).setBatchSize(t.batchSize()).setEpochs(t.epochs())
         .setMaxSteps(t.maxSteps()).setConsistency(t.consistency()).setStaleness(t.staleness()).setSeed(t.seed())
-        .setCheckpointInterval(t.checkpointInterval()).setCheckpointsKept(t.checkpointsKept());
+        .setCheckpointInterval(t.checkpointInterval()).setCheckpointsKept(t.checkpointsKept())
+        .setGradientAccumulation(t.gradientAccumulation());
     if (t.checkpointDir() != null) {
       e.setCheckpointDir(t.checkpointDir());
     }

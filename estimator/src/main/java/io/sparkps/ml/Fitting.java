@@ -52,7 +52,8 @@ final class Fitting {
         Consistency.valueOf(e.getOrDefault(e.consistency())), intOf(e, e.staleness()), intOf(e, e.epochs()),
         (Long) e.getOrDefault(e.maxSteps()), intOf(e, e.batchSize()), (Long) e.getOrDefault(e.seed()),
         e.isDefined(e.checkpointDir()) ? e.getOrDefault(e.checkpointDir()) : null, intOf(e, e.checkpointInterval()),
-        intOf(e, e.checkpointsKept()), (Boolean) e.getOrDefault(e.stalenessAwareRate()), spec.sparseDensity() > 0);
+        intOf(e, e.checkpointsKept()), (Boolean) e.getOrDefault(e.stalenessAwareRate()), spec.sparseDensity() > 0,
+        intOf(e, e.gradientAccumulation()));
     EvalWorker evaluator = evaluation == null ? null : evalWorker(e, evaluation, probe);
     Dl4jTrainer.Launch launch;
     try {

@@ -25,6 +25,9 @@ public final class PsTrainingStep {
   /** With worker updates: what the shards sent (sparse pulls need it unchanged), and views of it. */
   private INDArray held;
   private Map<String, INDArray> heldViews;
+  /** With gradient accumulation: the sum of this step's minibatch gradients so far, and views of it. */
+  private INDArray sum;
+  private Map<String, INDArray> sumViews;
 
   /** Steps for {@code net} (initialized) whose variables live on {@code ps}. */
   public PsTrainingStep(MultiLayerNetwork net, NetworkVariables variables, PsClient ps) {
@@ -80,8 +83,23 @@ public final class PsTrainingStep {
    * {@code epoch}: what worker-side updaters count their schedules and bias corrections by.
    */
   double step(DataSet batch, long iteration, int epoch) {
+    return step(batch, iteration, epoch, 0, 1);
+  }
+
+  /**
+   * As {@link #step(DataSet, long, int)}, as minibatch {@code position} (from 0) of {@code of}
+   * whose mean gradient is pushed as one step: the first pulls, every one computes its gradient
+   * from those values, the last pushes their mean.
+   */
+  double step(DataSet batch, long iteration, int epoch, int position, int of) {
+    if (position < 0 || position >= of || (of > 1 && workerUpdates)) {
+      throw new IllegalArgumentException("minibatch " + position + " of " + of + " per step" + (workerUpdates
+          ? " with worker-side updates, which take one minibatch per step" : ""));
+    }
     this.iteration = (int) iteration + 1;
-    pull();
+    if (position == 0) {
+      pull();
+    }
     net.setBatch(batch);
     net.computeGradientAndScore();
     if (net.flatGradients() != gradientArray) {
@@ -102,6 +120,23 @@ public final class PsTrainingStep {
           g.divi(examples);
         }
       });
+    }
+    if (of > 1) {
+      if (position == 0) {
+        if (sum == null) {
+          sum = gradientArray.dup();
+          sumViews = variables.views(sum);
+        } else {
+          sum.assign(gradientArray);
+        }
+      } else {
+        sum.addi(gradientArray);
+      }
+      if (position < of - 1) {
+        return net.score();
+      }
+      sum.divi(of);
+      gradients = sumViews;
     }
     ps.push(gradients);
     return net.score();

@@ -23,6 +23,8 @@ public final class TrainSpec implements Serializable {
   private final String checkpointDir;
   private final int checkpointInterval;
   private final int checkpointsKept;
+  /** 0 in specs serialized before it existed: read as 1. */
+  private final int gradientAccumulation;
 
   private TrainSpec(Builder b) {
     input = b.input;
@@ -37,6 +39,7 @@ public final class TrainSpec implements Serializable {
     checkpointDir = b.checkpointDir;
     checkpointInterval = b.checkpointInterval;
     checkpointsKept = b.checkpointsKept;
+    gradientAccumulation = b.gradientAccumulation;
   }
 
   /** A builder with the defaults: columns features/label, batch 64, 1 epoch, SYNC, seed 0, no checkpoints. */
@@ -99,6 +102,11 @@ public final class TrainSpec implements Serializable {
     return checkpointInterval;
   }
 
+  /** Minibatches whose mean gradient a worker pushes as one step (1: every minibatch). */
+  public int gradientAccumulation() {
+    return Math.max(1, gradientAccumulation);
+  }
+
   /** How many of the newest checkpoints are kept. */
   public int checkpointsKept() {
     return checkpointsKept;
@@ -119,6 +127,7 @@ public final class TrainSpec implements Serializable {
     b.checkpointDir = checkpointDir;
     b.checkpointInterval = checkpointInterval;
     b.checkpointsKept = checkpointsKept;
+    b.gradientAccumulation = gradientAccumulation();
     return b;
   }
 
@@ -126,7 +135,8 @@ public final class TrainSpec implements Serializable {
   public String toString() {
     return "TrainSpec{featuresCol=" + featuresCol + ", labelCol=" + labelCol + ", batchSize=" + batchSize
         + (maxSteps > 0 ? ", maxSteps=" + maxSteps : ", epochs=" + epochs) + ", consistency=" + consistency
-        + (consistency == Consistency.SSP ? ", staleness=" + staleness : "") + ", seed=" + seed
+        + (consistency == Consistency.SSP ? ", staleness=" + staleness : "")
+        + (gradientAccumulation() > 1 ? ", gradientAccumulation=" + gradientAccumulation() : "") + ", seed=" + seed
         + (checkpointDir == null ? "" : ", checkpointDir=" + checkpointDir + ", checkpointInterval=" + checkpointInterval)
         + (input == null ? "" : ", input=" + input.getClass().getName()) + "}";
   }
@@ -145,6 +155,7 @@ public final class TrainSpec implements Serializable {
     private String checkpointDir;
     private int checkpointInterval = 100;
     private int checkpointsKept = 3;
+    private int gradientAccumulation = 1;
 
     private Builder() {}
 
@@ -207,6 +218,15 @@ public final class TrainSpec implements Serializable {
     /** How many of the newest checkpoints are kept (>= 1, default 3); older ones are deleted. */
     public Builder optCheckpointsKept(int n) {
       checkpointsKept = atLeast(n, 1, "checkpointsKept");
+      return this;
+    }
+
+    /**
+     * Gradient accumulation (>= 1, default 1): each worker pushes the mean gradient of {@code k}
+     * minibatches, computed from one pull, as one step ({@link Dl4jEstimator#setGradientAccumulation}).
+     */
+    public Builder optGradientAccumulation(int k) {
+      gradientAccumulation = atLeast(k, 1, "gradientAccumulation");
       return this;
     }
 

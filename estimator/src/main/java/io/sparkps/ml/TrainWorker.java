@@ -91,7 +91,8 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     // version; ASYNC and SSP versions count every worker's pushes.
     long version = ps.read(variables.names().get(0)).version();
     ps.setStep(version);
-    long done = settings.consistency() == Consistency.SYNC ? version : version / ctx.numWorkers();
+    long pushes = settings.consistency() == Consistency.SYNC ? version : version / ctx.numWorkers();
+    long done = Math.min(totalSteps(), pushes * settings.gradientAccumulation());
     // Read once into memory or a spill file that is deleted when the task ends, however it ends.
     try (Minibatches data = Minibatches.of(ctx.data(), ctx.index(), settings.featuresCol(), settings.labelCol(),
         (int) net.inputWidth(), labelKind, (int) net.outputs(), limits, DataConf.spillDir(ctx.index()))) {
@@ -107,21 +108,32 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     String checkpoints = settings.checkpointDir();
     PsTrainingStep step = new PsTrainingStep(net, variables, ps, settings.workerUpdates());
     long total = totalSteps();
+    int perStep = settings.gradientAccumulation();
     while (done < total) {
       int epoch = (int) (done / stepsPerEpoch);
       int remaining = (int) Math.min(stepsPerEpoch - done % stepsPerEpoch, total - done);
-      // The next minibatch is built while this step waits for the servers (closed before the
-      // next epoch starts, which ends this one's batches).
+      // The next minibatch is built while a step waits for the servers, at its pull (closed
+      // before the next epoch starts, which ends this one's batches).
       try (Prefetched<DataSet> batches = new Prefetched<>(limit(data.epoch(epoch, (int) (done % stepsPerEpoch),
           stepsPerEpoch, settings.batchSize(), settings.seed() + ctx.index()), remaining),
           "sparkps-minibatches-worker-" + ctx.index(), BATCH_TIMEOUT)) {
         while (batches.hasNext()) {
-          double loss = step.step(batches.next(), done, epoch);
+          // With gradient accumulation, minibatches [first, first + of) make one step (fewer at the end).
+          int position = (int) (done % perStep);
+          long first = done - position;
+          int of = (int) Math.min(perStep, total - first);
+          DataSet batch = batches.next();
+          if (position == 0) {
+            batches.prefetch();
+          }
+          double loss = step.step(batch, done, epoch, position, of);
           done++;
           // wireBytes: what this worker's client moved over the shards' bulk ports (sockets) so far
           ctx.progress().report(done, done * settings.batchSize(), Map.of("loss", loss, "epoch", (double) epoch,
               "wireBytes", (double) ps.bulkWireBytes()));
-          if (ctx.isChief() && checkpoints != null && done % settings.checkpointInterval() == 0 && done < total) {
+          // at the first step boundary at or after each multiple of the interval
+          if (ctx.isChief() && checkpoints != null && done % perStep == 0 && done % settings.checkpointInterval() < perStep
+              && done < total) {
             Checkpoints.save(ps, checkpoints, done, variables, settings.checkpointsKept());
           }
         }

@@ -180,6 +180,8 @@ class CliTest {
         "--network mlp:8,x");
     assertUsage(sparkps("train", "--data", csv.toString(), "--consistency", "SOMETIMES"), "--consistency",
         "SOMETIMES");
+    assertUsage(sparkps("train", "--data", csv.toString(), "--feature-cols", "x,y", "--gradient-accumulation", "0"),
+        "--gradient-accumulation 0", "1 or more");
     assertUsage(sparkps("predict", "--model", dir.toString(), "--data", csv.toString()), "--model", "no saved model");
     assertUsage(sparkps("frobnicate"), "Unmatched argument");
   }

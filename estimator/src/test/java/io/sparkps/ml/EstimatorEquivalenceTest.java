@@ -118,8 +118,13 @@ class EstimatorEquivalenceTest {
   }
 
   private static MultiLayerNetwork fit(Dataset<Row> df, int workers) {
+    return fit(df, workers, STEPS, 1);
+  }
+
+  private static MultiLayerNetwork fit(Dataset<Row> df, int workers, int minibatches, int accumulation) {
     Dl4jModel model = new Dl4jEstimator().setNetworkJson(mlp().toJson()).setNumWorkers(workers).setNumPs(2)
-        .setConsistency(io.sparkps.ps.Consistency.SYNC).setBatchSize(BATCH).setMaxSteps(STEPS).setSeed(SEED).fit(df);
+        .setConsistency(io.sparkps.ps.Consistency.SYNC).setBatchSize(BATCH).setMaxSteps(minibatches).setSeed(SEED)
+        .setGradientAccumulation(accumulation).fit(df);
     return (MultiLayerNetwork) model.network();
   }
 
@@ -147,6 +152,26 @@ class EstimatorEquivalenceTest {
       reference.fit(batch);
     }
     assertClose(reference, actual);
+  }
+
+  @Test
+  void oneWorker_accumulatingTwoMinibatchesPerStep_equalsFitOnMinibatchesTwiceAsLarge() {
+    Dataset<Row> df = data(256);
+    int minibatches = 5; // steps of minibatches 0-1, 2-3 and, the last, 4 alone
+    MultiLayerNetwork actual = fit(df, 1, minibatches, 2);
+    List<DataSet> batches = batchesOf(df, 0, minibatches);
+    MultiLayerNetwork reference = new MultiLayerNetwork(mlp());
+    reference.init();
+    reference.fit(DataSet.merge(batches.subList(0, 2)));
+    reference.fit(DataSet.merge(batches.subList(2, 4)));
+    reference.fit(batches.get(4));
+    assertClose(reference, actual);
+    // Pushing each minibatch (5 steps) lands far from it: the accumulation is what made them equal.
+    MultiLayerNetwork everyMinibatch = new MultiLayerNetwork(mlp());
+    everyMinibatch.init();
+    batches.forEach(everyMinibatch::fit);
+    assertTrue(actual.params().sub(everyMinibatch.params()).amaxNumber().doubleValue() > 1e-3,
+        "the run differs from one step per minibatch");
   }
 
   @Test

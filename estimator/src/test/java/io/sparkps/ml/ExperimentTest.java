@@ -112,6 +112,13 @@ class ExperimentTest {
   void specs_refuseBadValues_namingThem() {
     assertTrue(assertThrows(IllegalArgumentException.class, () -> TrainSpec.builder().optBatchSize(0)).getMessage()
         .contains("batchSize is 0"));
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> TrainSpec.builder().optGradientAccumulation(0))
+        .getMessage().contains("gradientAccumulation is 0"));
+    TrainSpec accumulating = TrainSpec.builder().optGradientAccumulation(3).build();
+    Dl4jEstimator mapped = Experiment.builder().setNetwork(network(4)).setTrainSpec(accumulating).build().estimator();
+    assertEquals(3, mapped.getOrDefault(mapped.gradientAccumulation()));
+    assertTrue(accumulating.toString().contains("gradientAccumulation=3"), accumulating.toString());
+    assertEquals(1, TrainSpec.builder().build().gradientAccumulation());
     assertTrue(assertThrows(IllegalArgumentException.class, () -> EvalSpec.builder().optThrottleSeconds(0))
         .getMessage().contains("throttleSeconds is 0.0"));
     assertTrue(assertThrows(IllegalArgumentException.class,
@@ -184,5 +191,30 @@ class ExperimentTest {
     IllegalArgumentException shards = assertThrows(IllegalArgumentException.class, () -> estimator
         .copy(new org.apache.spark.ml.param.ParamMap()).setNumPs(2).fit(train));
     assertTrue(shards.getMessage().contains("was saved with 1 ps but this run has 2"), shards.getMessage());
+  }
+
+  @Test
+  void withGradientAccumulation_checkpointsFallOnStepBoundaries_andAResumedRunMatchesAStraightOne() throws Exception {
+    Path root = dir.resolve("accumulated");
+    Dataset<Row> train = spark.read().parquet(data.resolve("train").toString());
+    // 3 minibatches per step, a checkpoint every 4: at minibatch 6 (the first step boundary after 4), and at the end (9).
+    Dl4jEstimator estimator = new Dl4jEstimator().setNetworkJson(network(8).toJson()).setBatchSize(16).setMaxSteps(9)
+        .setGradientAccumulation(3).setCheckpointDir(root.toUri().toString()).setCheckpointInterval(4);
+    estimator.fit(train);
+    try (var ckpts = Files.list(root)) {
+      assertEquals(List.of("ckpt-0000000006", "ckpt-0000000009"), ckpts.map(c -> c.getFileName().toString())
+          .filter(n -> n.startsWith("ckpt-")).sorted().toList());
+    }
+    // Resumed at minibatch 9 (its 3 steps restored) and on to 15: the same as 5 steps in one run.
+    Dl4jModel resumed = estimator.copy(new org.apache.spark.ml.param.ParamMap()).setMaxSteps(15).fit(train);
+    Dl4jModel straight = new Dl4jEstimator().setNetworkJson(network(8).toJson()).setBatchSize(16).setMaxSteps(15)
+        .setGradientAccumulation(3).fit(train);
+    assertTrue(maxDiff(resumed, straight) < 1e-4, "resumed vs straight: " + maxDiff(resumed, straight));
+    assertTrue(resumed.summary().workerHistory().stream().anyMatch(p -> String.valueOf(p.message())
+        .startsWith("resumed from the checkpoint of step 9 in ")), resumed.summary().workerHistory().toString());
+    // Had the resumed run started over at minibatch 0, or at 3 x 9, it would not match.
+    Dl4jModel fromScratch = new Dl4jEstimator().setNetworkJson(network(8).toJson()).setBatchSize(16).setMaxSteps(6)
+        .setGradientAccumulation(3).fit(train);
+    assertTrue(maxDiff(resumed, fromScratch) > 1e-3, "the resumed run trained past the checkpoint");
   }
 }

@@ -1,6 +1,7 @@
 package io.sparkps.ml;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkps.ps.PsClient;
@@ -103,6 +104,29 @@ class WireTransfersTest {
   @Test
   void bf16Transfers_halveTheSocketBytes_andStillTrain() {
     assertBytesAndAccuracy("bf16", fit(false), fit(true), 30, 0.49, 0.52);
+  }
+
+  @Test
+  void gradientAccumulation_ofThreeMinibatches_movesAThirdOfTheBytes_andStillTrains() {
+    Dl4jModel accumulated = new Dl4jEstimator().setNetworkJson(network()).setBatchSize(32).setMaxSteps(30).setSeed(1)
+        .setConsistency(io.sparkps.ps.Consistency.SYNC).setGradientAccumulation(3).fit(points);
+    assertBytesAndAccuracy("accumulated", fit(false), accumulated, 30, 0.32, 0.35);
+    // Progress still counts minibatches: 30 of 32 examples per worker.
+    for (TaskProgress p : accumulated.summary().workerHistory()) {
+      assertTrue(p.step() <= 30 && p.examples() == 32 * p.step(), p.toString());
+    }
+    assertEquals(30, accumulated.summary().workerHistory().stream().mapToLong(TaskProgress::step).max().orElse(0));
+  }
+
+  @Test
+  void gradientAccumulation_withSparseTransfers_isRefusedBeforeLaunch() throws InterruptedException {
+    SparkPsJobs jobs = SparkPsJobs.on(spark);
+    IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> new Dl4jEstimator().setNetworkJson(network()).setConsistency(io.sparkps.ps.Consistency.ASYNC)
+            .setSparseTransfers(0.01).setGradientAccumulation(2).fit(points));
+    assertTrue(e.getMessage().startsWith("gradientAccumulation 2 does not go with sparse transfers"), e.getMessage());
+    assertEquals(List.of(), jobs.sinceLast(), "no SparkPS job started");
+    assertThrows(IllegalArgumentException.class, () -> new Dl4jEstimator().setGradientAccumulation(0));
   }
 
   private static Dl4jModel fitAsync(double density) {

@@ -11,9 +11,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * One element ahead of an iterator, made on a thread of its own: handing out an element starts
- * making the next, so a worker's next minibatch is built while its step waits for the parameter
- * servers, not after. The source is only ever touched by that thread, one call at a time.
+ * An iterator whose next element can be made ahead, on a thread of its own, when the caller is
+ * about to wait anyway: a worker asks for its next minibatch to be built while its step waits for
+ * the parameter servers ({@link #prefetch()}), and builds it itself otherwise (on cores that the
+ * other workers' gradients keep busy, building ahead would only take theirs). The source is
+ * touched by one thread at a time.
  *
  * <p>{@link #close()} waits for the element in the making (so that the source's memory can be
  * released after it) and ends the thread. A failure of the source is thrown by {@link #next()},
@@ -25,7 +27,11 @@ public final class Prefetched<T> implements Iterator<T>, AutoCloseable {
   private final String name;
   private final Duration timeout;
   private final ExecutorService thread;
+  /** The element being made on the prefetch thread, or null. */
   private Future<Object> ahead;
+  /** The element made but not yet handed out, or null. */
+  private Object made;
+  private boolean closed;
 
   /**
    * Prefetches {@code source} on a daemon thread called {@code name}; waiting for one element
@@ -40,7 +46,14 @@ public final class Prefetched<T> implements Iterator<T>, AutoCloseable {
       t.setDaemon(true);
       return t;
     });
-    this.ahead = thread.submit(this::make);
+  }
+
+  /** Starts making the next element on the prefetch thread, unless it is being made already. */
+  public void prefetch() {
+    checkOpen();
+    if (ahead == null) {
+      ahead = thread.submit(this::make);
+    }
   }
 
   private Object make() {
@@ -49,24 +62,37 @@ public final class Prefetched<T> implements Iterator<T>, AutoCloseable {
 
   @Override
   public boolean hasNext() {
-    return await() != END;
+    return peek() != END;
   }
 
   @Override
   @SuppressWarnings("unchecked")
   public T next() {
-    Object next = await();
+    Object next = peek();
     if (next == END) {
       throw new NoSuchElementException("the source has no more elements (" + name + ")");
     }
-    ahead = thread.submit(this::make);
+    made = null;
     return (T) next;
   }
 
-  private Object await() {
-    if (ahead == null) {
+  /** The next element, made ahead or now, kept until handed out. */
+  private Object peek() {
+    checkOpen();
+    if (made == null) {
+      made = ahead == null ? make() : await();
+      ahead = null;
+    }
+    return made;
+  }
+
+  private void checkOpen() {
+    if (closed) {
       throw new IllegalStateException(name + " is closed");
     }
+  }
+
+  private Object await() {
     try {
       return ahead.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
@@ -89,10 +115,12 @@ public final class Prefetched<T> implements Iterator<T>, AutoCloseable {
   /** Waits for the element in the making (at most the timeout), then ends the thread. Idempotent. */
   @Override
   public void close() {
-    if (ahead == null) {
+    if (closed) {
       return;
     }
+    closed = true;
     ahead = null;
+    made = null;
     thread.shutdown();
     try {
       if (!thread.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS)) {

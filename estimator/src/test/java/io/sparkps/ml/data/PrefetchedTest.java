@@ -41,22 +41,27 @@ class PrefetchedTest {
   }
 
   @Test
-  void handsOutEveryElementInOrder_madeOneAheadOnItsOwnThread() throws Exception {
+  void handsOutEveryElementInOrder_madeAheadOnItsOwnThreadOnlyWhenAsked() throws Exception {
     Counting source = new Counting(5);
     List<Integer> seen = new ArrayList<>();
+    String caller = Thread.currentThread().getName();
     try (Prefetched<Integer> p = new Prefetched<>(source, "prefetch-test", Duration.ofSeconds(10))) {
-      assertTrue(p.hasNext());
-      assertEquals(1, source.made.get(), "the first element is made before it is asked for");
+      p.prefetch();
+      waitFor(() -> source.made.get() == 1); // made before it is asked for
       seen.add(p.next());
-      // Handing out element 0 started element 1 at once, before anyone asked for it.
-      waitFor(() -> source.made.get() == 2);
+      seen.add(p.next()); // not asked ahead: made now, by the caller
+      p.prefetch();
+      p.prefetch(); // while one is in the making, no second one is started
+      waitFor(() -> source.made.get() == 3);
+      Thread.sleep(50);
+      assertEquals(3, source.made.get(), "one element ahead at the most");
       while (p.hasNext()) {
         seen.add(p.next());
       }
       assertThrows(NoSuchElementException.class, p::next);
     }
     assertEquals(List.of(0, 1, 2, 3, 4), seen);
-    assertTrue(source.threads.stream().allMatch("prefetch-test"::equals), "made on its own thread: " + source.threads);
+    assertEquals(List.of("prefetch-test", caller, "prefetch-test", caller, caller), source.threads);
     assertFalse(threadAlive("prefetch-test"), "close ends the thread");
   }
 
@@ -74,6 +79,7 @@ class PrefetchedTest {
       }
     };
     try (Prefetched<Integer> p = new Prefetched<>(failing, "prefetch-fail", Duration.ofSeconds(10))) {
+      p.prefetch();
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class, p::next);
       assertEquals("row 17 of partition 3 has 783 features, the network takes 784", e.getMessage());
       StackTraceElement top = e.getStackTrace()[0];
@@ -105,6 +111,7 @@ class PrefetchedTest {
       }
     };
     Prefetched<Integer> p = new Prefetched<>(slow, "prefetch-close", Duration.ofSeconds(10));
+    p.prefetch();
     assertTrue(started.await(10, TimeUnit.SECONDS));
     p.close();
     assertTrue(finished.get(), "close returned while the source was still being read");
@@ -134,6 +141,7 @@ class PrefetchedTest {
       }
     };
     Prefetched<Integer> p = new Prefetched<>(stuck, "sparkps-minibatches-worker-1", Duration.ofMillis(200));
+    p.prefetch();
     long t0 = System.nanoTime();
     IllegalStateException e = assertThrows(IllegalStateException.class, p::next);
     long waited = (System.nanoTime() - t0) / 1_000_000;
