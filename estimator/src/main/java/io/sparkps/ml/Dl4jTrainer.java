@@ -18,7 +18,8 @@ import org.deeplearning4j.nn.api.Model;
 /**
  * Trains a DL4J network (a MultiLayerConfiguration's or ComputationGraphConfiguration's JSON) on
  * a DataFrame with a SparkPS cluster: every worker builds the network from its JSON, trains on its
- * partition against the shared variables, and the chief returns the final parameters. The Spark ML
+ * partition against the shared variables, and the driver reads the final parameters from the ps
+ * shards once every worker is done (with worker-side updates, the chief returns them). The Spark ML
  * Estimator wraps this.
  */
 public final class Dl4jTrainer {
@@ -144,8 +145,8 @@ public final class Dl4jTrainer {
     if (evaluator != null) {
       cluster.withEvaluator(evaluator);
     }
-    return new Launch(cluster.runAsync(rowsToTrain, worker), worker.totalSteps(),
-        stepsPerEpoch);
+    return new Launch(cluster.runAsync(rowsToTrain.javaRDD(), worker, s.workerUpdates() ? null
+        : finalParameters(probe, group(s, spec.numWorkers()).name())), worker.totalSteps(), stepsPerEpoch);
   }
 
   /**
@@ -158,6 +159,18 @@ public final class Dl4jTrainer {
     Net net = Net.fromJson(s.networkJson());
     net.setParams(result.chief());
     return net.model();
+  }
+
+  /**
+   * Reads the trained parameters from the shards on the driver, in the network's flat order (the
+   * chief returns none; with worker-side updates it returns what it holds instead).
+   */
+  private static java.util.function.Function<io.sparkps.ps.PsClient, float[]> finalParameters(Net probe, String group) {
+    return ps -> {
+      org.nd4j.linalg.api.ndarray.INDArray flat = probe.params().ulike();
+      ps.pullInto(NetworkVariables.of(probe, group, false).views(flat));
+      return flat.toFloatVector();
+    };
   }
 
   static ConsistencyGroup group(Settings s, int workers) {

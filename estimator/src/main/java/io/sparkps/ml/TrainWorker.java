@@ -18,8 +18,9 @@ import org.nd4j.linalg.dataset.DataSet;
  * A worker of {@link Dl4jTrainer}: builds the network, declares its variables (the chief
  * initializes them from its freshly initialized network, or restores the latest checkpoint; a
  * retried stage keeps the servers' state), and runs the remaining steps, the same number as every
- * other worker, so SYNC steps always complete. The chief saves checkpoints and, once every worker
- * is done, returns the final parameters.
+ * other worker, so SYNC steps always complete. The chief saves checkpoints once every worker is
+ * done; the driver then reads the final parameters from the shards (with worker-side updates, the
+ * chief returns what its network holds).
  */
 final class TrainWorker implements WorkerFunction<Row, float[]> {
   private static final long serialVersionUID = 1L;
@@ -143,10 +144,14 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     if (!ctx.isChief()) {
       return null;
     }
-    step.pull();
     if (checkpoints != null) {
       Checkpoints.save(ps, checkpoints, done, variables, settings.checkpointsKept());
     }
+    if (!settings.workerUpdates()) {
+      return null; // the driver reads the parameters from the shards (Dl4jTrainer.finalParameters)
+    }
+    // With worker-side updates the chief's network holds what it pulled less its own unsent updates.
+    step.pull();
     return net.params().toFloatVector();
   }
 }

@@ -75,6 +75,17 @@ public final class TrainingCluster {
 
   /** Starts the run and returns at once with its handle; preflight failures throw here. */
   public <T, R> TrainingJob<R> runAsync(JavaRDD<T> data, WorkerFunction<T, R> function) {
+    return runAsync(data, function, null);
+  }
+
+  /**
+   * As {@link #runAsync(JavaRDD, WorkerFunction)}; when the chief returns null, its result is
+   * {@code chiefResult} applied on the driver to a client of the ps shards once every worker has
+   * returned, before the shards stop (a failure there fails the run). Large results, such as a
+   * model's parameters, then come straight from the shards instead of through Spark's task results.
+   */
+  public <T, R> TrainingJob<R> runAsync(JavaRDD<T> data, WorkerFunction<T, R> function,
+      java.util.function.Function<io.sparkps.ps.PsClient, R> chiefResult) {
     Objects.requireNonNull(data, "data");
     Objects.requireNonNull(function, "function");
     if (spec.hasEvaluator() && evaluator == null) {
@@ -87,7 +98,7 @@ public final class TrainingCluster {
       throw new IllegalArgumentException("the placement was planned for " + placement.partitions() + " input "
           + "partitions but the data has " + data.getNumPartitions() + ": plan it from this data's partitions");
     }
-    TrainingJob<R> job = new TrainingJob<>(sc, spec, data, function, evaluator, placement);
+    TrainingJob<R> job = new TrainingJob<>(sc, spec, data, function, evaluator, placement, chiefResult);
     job.start();
     return job;
   }

@@ -48,9 +48,12 @@ public final class TrainingJob<R> {
   private volatile List<String> psAddresses = List.of();
   private volatile List<VariableInfo> finalVariables = List.of();
   private final Listeners listeners;
+  /** Reads the chief's result from the shards when the chief returned null (null: the chief's result stands). */
+  private final java.util.function.Function<PsClient, R> chiefResult;
 
   <T> TrainingJob(JavaSparkContext sc, ClusterSpec spec, JavaRDD<T> data, WorkerFunction<T, R> function,
-      EvaluatorFunction evaluator, InputPlacement placement) {
+      EvaluatorFunction evaluator, InputPlacement placement, java.util.function.Function<PsClient, R> chiefResult) {
+    this.chiefResult = chiefResult;
     this.sc = sc;
     this.spec = spec;
     RunSecurity.Decision security = RunSecurity.decide(sc.getConf(), spec);
@@ -101,6 +104,7 @@ public final class TrainingJob<R> {
       launcher.startEvaluator(env);
       status = JobStatus.RUNNING;
       results = launcher.train(env, registry, new Supervisor(launcher, registry, spec));
+      results = withChiefResult(results);
       trained = System.nanoTime();
       outcome = JobStatus.SUCCEEDED;
     } catch (Throwable t) {
@@ -192,6 +196,18 @@ public final class TrainingJob<R> {
   }
 
   /** The ps variables, or none when the ps shards are not (or no longer) reachable. */
+  /** The results, the chief's read from the shards when it returned null and the run reads it there. */
+  private List<R> withChiefResult(List<R> results) {
+    if (chiefResult == null || results.isEmpty() || results.get(0) != null) {
+      return results;
+    }
+    List<R> all = new ArrayList<>(results);
+    try (PsClient client = env("").psClientBuilder(currentPs()).build()) {
+      all.set(0, chiefResult.apply(client));
+    }
+    return all;
+  }
+
   private List<VariableInfo> listVariables() {
     List<String> psAddresses = currentPs();
     if (psAddresses.isEmpty()) {

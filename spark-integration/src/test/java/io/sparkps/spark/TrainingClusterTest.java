@@ -126,6 +126,36 @@ class TrainingClusterTest {
   }
 
   @Test
+  void aChiefReturningNull_hasItsResultReadFromTheShardsOnTheDriver_beforeTheyStop() throws Exception {
+    ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2).build();
+    List<String> readOn = new ArrayList<>();
+    RunResult<Float> result = new TrainingCluster(sc, spec).runAsync(numbers(4), ctx -> {
+      float value = seedWorker(ctx);
+      return ctx.isChief() ? null : value;
+    }, ps -> {
+      readOn.add(Thread.currentThread().getName());
+      return ps.read("counter").value().getFloat(0) + 0.5f; // what the shard held after all ten adds, marked
+    }).join();
+    assertEquals(List.of(10.5f, 10f), result.results(), "the chief's from the shard, worker 1's its own");
+    assertTrue(readOn.size() == 1 && readOn.get(0).startsWith("sparkps-run-"), "read once, on the driver: " + readOn);
+
+    // A chief that returns a result keeps it: the read is not made.
+    RunResult<Float> own = new TrainingCluster(sc, spec).runAsync(numbers(4), TrainingClusterTest::seedWorker, ps -> {
+      throw new AssertionError("not read when the chief returned its result");
+    }).join();
+    assertEquals(List.of(10f, 10f), own.results());
+
+    // A read that fails fails the run, naming its cause.
+    TrainingJob<Float> failing = new TrainingCluster(sc, spec).runAsync(numbers(4), ctx -> {
+      seedWorker(ctx);
+      return null;
+    }, ps -> ps.read("no-such-variable").value().getFloat(0));
+    Exception e = assertThrows(Exception.class, failing::join);
+    assertTrue(String.valueOf(e.getMessage()).contains("no-such-variable"), String.valueOf(e));
+    assertEquals(JobStatus.FAILED, failing.status());
+  }
+
+  @Test
   void inspect_afterTheRun_showsRolesAndTheFinalVariables() throws Exception {
     ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2).build();
     TrainingJob<Float> job = new TrainingCluster(sc, spec).runAsync(numbers(4), TrainingClusterTest::seedWorker);
