@@ -9,7 +9,6 @@ import io.sparkps.ps.PsClient;
 import io.sparkps.spark.WorkerContext;
 import io.sparkps.spark.WorkerFunction;
 import java.time.Duration;
-import java.util.Iterator;
 import java.util.Map;
 import org.apache.spark.sql.Row;
 import org.nd4j.linalg.dataset.DataSet;
@@ -41,27 +40,6 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   /** Steps each worker runs in all: maxSteps when set, else epochs over its partition. */
   long totalSteps() {
     return settings.maxSteps() > 0 ? settings.maxSteps() : (long) settings.epochs() * stepsPerEpoch;
-  }
-
-  /** The first {@code n} elements of {@code it}. */
-  private static <T> Iterator<T> limit(Iterator<T> it, int n) {
-    return new Iterator<>() {
-      private int left = n;
-
-      @Override
-      public boolean hasNext() {
-        return left > 0 && it.hasNext();
-      }
-
-      @Override
-      public T next() {
-        if (!hasNext()) {
-          throw new java.util.NoSuchElementException("no minibatch left in this epoch");
-        }
-        left--;
-        return it.next();
-      }
-    };
   }
 
   @Override
@@ -112,19 +90,18 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     int perStep = settings.gradientAccumulation();
     while (done < total) {
       int epoch = (int) (done / stepsPerEpoch);
-      int remaining = (int) Math.min(stepsPerEpoch - done % stepsPerEpoch, total - done);
       // The next minibatch is built while a step waits for the servers, at its pull (closed
       // before the next epoch starts, which ends this one's batches).
-      try (Prefetched<DataSet> batches = new Prefetched<>(limit(data.epoch(epoch, (int) (done % stepsPerEpoch),
-          stepsPerEpoch, settings.batchSize(), settings.seed() + ctx.index()), remaining),
+      try (Prefetched<DataSet> batches = new Prefetched<>(data.epoch(epoch, (int) (done % stepsPerEpoch),
+          stepsPerEpoch, settings.batchSize(), settings.seed() + ctx.index()),
           "sparkps-minibatches-worker-" + ctx.index(), BATCH_TIMEOUT)) {
-        while (batches.hasNext()) {
+        while (done < total && batches.hasNext()) {
           // With gradient accumulation, minibatches [first, first + of) make one step (fewer at the end).
           int position = (int) (done % perStep);
           long first = done - position;
           int of = (int) Math.min(perStep, total - first);
           DataSet batch = batches.next();
-          if (position == 0) {
+          if (position == 0 && done + 1 < total) {
             batches.prefetch();
           }
           double loss = step.step(batch, done, epoch, position, of);
