@@ -10,7 +10,8 @@ import java.util.List;
  * @param evaluatorHistory every progress report of the evaluator, oldest first
  * @param workerHistory every progress report of the workers, oldest first
  * @param stageAttempts how many attempts the barrier stage took (1 without retries)
- * @param recoveredFailures failures of earlier stage attempts that a retry recovered from
+ * @param recoveredFailures failures of earlier stage attempts that a retry recovered from, and the
+ *     evaluator's failure (training goes on without it), each naming its task and remote cause
  * @param elapsed wall time from launch to the end of training
  * @param psRecoveries the ps tasks lost during the run and how each was replaced and refilled
  * @param <R> the workers' result type

@@ -63,18 +63,24 @@ class TrainingClusterTest {
   }
 
   static void pollingEvaluator(EvaluatorContext ctx) throws Exception {
+    // As an evaluator must: wait until the chief has created the variable, then until it has initialized it
+    // (a read in between is refused as uninitialized).
+    while (true) {
+      try {
+        ctx.ps().awaitInitialized(List.of("counter"), Duration.ofSeconds(30));
+        break;
+      } catch (IllegalArgumentException notCreatedYet) {
+        Thread.sleep(10);
+      }
+    }
     long last = -1;
     boolean stopping;
     do {
       stopping = ctx.isStopping();
-      try {
-        VariableValue v = ctx.ps().read("counter");
-        if (v.version() != last) {
-          last = v.version();
-          ctx.progress().report(v.version(), 0, Map.of("counter", (double) v.value().getFloat(0)));
-        }
-      } catch (IllegalArgumentException notCreatedYet) {
-        // the chief has not created the variable yet
+      VariableValue v = ctx.ps().read("counter");
+      if (v.version() != last) {
+        last = v.version();
+        ctx.progress().report(v.version(), 0, Map.of("counter", (double) v.value().getFloat(0)));
       }
       Thread.sleep(10);
     } while (!stopping);
@@ -114,6 +120,7 @@ class TrainingClusterTest {
     RunResult<Float> result = new TrainingCluster(sc, spec).withEvaluator(TrainingClusterTest::pollingEvaluator)
         .run(numbers(10), TrainingClusterTest::seedWorker);
     assertEquals(List.of(10f, 10f), result.results());
+    assertEquals(List.of(), result.recoveredFailures(), "no task failed, the evaluator included");
     List<Long> versions = result.evaluatorHistory().stream().map(TaskProgress::step).toList();
     // At least one read while training ran, and the last after it: an evaluator that started late on a
     // loaded machine (or whose reports a heartbeat coalesced) sees fewer, as [6, 10] in one CI run.
