@@ -73,7 +73,8 @@ public final class TrainingBenchmark {
       "(b) SparkPS ASYNC, staleness-aware", "(b) SparkPS SYNC, socket", "(b) SparkPS ASYNC, socket",
       "(b) SparkPS SYNC, socket, bf16", "(b) SparkPS ASYNC, socket, bf16", "(b) SparkPS ASYNC, socket, sparse 1%",
       "(b) SparkPS ASYNC, socket, sparse 5%", "(b) SparkPS SYNC, socket, accumulate 2",
-      "(b) SparkPS SYNC, socket, accumulate 4", "(b) SparkPS SYNC, socket, accumulate 5");
+      "(b) SparkPS SYNC, socket, accumulate 4", "(b) SparkPS SYNC, socket, accumulate 5",
+      "(b) SparkPS ASYNC, socket, accumulate 5");
 
   private static List<String> only; // trainers selected by one of these (see selects); all when null
 
@@ -161,6 +162,7 @@ public final class TrainingBenchmark {
       trainers.put("(b) SparkPS SYNC, socket, accumulate " + k,
           (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, false, "accumulate " + k));
     }
+    trainers.put(SPARKPS.get(12), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false, "accumulate 5"));
     trainers.put(AVERAGING, (c, n, b) -> parameterAveraging(spark, train, c, n, b));
     trainers.put(SHARING, (c, n, b) -> gradientSharing(spark, train, c, n, b));
     trainers.put(FLOOR, (c, n, b) -> {

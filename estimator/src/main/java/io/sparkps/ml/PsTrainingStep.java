@@ -6,6 +6,7 @@ import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.api.DataSet;
+import org.nd4j.linalg.factory.Nd4j;
 
 /**
  * One worker's training step against the parameter servers: read the current parameters into
@@ -108,37 +109,48 @@ public final class PsTrainingStep {
       gradientViews = variables.views(gradientArray);
     }
     Map<String, INDArray> gradients = gradientViews;
+    long examples = batch.getFeatures().size(0);
     if (workerUpdates) {
-      net.applyUpdater((int) iteration, epoch, (int) batch.getFeatures().size(0));
+      net.applyUpdater((int) iteration, epoch, (int) examples);
+    } else if (of > 1) {
+      accumulate(position, of, examples);
+      if (position < of - 1) {
+        return net.score();
+      }
+      gradients = sumViews;
     } else if (net.miniBatch()) {
       // DL4J's losses sum over the minibatch; its updater divides by the minibatch size (except
       // for parameters like BatchNorm's running statistics) before regularization and the update
       // rule, so the servers get the same gradient.
-      long examples = batch.getFeatures().size(0);
       gradients.forEach((name, g) -> {
         if (variables.dividesByMinibatch(name)) {
           g.divi(examples);
         }
       });
     }
-    if (of > 1) {
-      if (position == 0) {
-        if (sum == null) {
-          sum = gradientArray.dup();
-          sumViews = variables.views(sum);
-        } else {
-          sum.assign(gradientArray);
-        }
-      } else {
-        sum.addi(gradientArray);
-      }
-      if (position < of - 1) {
-        return net.score();
-      }
-      sum.divi(of);
-      gradients = sumViews;
-    }
     ps.push(gradients);
     return net.score();
+  }
+
+  /**
+   * Adds minibatch {@code position}'s gradient to the step's: the mean over the step's {@code of}
+   * minibatches of each one's gradient as DL4J's updater sees it (divided by its examples, as in
+   * {@link #step(DataSet, long, int, int, int)}), each scaled as it is added, in one pass.
+   */
+  private void accumulate(int position, int of, long examples) {
+    if (sum == null) {
+      sum = gradientArray.ulike();
+      sumViews = variables.views(sum);
+    }
+    for (Map.Entry<String, INDArray> e : gradientViews.entrySet()) {
+      INDArray g = e.getValue();
+      INDArray into = sumViews.get(e.getKey());
+      double scale = (net.miniBatch() && variables.dividesByMinibatch(e.getKey()) ? 1.0 / examples : 1.0) / of;
+      if (position == 0) {
+        g.mul(scale, into);
+      } else {
+        Nd4j.getBlasWrapper().level1().axpy(g.length(), scale, g, into);
+      }
+    }
   }
 }
