@@ -140,7 +140,8 @@ public final class Dl4jTrainer {
       rowsToTrain = rowsToTrain.repartition(spec.numWorkers());
     }
     int stepsPerEpoch = (int) Math.max(1, rows / ((long) spec.numWorkers() * s.batchSize()));
-    TrainWorker worker = new TrainWorker(s, kind, stepsPerEpoch, limits);
+    TrainWorker worker = new TrainWorker(s, kind, stepsPerEpoch, limits, (int) probe.inputWidth(),
+        (int) probe.outputs());
     TrainingCluster cluster = new TrainingCluster(spark, spec).withPlacement(placement.orElse(null));
     if (evaluator != null) {
       cluster.withEvaluator(evaluator);

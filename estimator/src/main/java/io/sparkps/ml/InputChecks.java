@@ -6,6 +6,7 @@ import io.sparkps.ml.data.LabelKind;
 import java.io.Serializable;
 import java.util.Iterator;
 import java.util.List;
+import org.apache.spark.api.java.JavaFutureAction;
 import org.apache.spark.api.java.function.Function2;
 import org.apache.spark.ml.linalg.Vector;
 import org.apache.spark.sql.Dataset;
@@ -13,8 +14,8 @@ import org.apache.spark.sql.Row;
 
 /**
  * What can be known about the data before launch, checked on the driver with two cheap Spark jobs
- * (the first row's features; per partition over the label column alone: rows, nulls, range or
- * first width): the DataFrame is not empty, the features fit the network's input, labels are
+ * run at once (the first row's features; per partition over the label column alone: rows, nulls,
+ * range or first width): the DataFrame is not empty, the features fit the network's input, labels are
  * present and fit its output. Row-level problems further in are caught by each worker with the
  * row's partition and offset.
  */
@@ -41,7 +42,24 @@ final class InputChecks {
 
   static Partitions check(Dataset<?> data, String featuresCol, String labelCol, long inputs, LabelKind kind,
       long outputs) {
-    List<Row> first = data.toDF().select(featuresCol).limit(1).collectAsList();
+    // The two jobs run at once; the first row is judged first.
+    JavaFutureAction<List<Row>> firstRow = data.toDF().select(featuresCol).javaRDD().takeAsync(1);
+    List<LabelStats> stats;
+    List<Row> first;
+    try {
+      stats = data.toDF().select(col(labelCol), org.apache.spark.sql.functions.input_file_name()).javaRDD()
+          .mapPartitionsWithIndex(new Scan(kind == LabelKind.CLASS_INDEX ? outputs : -1), false).collect();
+      first = firstRow.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while reading the first row of column '" + featuresCol + "'", e);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+    } finally {
+      if (!firstRow.isDone()) {
+        firstRow.cancel(true);
+      }
+    }
     if (first.isEmpty()) {
       throw new IllegalArgumentException("the DataFrame is empty: there is nothing to train on");
     }
@@ -50,8 +68,6 @@ final class InputChecks {
       throw new IllegalArgumentException("column '" + featuresCol + "' has " + size + " values in its first row but the "
           + "network's first layer takes " + inputs + ": fix nIn of the first layer or the features");
     }
-    List<LabelStats> stats = data.toDF().select(col(labelCol), org.apache.spark.sql.functions.input_file_name()).javaRDD()
-        .mapPartitionsWithIndex(new Scan(kind == LabelKind.CLASS_INDEX ? outputs : -1), false).collect();
     String firstBad = stats.stream().map(LabelStats::firstBad).filter(java.util.Objects::nonNull).findFirst().orElse("");
     long[] rows = new long[stats.size()];
     long nulls = 0;

@@ -10,6 +10,10 @@ import io.sparkps.spark.WorkerContext;
 import io.sparkps.spark.WorkerFunction;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.spark.sql.Row;
 import org.nd4j.linalg.dataset.DataSet;
 
@@ -27,11 +31,23 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   private final LabelKind labelKind;
   private final int stepsPerEpoch;
   private final Minibatches.Limits limits;
+  private final int inputs;
+  private final int outputs;
   /** Longest the wait for one minibatch may take (read from memory or a local spill file). */
   private static final Duration BATCH_TIMEOUT = Duration.ofMinutes(10);
+  /** Longest a worker waits for the chief to initialize the variables or restore them. */
+  private static final Duration INIT_TIMEOUT = Duration.ofMinutes(5);
+  /** Longest the start (network, variables, the wait for the chief) may take once the partition is read. */
+  private static final Duration START_TIMEOUT = INIT_TIMEOUT.plusMinutes(5);
+  /** Longest a start thread left running by a failed read is waited for once interrupted. */
+  private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
 
-  TrainWorker(Dl4jTrainer.Settings settings, LabelKind labelKind, int stepsPerEpoch, Minibatches.Limits limits) {
+  /** A worker for a network of {@code inputs} features and {@code outputs} outputs. */
+  TrainWorker(Dl4jTrainer.Settings settings, LabelKind labelKind, int stepsPerEpoch, Minibatches.Limits limits,
+      int inputs, int outputs) {
     this.settings = settings;
+    this.inputs = inputs;
+    this.outputs = outputs;
     this.limits = limits;
     this.labelKind = labelKind;
     this.stepsPerEpoch = stepsPerEpoch;
@@ -42,8 +58,35 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     return settings.maxSteps() > 0 ? settings.maxSteps() : (long) settings.epochs() * stepsPerEpoch;
   }
 
+  /** What a worker trains from: its network, the variables it declared, the minibatches done already. */
+  private record Start(Net net, NetworkVariables variables, long done) {}
+
   @Override
   public float[] run(WorkerContext<Row> ctx) {
+    // The network is built and the variables made ready on the servers on a thread of its own while
+    // this one reads the partition: the servers' round trips and the wait for the chief overlap the read.
+    FutureTask<Start> start = new FutureTask<>(() -> start(ctx));
+    Thread starter = new Thread(start, "sparkps-start-worker-" + ctx.index());
+    starter.setDaemon(true);
+    starter.start();
+    // Read once into memory or a spill file that is deleted when the task ends, however it ends.
+    try (Minibatches data = Minibatches.of(ctx.data(), ctx.index(), settings.featuresCol(), settings.labelCol(),
+        inputs, labelKind, outputs, limits, DataConf.spillDir(ctx.index()))) {
+      if (data.spillFile() != null) {
+        ctx.progress().message("worker " + ctx.index() + " spilled its " + data.rows() + " rows to " + data.spillFile());
+      }
+      Start s = await(start, starter.getName());
+      return train(ctx, s.net(), s.variables(), ctx.ps(), data, s.done());
+    } finally {
+      stop(start, starter);
+    }
+  }
+
+  /**
+   * Builds the network and declares its variables (the chief initializes them or restores the
+   * latest checkpoint; the others wait for it), and finds where a resumed or retried run continues.
+   */
+  private Start start(WorkerContext<Row> ctx) {
     Net net = Net.fromJson(settings.networkJson());
     ConsistencyGroup group = Dl4jTrainer.group(settings, ctx.numWorkers());
     NetworkVariables variables = NetworkVariables.of(net, group.name(), settings.workerUpdates());
@@ -64,21 +107,46 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
         ps.initializeAll();
       }
     } else {
-      ps.awaitInitialized(variables.names(), Duration.ofMinutes(5));
+      ps.awaitInitialized(variables.names(), INIT_TIMEOUT);
     }
     // A resumed or retried run continues from the servers' state: SYNC steps count from their
     // version; ASYNC and SSP versions count every worker's pushes.
     long version = ps.read(variables.names().get(0)).version();
     ps.setStep(version);
     long pushes = settings.consistency() == Consistency.SYNC ? version : version / ctx.numWorkers();
-    long done = Math.min(totalSteps(), pushes * settings.gradientAccumulation());
-    // Read once into memory or a spill file that is deleted when the task ends, however it ends.
-    try (Minibatches data = Minibatches.of(ctx.data(), ctx.index(), settings.featuresCol(), settings.labelCol(),
-        (int) net.inputWidth(), labelKind, (int) net.outputs(), limits, DataConf.spillDir(ctx.index()))) {
-      if (data.spillFile() != null) {
-        ctx.progress().message("worker " + ctx.index() + " spilled its " + data.rows() + " rows to " + data.spillFile());
+    return new Start(net, variables, Math.min(totalSteps(), pushes * settings.gradientAccumulation()));
+  }
+
+  private static Start await(FutureTask<Start> start, String thread) {
+    try {
+      return start.get(START_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
       }
-      return train(ctx, net, variables, ps, data, done);
+      if (e.getCause() instanceof Error err) {
+        throw err;
+      }
+      throw new IllegalStateException(thread + " failed", e.getCause());
+    } catch (TimeoutException e) {
+      throw new IllegalStateException(thread + " did not build the network and make its variables ready on the "
+          + "parameter servers within " + START_TIMEOUT.toMinutes() + " minutes (a ps that does not answer?)", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for " + thread, e);
+    }
+  }
+
+  /** Ends the start thread if it still runs (the read failed first): interrupted, waited for briefly. */
+  private static void stop(FutureTask<Start> start, Thread starter) {
+    if (start.isDone()) {
+      return;
+    }
+    start.cancel(true);
+    try {
+      starter.join(STOP_TIMEOUT.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 
