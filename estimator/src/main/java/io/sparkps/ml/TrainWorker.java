@@ -121,13 +121,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     try {
       return start.get(START_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
-      if (e.getCause() instanceof RuntimeException r) {
-        throw r;
-      }
-      if (e.getCause() instanceof Error err) {
-        throw err;
-      }
-      throw new IllegalStateException(thread + " failed", e.getCause());
+      throw Prefetched.failure(e, thread);
     } catch (TimeoutException e) {
       throw new IllegalStateException(thread + " did not build the network and make its variables ready on the "
           + "parameter servers within " + START_TIMEOUT.toMinutes() + " minutes (a ps that does not answer?)", e);

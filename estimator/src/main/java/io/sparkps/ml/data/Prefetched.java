@@ -96,13 +96,7 @@ public final class Prefetched<T> implements Iterator<T>, AutoCloseable {
     try {
       return ahead.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
-      if (e.getCause() instanceof RuntimeException r) {
-        throw r;
-      }
-      if (e.getCause() instanceof Error err) {
-        throw err;
-      }
-      throw new IllegalStateException(name + " failed", e.getCause());
+      throw failure(e, name);
     } catch (TimeoutException e) {
       throw new IllegalStateException(name + " did not make the next element within " + timeout.toMillis()
           + " ms (a minibatch read from a slow or stuck disk?)", e);
@@ -110,6 +104,20 @@ public final class Prefetched<T> implements Iterator<T>, AutoCloseable {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while waiting for " + name, e);
     }
+  }
+
+  /**
+   * What to throw for a failure on the thread called {@code name}: an unchecked cause as it is,
+   * with its own stack trace (an {@code Error} is thrown from here), a checked one wrapped.
+   */
+  public static RuntimeException failure(ExecutionException e, String name) {
+    if (e.getCause() instanceof RuntimeException r) {
+      return r;
+    }
+    if (e.getCause() instanceof Error err) {
+      throw err;
+    }
+    return new IllegalStateException(name + " failed", e.getCause());
   }
 
   /** Waits for the element in the making (at most the timeout), then ends the thread. Idempotent. */
