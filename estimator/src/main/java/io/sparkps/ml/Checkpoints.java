@@ -37,8 +37,12 @@ final class Checkpoints {
   static final String MARKER = "checkpoint.properties";
   private static final String PREFIX = "ckpt-";
 
-  /** What a complete checkpoint's marker says; {@code path} is its directory. */
-  record Marker(String path, long step, int numPs, String variables, String savedAt, List<ShardSnapshot> shards) {}
+  /**
+   * What a complete checkpoint's marker says; {@code path} is its directory; {@code gradientAccumulation}
+   * the minibatches per step of the run that saved it (1 in markers written before it was recorded).
+   */
+  record Marker(String path, long step, int numPs, String variables, String savedAt, List<ShardSnapshot> shards,
+      int gradientAccumulation) {}
 
   /** A restored checkpoint, and the newer ones skipped as damaged (with why). */
   record Restored(Marker marker, List<String> skipped) {}
@@ -100,7 +104,8 @@ final class Checkpoints {
             Long.parseLong(p.getProperty("shard." + i + ".bytes")), p.getProperty("shard." + i + ".sha256")));
       }
       return new Marker(checkpoint.toString(), Long.parseLong(p.getProperty("step")), numPs,
-          p.getProperty("variables"), p.getProperty("savedAt"), shards);
+          p.getProperty("variables"), p.getProperty("savedAt"), shards,
+          Integer.parseInt(p.getProperty("gradientAccumulation", "1")));
     } catch (IOException | RuntimeException e) {
       throw new IllegalStateException("cannot read the checkpoint marker " + marker + ": " + e.getMessage()
           + " (delete " + checkpoint + " to go on without it)", e);
@@ -112,7 +117,8 @@ final class Checkpoints {
    * then deletes all but the newest {@code kept} complete checkpoints and any unfinished save
    * older than the newest. A complete checkpoint of the same step is kept as it is.
    */
-  static Marker save(PsClient ps, String dir, long step, NetworkVariables variables, int kept) {
+  static Marker save(PsClient ps, String dir, long step, NetworkVariables variables, int kept,
+      int gradientAccumulation) {
     Path checkpoint = new Path(dir, String.format("%s%010d", PREFIX, step));
     Configuration conf = new Configuration();
     try {
@@ -126,6 +132,7 @@ final class Checkpoints {
       p.setProperty("step", Long.toString(step));
       p.setProperty("numPs", Integer.toString(ps.numShards()));
       p.setProperty("variables", fingerprint(variables));
+      p.setProperty("gradientAccumulation", Integer.toString(gradientAccumulation));
       p.setProperty("savedAt", Instant.now().toString());
       for (ShardSnapshot s : shards) {
         p.setProperty("shard." + s.shard() + ".file", s.file());
@@ -167,11 +174,11 @@ final class Checkpoints {
    * (checked on all shards before any is restored), after checking it fits this run; empty when
    * there is none. Throws, naming each one, when checkpoints exist and all are damaged.
    */
-  static Optional<Restored> restore(PsClient ps, String dir, NetworkVariables variables) {
+  static Optional<Restored> restore(PsClient ps, String dir, NetworkVariables variables, int gradientAccumulation) {
     List<Marker> markers = complete(dir);
     List<String> skipped = new ArrayList<>();
     for (Marker m : markers) {
-      checkFits(dir, m, variables, ps.numShards());
+      checkFits(dir, m, variables, ps.numShards(), gradientAccumulation);
       try {
         ps.restore(m.path(), m.shards(), true);
       } catch (RuntimeException damaged) {
@@ -188,8 +195,12 @@ final class Checkpoints {
     return Optional.empty();
   }
 
-  /** Fails, naming the difference, when the checkpoint was not made by this network on {@code numPs} ps. */
-  static void checkFits(String dir, Marker marker, NetworkVariables variables, int numPs) {
+  /**
+   * Fails, naming the difference, when the checkpoint was not made by this network on {@code numPs}
+   * ps with {@code gradientAccumulation} minibatches per step (the servers count steps: with another
+   * number, the run would continue at another minibatch).
+   */
+  static void checkFits(String dir, Marker marker, NetworkVariables variables, int numPs, int gradientAccumulation) {
     if (marker.numPs() != numPs) {
       throw new IllegalArgumentException("the checkpoint in " + dir + " was saved with " + marker.numPs() + " ps but this "
           + "run has " + numPs + ": run with numPs " + marker.numPs() + " or use a new checkpoint directory");
@@ -197,6 +208,11 @@ final class Checkpoints {
     if (!fingerprint(variables).equals(marker.variables())) {
       throw new IllegalArgumentException("the checkpoint in " + dir + " holds other variables (" + marker.variables()
           + ") than this network's (" + fingerprint(variables) + "): use a new checkpoint directory for a new network");
+    }
+    if (marker.gradientAccumulation() != gradientAccumulation) {
+      throw new IllegalArgumentException("the checkpoint in " + dir + " was saved with gradientAccumulation "
+          + marker.gradientAccumulation() + " (minibatches per step) but this run has " + gradientAccumulation
+          + ": resume with gradientAccumulation " + marker.gradientAccumulation() + " or use a new checkpoint directory");
     }
   }
 }

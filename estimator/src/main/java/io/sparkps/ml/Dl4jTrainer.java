@@ -116,7 +116,7 @@ public final class Dl4jTrainer {
     if (s.checkpointDir() != null) {
       // A checkpoint of another network or ps count fails here, before launch, not in every attempt.
       Checkpoints.latest(s.checkpointDir()).ifPresent(marker -> Checkpoints.checkFits(s.checkpointDir(), marker,
-          NetworkVariables.of(probe, null), spec.numPs()));
+          NetworkVariables.of(probe, null), spec.numPs(), s.gradientAccumulation()));
     }
     // One cheap job checks the data and counts rows per partition: data in one non-empty partition
     // per worker is trained on where it is; anything else is spread evenly over the workers first.

@@ -98,7 +98,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
       // Servers that hold state from an earlier attempt of this run keep it; fresh ones take the checkpoint.
       boolean fresh = ps.reportUninitialized().containsAll(variables.names());
       Checkpoints.Restored restored = checkpoints == null || !fresh ? null
-          : Checkpoints.restore(ps, checkpoints, variables).orElse(null);
+          : Checkpoints.restore(ps, checkpoints, variables, settings.gradientAccumulation()).orElse(null);
       if (restored != null) {
         ctx.progress().message("resumed from the checkpoint of step " + restored.marker().step() + " in "
             + restored.marker().path() + (restored.skipped().isEmpty() ? ""
@@ -174,7 +174,8 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
           // at the first step boundary at or after each multiple of the interval
           if (ctx.isChief() && checkpoints != null && done % perStep == 0 && done % settings.checkpointInterval() < perStep
               && done < total) {
-            Checkpoints.save(ps, checkpoints, done, variables, settings.checkpointsKept());
+            Checkpoints.save(ps, checkpoints, done, variables, settings.checkpointsKept(),
+                settings.gradientAccumulation());
           }
         }
       }
@@ -184,7 +185,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
       return null;
     }
     if (checkpoints != null) {
-      Checkpoints.save(ps, checkpoints, done, variables, settings.checkpointsKept());
+      Checkpoints.save(ps, checkpoints, done, variables, settings.checkpointsKept(), settings.gradientAccumulation());
     }
     if (!settings.workerUpdates()) {
       return null; // the driver reads the parameters from the shards (Dl4jTrainer.finalParameters)

@@ -97,7 +97,7 @@ class CheckpointsTest {
     try (PsClient ps = client(true)) {
       for (long step : steps) {
         fill(ps, step);
-        Checkpoints.save(ps, dir.toUri().toString(), step, variables, 3);
+        Checkpoints.save(ps, dir.toUri().toString(), step, variables, 3, 1);
       }
     }
   }
@@ -119,13 +119,28 @@ class CheckpointsTest {
   }
 
   @Test
+  void theMarkerRecordsTheMinibatchesPerStep_oneInMarkersWrittenBeforeItWas() throws IOException {
+    try (PsClient ps = client(true)) {
+      fill(ps, 10);
+      assertEquals(4, Checkpoints.save(ps, dir.toUri().toString(), 10, variables, 3, 4).gradientAccumulation());
+    }
+    assertEquals(4, Checkpoints.latest(dir.toUri().toString()).orElseThrow().gradientAccumulation());
+    Path marker = dir.resolve("ckpt-0000000010").resolve("checkpoint.properties");
+    List<String> lines = Files.readAllLines(marker);
+    Files.write(marker, lines.stream().filter(l -> !l.startsWith("gradientAccumulation=")).toList());
+    Files.deleteIfExists(marker.resolveSibling(".checkpoint.properties.crc")); // Hadoop's checksum of the old text
+    assertTrue(lines.size() == Files.readAllLines(marker).size() + 1, "one line fewer: " + lines);
+    assertEquals(1, Checkpoints.latest(dir.toUri().toString()).orElseThrow().gradientAccumulation());
+  }
+
+  @Test
   void anUnfinishedSave_isNeverRead_andIsReplacedWhenThatStepIsSavedAgain() throws IOException {
     saveSteps(10, 20);
     // A save killed after its shard files, before its marker.
     Files.createDirectories(shardFile(30, 0).getParent());
     Files.copy(shardFile(20, 0), shardFile(30, 0));
     try (PsClient ps = client(false)) {
-      Checkpoints.Restored r = Checkpoints.restore(ps, dir.toUri().toString(), variables).orElseThrow();
+      Checkpoints.Restored r = Checkpoints.restore(ps, dir.toUri().toString(), variables, 1).orElseThrow();
       assertEquals(20, r.marker().step());
       assertEquals(List.of(), r.skipped());
       variables.names().forEach(n -> assertEquals(20f, valueOf(ps, n), n));
@@ -141,7 +156,7 @@ class CheckpointsTest {
       f.setLength(f.length() / 2); // shard 1 of the newest: truncated
     }
     try (PsClient ps = client(false)) {
-      Checkpoints.Restored r = Checkpoints.restore(ps, dir.toUri().toString(), variables).orElseThrow();
+      Checkpoints.Restored r = Checkpoints.restore(ps, dir.toUri().toString(), variables, 1).orElseThrow();
       assertEquals(20, r.marker().step());
       assertTrue(r.skipped().toString().contains("step 30") && r.skipped().toString().contains("ps-00001.snapshot is damaged"),
           r.skipped().toString());
@@ -150,7 +165,7 @@ class CheckpointsTest {
     }
     alterOneByte(shardFile(20, 0));
     try (PsClient ps = client(false)) {
-      Checkpoints.Restored r = Checkpoints.restore(ps, dir.toUri().toString(), variables).orElseThrow();
+      Checkpoints.Restored r = Checkpoints.restore(ps, dir.toUri().toString(), variables, 1).orElseThrow();
       assertEquals(10, r.marker().step());
       assertTrue(r.skipped().get(1).contains("SHA-256"), r.skipped().toString());
       variables.names().forEach(n -> assertEquals(10f, valueOf(ps, n), n));
@@ -164,7 +179,7 @@ class CheckpointsTest {
     Files.delete(shardFile(20, 1));
     try (PsClient ps = client(false)) {
       IllegalStateException e = assertThrows(IllegalStateException.class,
-          () -> Checkpoints.restore(ps, dir.toUri().toString(), variables));
+          () -> Checkpoints.restore(ps, dir.toUri().toString(), variables, 1));
       assertTrue(e.getMessage().startsWith("no checkpoint in " + dir.toUri() + " can be restored, each is damaged: "
           + "[step 20: ") && e.getMessage().contains("step 10: ") && e.getMessage().contains("use a new checkpointDir"),
           e.getMessage());

@@ -216,5 +216,11 @@ class ExperimentTest {
     Dl4jModel fromScratch = new Dl4jEstimator().setNetworkJson(network(8).toJson()).setBatchSize(16).setMaxSteps(6)
         .setGradientAccumulation(3).fit(train);
     assertTrue(maxDiff(resumed, fromScratch) > 1e-3, "the resumed run trained past the checkpoint");
+    // The servers count steps: resumed with another number of minibatches per step, the run would go on at
+    // another minibatch. It is refused before launch, naming both.
+    IllegalArgumentException other = assertThrows(IllegalArgumentException.class, () -> estimator
+        .copy(new org.apache.spark.ml.param.ParamMap()).setGradientAccumulation(2).setMaxSteps(20).fit(train));
+    assertTrue(other.getMessage().contains("was saved with gradientAccumulation 3 (minibatches per step) but this run "
+        + "has 2: resume with gradientAccumulation 3"), other.getMessage());
   }
 }
