@@ -54,7 +54,7 @@ final class InputChecks {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while reading the first row of column '" + featuresCol + "'", e);
     } catch (java.util.concurrent.ExecutionException e) {
-      throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+      throw io.sparkps.ml.data.Prefetched.failure(e, "the job reading the first row of column '" + featuresCol + "'");
     } finally {
       if (!firstRow.isDone()) {
         firstRow.cancel(true);
