@@ -51,6 +51,8 @@ public final class ParameterServer implements AutoCloseable {
   private final Builder config;
   private final CountDownLatch terminated = new CountDownLatch(1);
   private Server server;
+  /** The bound port, kept at start (gRPC refuses to tell it once the server terminated); 0 before, -1 in process. */
+  private volatile int port;
   private ExecutorService executor;
   private ScheduledExecutorService timer;
   private EventLoopGroup eventLoops;
@@ -116,6 +118,7 @@ public final class ParameterServer implements AutoCloseable {
       throw new UncheckedIOException("ps " + config.shardIndex + " could not bind " + config.host + ":"
           + config.port + " (" + e.getMessage() + "); choose another port or 0 for any free port", e);
     }
+    port = config.inProcessName != null ? -1 : server.getPort();
     LOG.info("ps {} serving at {}{}", config.shardIndex, address(),
         config.tls == null || config.inProcessName != null ? " (plaintext)" : " (TLS by " + io.sparkps.ps.tls.PsTls.provider() + ", certificate " + config.tls + ")");
     return this;
@@ -136,9 +139,13 @@ public final class ParameterServer implements AutoCloseable {
         .maxConcurrentCallsPerConnection(MAX_CALLS_PER_CONNECTION);
   }
 
-  /** The bound port (the real one when 0 was asked for); -1 in process. */
+  /** The bound port (the real one when 0 was asked for), also after the server stopped; -1 in process. */
   public int port() {
-    return config.inProcessName != null ? -1 : server.getPort();
+    int bound = port;
+    if (bound == 0) {
+      throw new IllegalStateException("ps " + config.shardIndex + " has no port before start(): start it first");
+    }
+    return bound;
   }
 
   /** The bulk port (its number is in the hello reply); -1 in process. */

@@ -59,11 +59,14 @@ class ServerLifecycleTest {
   @Test
   void shutdownServers_stopsEveryShard() throws Exception {
     TestCluster cluster = TestCluster.netty(2);
+    java.util.List<String> addresses = cluster.servers.stream().map(ParameterServer::address).toList();
     try (PsClient c = cluster.client(0)) {
       c.shutdownServers();
     }
     for (ParameterServer ps : cluster.servers) {
       assertTrue(ps.awaitTermination(Duration.ofSeconds(20)), "ps " + ps.shardIndex() + " stopped");
+      // (a ps task may still report where it served: it races the shutdown)
+      assertEquals(addresses.get(ps.shardIndex()), ps.address(), "a stopped server still names its address");
     }
     cluster.close();
   }

@@ -48,6 +48,7 @@ class LocalClusterTest {
         .optHeartbeatInterval(Duration.ofMillis(100)).build();
     java.util.Map<Integer, String> stageJobs = new java.util.concurrent.ConcurrentHashMap<>();
     java.util.Map<String, String> executorOfJob = new java.util.concurrent.ConcurrentHashMap<>();
+    List<String> tasks = new java.util.concurrent.CopyOnWriteArrayList<>();
     org.apache.spark.scheduler.SparkListener listener = new org.apache.spark.scheduler.SparkListener() {
       @Override
       public void onJobStart(org.apache.spark.scheduler.SparkListenerJobStart start) {
@@ -59,7 +60,14 @@ class LocalClusterTest {
 
       @Override
       public void onTaskStart(org.apache.spark.scheduler.SparkListenerTaskStart task) {
-        executorOfJob.put(stageJobs.getOrDefault(task.stageId(), "?"), task.taskInfo().executorId());
+        executorOfJob.putIfAbsent(stageJobs.getOrDefault(task.stageId(), "?"), task.taskInfo().executorId());
+        tasks.add("start " + stageJobs.getOrDefault(task.stageId(), "?") + " on " + task.taskInfo().executorId());
+      }
+
+      @Override
+      public void onTaskEnd(org.apache.spark.scheduler.SparkListenerTaskEnd task) {
+        tasks.add("end " + stageJobs.getOrDefault(task.stageId(), "?") + " on " + task.taskInfo().executorId() + ": "
+            + task.reason());
       }
     };
     sc.sc().addSparkListener(listener);
@@ -70,14 +78,19 @@ class LocalClusterTest {
     assertEquals(10L, versions.get(versions.size() - 1), "evaluator versions: " + versions);
     Set<String> executors = result.workerHistory().stream().map(TaskProgress::executor).collect(Collectors.toSet());
     assertTrue(!executors.contains("driver") && !executors.isEmpty(), "workers ran in executor JVMs: " + executors);
+    sc.sc().listenerBus().waitUntilEmpty(30_000);
     sc.sc().removeSparkListener(listener);
+    // No task failed and was retried: the ps tasks among them, which stop while the driver shuts their servers down.
+    assertEquals(List.of(), tasks.stream().filter(t -> t.startsWith("end ") && !t.endsWith(": Success")).toList(),
+        "tasks that did not succeed: " + tasks);
+    assertEquals(1, tasks.stream().filter(t -> t.startsWith("start sparkps ps 0 ")).count(), "one ps task: " + tasks);
     String ps = executorOfJob.entrySet().stream().filter(e -> e.getKey().startsWith("sparkps ps"))
         .map(java.util.Map.Entry::getValue).findFirst().orElse(null);
     assertTrue(ps != null && !ps.equals("driver"), "the ps ran in an executor JVM: " + executorOfJob);
     Set<String> all = new java.util.HashSet<>(executors);
     all.add(ps);
-    assertTrue(all.size() >= 2, "at least two executor JVMs: " + executorOfJob);
-    // 2 executors of 2 cores for 4 tasks: the ps leaves its executor one slot, so a worker is in the other
+    assertTrue(all.size() >= 2, "at least two executor JVMs: " + tasks);
+    // 4 tasks at once on 2 executors of 2 cores: at most one worker shares the ps's executor
     assertTrue(executors.stream().anyMatch(e -> !e.equals(ps)), "a worker ran in another JVM than the ps (" + ps
         + "): " + executors);
   }
