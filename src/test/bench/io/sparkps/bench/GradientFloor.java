@@ -21,12 +21,19 @@ import org.nd4j.linalg.dataset.DataSet;
 final class GradientFloor {
   private GradientFloor() {}
 
-  /** Seconds for {@code workers} threads to compute the gradients of {@code batches}, split evenly. */
-  static double seconds(MultiLayerConfiguration conf, List<DataSet> batches, int workers) throws Exception {
+  /**
+   * Seconds for {@code workers} threads to compute the gradients of {@code batches}, split evenly;
+   * with {@code workersBackprop}, with the dense layers' backward pass of SparkPS's workers.
+   */
+  static double seconds(MultiLayerConfiguration conf, List<DataSet> batches, int workers, boolean workersBackprop)
+      throws Exception {
     List<MultiLayerNetwork> nets = new ArrayList<>();
     for (int w = 0; w < workers; w++) {
       MultiLayerNetwork net = new MultiLayerNetwork(conf.clone());
       net.init();
+      if (workersBackprop && io.sparkps.ml.BenchDenseBackprop.install(net) == 0) {
+        throw new IllegalStateException("no dense layer of the benchmark's network takes the workers' backward pass");
+      }
       nets.add(net);
     }
     int per = batches.size() / workers;

@@ -69,12 +69,14 @@ public final class TrainingBenchmark {
   private static final String AVERAGING = "(c) dl4j-spark parameter averaging";
   private static final String SHARING = "(d) dl4j-spark gradient sharing";
   private static final String FLOOR = "(e) gradients alone, 2 threads";
+  private static final String FLOOR_REUSE = "(e) gradients alone, workers' backprop";
   private static final List<String> SPARKPS = List.of("(b) SparkPS SYNC", "(b) SparkPS ASYNC",
       "(b) SparkPS ASYNC, staleness-aware", "(b) SparkPS SYNC, socket", "(b) SparkPS ASYNC, socket",
       "(b) SparkPS SYNC, socket, bf16", "(b) SparkPS ASYNC, socket, bf16", "(b) SparkPS ASYNC, socket, sparse 1%",
       "(b) SparkPS ASYNC, socket, sparse 5%", "(b) SparkPS SYNC, socket, accumulate 2",
       "(b) SparkPS SYNC, socket, accumulate 4", "(b) SparkPS SYNC, socket, accumulate 5",
-      "(b) SparkPS ASYNC, socket, accumulate 5");
+      "(b) SparkPS ASYNC, socket, accumulate 5", "(b) SparkPS SYNC, socket, DL4J backprop",
+      "(b) SparkPS SYNC, socket, accumulate 5, DL4J backprop");
 
   private static List<String> only; // trainers selected by one of these (see selects); all when null
 
@@ -163,13 +165,18 @@ public final class TrainingBenchmark {
           (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, false, "accumulate " + k));
     }
     trainers.put(SPARKPS.get(12), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false, "accumulate 5"));
+    trainers.put(SPARKPS.get(13), (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, false, "dl4j backprop"));
+    trainers.put(SPARKPS.get(14), (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, false,
+        "accumulate 5, dl4j backprop"));
     trainers.put(AVERAGING, (c, n, b) -> parameterAveraging(spark, train, c, n, b));
     trainers.put(SHARING, (c, n, b) -> gradientSharing(spark, train, c, n, b));
-    trainers.put(FLOOR, (c, n, b) -> {
-      int steps = n / (2 * b); // each worker's steps, as SparkPS takes them
-      double seconds = GradientFloor.seconds(c, minibatches(2 * steps * b, b, 7), 2);
-      return new Figure(2.0 * steps * b / seconds, Double.NaN, seconds);
-    });
+    for (boolean workers : new boolean[] {false, true}) {
+      trainers.put(workers ? FLOOR_REUSE : FLOOR, (c, n, b) -> {
+        int steps = n / (2 * b); // each worker's steps, as SparkPS takes them
+        double seconds = GradientFloor.seconds(c, minibatches(2 * steps * b, b, 7), 2, workers);
+        return new Figure(2.0 * steps * b / seconds, Double.NaN, seconds);
+      });
+    }
     if (only != null) {
       trainers.keySet().removeIf(name -> only.stream().noneMatch(o -> selects(o, name)));
     }
@@ -204,9 +211,12 @@ public final class TrainingBenchmark {
         continue;
       }
       StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "  %-38s", name));
-      List<String> peers = new ArrayList<>(List.of(SINGLE, SINGLE_1, AVERAGING, SHARING, FLOOR));
+      List<String> peers = new ArrayList<>(List.of(SINGLE, SINGLE_1, AVERAGING, SHARING, FLOOR, FLOOR_REUSE));
       if (name.contains("socket, ")) {
         peers.add(name.substring(0, name.indexOf("socket, ") + 6)); // the same trainer with dense float32 transfers
+      }
+      if (name.endsWith(", DL4J backprop")) {
+        peers.add(name.substring(0, name.length() - ", DL4J backprop".length())); // with the workers' backprop
       }
       for (String peer : peers) {
         if (figures.containsKey(peer)) {
@@ -216,9 +226,12 @@ public final class TrainingBenchmark {
       }
       System.out.println(line);
     }
-    if (figures.containsKey(FLOOR) && figures.containsKey(AVERAGING)) {
-      System.out.println("  the most any trainer can reach against parameter averaging here (the gradients alone "
-          + "vs it): " + ratio(figures.get(FLOOR), figures.get(AVERAGING)));
+    for (String floor : List.of(FLOOR, FLOOR_REUSE)) {
+      if (figures.containsKey(floor) && figures.containsKey(AVERAGING)) {
+        System.out.println("  the most a trainer with " + (floor.equals(FLOOR) ? "DL4J's" : "the workers'")
+            + " backprop can reach against parameter averaging here (its gradients alone vs it): "
+            + ratio(figures.get(floor), figures.get(AVERAGING)));
+      }
     }
   }
 
@@ -295,7 +308,8 @@ public final class TrainingBenchmark {
    * SparkPS; {@code sameJvm} false sends bulk data over the shard's loopback socket, as between
    * executors; {@code option} "bf16" turns bfloat16 transfers on, "sparse D" sparse transfers of
    * density D, "staleness-aware" the staleness-aware rate, "accumulate K" gradient accumulation
-   * over K minibatches. The figure carries the socket bytes per worker step.
+   * over K minibatches; ending in "dl4j backprop", the workers' dense layers keep DL4J's own
+   * backward pass instead of reusing the forward pass. The figure carries the socket bytes per worker step.
    */
   private static Figure sparkps(MultiLayerConfiguration conf, Dataset<Row> train, int examples, int batch,
       Consistency consistency, boolean sameJvm, String option) {
@@ -304,8 +318,11 @@ public final class TrainingBenchmark {
         .setBatchSize(batch).setMaxSteps(steps).setConsistency(consistency).setSeed(7)
         .setBf16Transfers(option.equals("bf16")).setStalenessAwareRate(option.equals("staleness-aware"))
         .setSparseTransfers(option.startsWith("sparse ") ? Double.parseDouble(option.substring(7)) : 0)
-        .setGradientAccumulation(option.startsWith("accumulate ") ? Integer.parseInt(option.substring(11)) : 1);
+        .setGradientAccumulation(option.startsWith("accumulate ") ? Integer.parseInt(option.split("[ ,]")[1]) : 1);
     System.setProperty(PsClient.SAME_JVM_PROPERTY, String.valueOf(sameJvm));
+    if (option.endsWith("dl4j backprop")) {
+      train.sparkSession().conf().set(io.sparkps.ml.BenchDenseBackprop.conf(), "false");
+    }
     try {
       long t0 = System.nanoTime();
       Dl4jModel model = estimator.fit(train);
@@ -318,6 +335,7 @@ public final class TrainingBenchmark {
       return new Figure(steps * 2 * batch / seconds, accuracy((MultiLayerNetwork) model.network()), seconds, perStep);
     } finally {
       System.clearProperty(PsClient.SAME_JVM_PROPERTY);
+      train.sparkSession().conf().unset(io.sparkps.ml.BenchDenseBackprop.conf());
     }
   }
 

@@ -113,6 +113,7 @@ public final class Dl4jTrainer {
     LabelKind kind = Schemas.labelKind(data.schema(), s.labelCol(), probe.classification(), probe.outputs());
     boolean alwaysShuffle = DataConf.alwaysShuffle(spark);
     io.sparkps.ml.data.Minibatches.Limits limits = DataConf.limits(spark);
+    boolean reuseForwardPass = ForwardReuse.enabled(spark);
     if (s.checkpointDir() != null) {
       // A checkpoint of another network or ps count fails here, before launch, not in every attempt.
       Checkpoints.latest(s.checkpointDir()).ifPresent(marker -> Checkpoints.checkFits(s.checkpointDir(), marker,
@@ -141,7 +142,7 @@ public final class Dl4jTrainer {
     }
     int stepsPerEpoch = (int) Math.max(1, rows / ((long) spec.numWorkers() * s.batchSize()));
     TrainWorker worker = new TrainWorker(s, kind, stepsPerEpoch, limits, (int) probe.inputWidth(),
-        (int) probe.outputs());
+        (int) probe.outputs(), reuseForwardPass);
     TrainingCluster cluster = new TrainingCluster(spark, spec).withPlacement(placement.orElse(null));
     if (evaluator != null) {
       cluster.withEvaluator(evaluator);

@@ -109,6 +109,11 @@ final class GraphNet extends Net {
   }
 
   @Override
+  int reuseForwardPass() {
+    return 0; // (the graph's layers keep DL4J's backward pass)
+  }
+
+  @Override
   void computeGradientAndScore() {
     graph.computeGradientAndScore();
   }

@@ -145,6 +145,12 @@ abstract sealed class Net permits Net.Layers, GraphNet {
   abstract void computeGradientAndScore();
 
   /**
+   * Lets the dense layers reuse the forward pass in the backward pass ({@link ForwardReuse}), for a
+   * network that only computes gradients from now on; returns how many layers do.
+   */
+  abstract int reuseForwardPass();
+
+  /**
    * Turns the gradient of the last {@link #computeGradientAndScore} into DL4J's update, in place,
    * as {@code fit} does before it subtracts it from the parameters: divided by the minibatch,
    * regularized, through each parameter's updater (whose state this network keeps).
@@ -239,6 +245,11 @@ abstract sealed class Net permits Net.Layers, GraphNet {
     @Override
     void computeGradientAndScore() {
       net.computeGradientAndScore();
+    }
+
+    @Override
+    int reuseForwardPass() {
+      return ForwardReuse.install(net);
     }
 
     @Override

@@ -33,6 +33,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   private final Minibatches.Limits limits;
   private final int inputs;
   private final int outputs;
+  private final boolean reuseForwardPass;
   /** Longest the wait for one minibatch may take (read from memory or a local spill file). */
   private static final Duration BATCH_TIMEOUT = Duration.ofMinutes(10);
   /** Longest a worker waits for the chief to initialize the variables or restore them. */
@@ -42,10 +43,14 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   /** Longest a start thread left running by a failed read is waited for once interrupted. */
   private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
 
-  /** A worker for a network of {@code inputs} features and {@code outputs} outputs. */
+  /**
+   * A worker for a network of {@code inputs} features and {@code outputs} outputs, whose dense
+   * layers reuse the forward pass in the backward pass if {@code reuseForwardPass} ({@link ForwardReuse}).
+   */
   TrainWorker(Dl4jTrainer.Settings settings, LabelKind labelKind, int stepsPerEpoch, Minibatches.Limits limits,
-      int inputs, int outputs) {
+      int inputs, int outputs, boolean reuseForwardPass) {
     this.settings = settings;
+    this.reuseForwardPass = reuseForwardPass;
     this.inputs = inputs;
     this.outputs = outputs;
     this.limits = limits;
@@ -88,6 +93,9 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
    */
   private Start start(WorkerContext<Row> ctx) {
     Net net = Net.fromJson(settings.networkJson());
+    if (reuseForwardPass) {
+      net.reuseForwardPass();
+    }
     ConsistencyGroup group = Dl4jTrainer.group(settings, ctx.numWorkers());
     NetworkVariables variables = NetworkVariables.of(net, group.name(), settings.workerUpdates());
     PsClient ps = ctx.ps();

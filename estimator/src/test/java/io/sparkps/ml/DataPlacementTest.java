@@ -179,7 +179,8 @@ class DataPlacementTest {
     Dataset<Row> data = Prototypes.dataFrame(spark, 100, 1, 2);
     for (String[] bad : new String[][] {{DataConf.SHUFFLE, "sometimes", "set it to auto"},
         {DataConf.IN_MEMORY_MAX, "lots", "give a size such as 128m"},
-        {DataConf.SHUFFLE_WINDOW, "0", "give a number of rows >= 1"}}) {
+        {DataConf.SHUFFLE_WINDOW, "0", "give a number of rows >= 1"},
+        {ForwardReuse.CONF, "maybe", "set it to true"}}) {
       spark.conf().set(bad[0], bad[1]);
       WRITES.reset();
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> estimator(1).fit(data));
