@@ -151,23 +151,13 @@ public final class TrainingBenchmark {
     Map<String, Trainer> trainers = new LinkedHashMap<>();
     trainers.put(SINGLE, (c, n, b) -> allCores(m.hidden(), n, b));
     trainers.put(SINGLE_1, TrainingBenchmark::singleProcess);
-    trainers.put(SPARKPS.get(0), (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, true, ""));
-    trainers.put(SPARKPS.get(1), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, true, ""));
-    trainers.put(SPARKPS.get(2), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, true, "staleness-aware"));
-    trainers.put(SPARKPS.get(3), (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, false, ""));
-    trainers.put(SPARKPS.get(4), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false, ""));
-    trainers.put(SPARKPS.get(5), (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, false, "bf16"));
-    trainers.put(SPARKPS.get(6), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false, "bf16"));
-    trainers.put(SPARKPS.get(7), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false, "sparse 0.01"));
-    trainers.put(SPARKPS.get(8), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false, "sparse 0.05"));
-    for (int k : new int[] {2, 4, 5}) {
-      trainers.put("(b) SparkPS SYNC, socket, accumulate " + k,
-          (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, false, "accumulate " + k));
+    for (String name : SPARKPS) { // "(b) SparkPS CONSISTENCY[, socket][, option]"
+      String[] parts = name.substring("(b) SparkPS ".length()).split(", ", 2);
+      boolean socket = parts.length > 1 && parts[1].startsWith("socket");
+      String option = parts.length < 2 ? "" : socket ? parts[1].substring("socket".length()).replaceFirst("^, ", "")
+          : parts[1];
+      trainers.put(name, (c, n, b) -> sparkps(c, train, n, b, Consistency.valueOf(parts[0]), !socket, option));
     }
-    trainers.put(SPARKPS.get(12), (c, n, b) -> sparkps(c, train, n, b, Consistency.ASYNC, false, "accumulate 5"));
-    trainers.put(SPARKPS.get(13), (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, false, "dl4j backprop"));
-    trainers.put(SPARKPS.get(14), (c, n, b) -> sparkps(c, train, n, b, Consistency.SYNC, false,
-        "accumulate 5, dl4j backprop"));
     trainers.put(AVERAGING, (c, n, b) -> parameterAveraging(spark, train, c, n, b));
     trainers.put(SHARING, (c, n, b) -> gradientSharing(spark, train, c, n, b));
     for (boolean workers : new boolean[] {false, true}) {
@@ -193,14 +183,14 @@ public final class TrainingBenchmark {
       for (Map.Entry<String, Trainer> t : order) {
         Figure f = t.getValue().run(conf, examples, m.batch());
         figures.computeIfAbsent(t.getKey(), k -> new ArrayList<>()).add(f);
-        System.out.printf(Locale.ROOT, "  round %d  %-38s %8.0f examples/s  accuracy %.4f  %6.1f s%n", round,
+        System.out.printf(Locale.ROOT, "  round %d  %-54s %8.0f examples/s  accuracy %.4f  %6.1f s%n", round,
             t.getKey(), f.examplesPerSecond(), f.accuracy(), f.seconds());
       }
       java.util.Collections.rotate(order, -1); // the order shifts by one trainer each round
     }
-    System.out.printf(Locale.ROOT, "%-38s %12s %10s %9s %16s   (medians of %d rounds)%n", "trainer", "examples/s",
+    System.out.printf(Locale.ROOT, "%-54s %12s %10s %9s %16s   (medians of %d rounds)%n", "trainer", "examples/s",
         "accuracy", "seconds", "socket MB/step", rounds);
-    figures.forEach((name, list) -> System.out.printf(Locale.ROOT, "%-38s %12.0f %10s %9.1f %16s%n", name,
+    figures.forEach((name, list) -> System.out.printf(Locale.ROOT, "%-54s %12.0f %10s %9.1f %16s%n", name,
         median(list, Figure::examplesPerSecond), Double.isNaN(list.get(0).accuracy()) ? "-"
             : String.format(Locale.ROOT, "%.4f", median(list, Figure::accuracy)), median(list, Figure::seconds),
         Double.isNaN(list.get(0).wireBytesPerStep()) ? "-" : String.format(Locale.ROOT, "%.2f",
@@ -210,8 +200,9 @@ public final class TrainingBenchmark {
       if (!figures.containsKey(name)) {
         continue;
       }
-      StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "  %-38s", name));
-      List<String> peers = new ArrayList<>(List.of(SINGLE, SINGLE_1, AVERAGING, SHARING, FLOOR, FLOOR_REUSE));
+      StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "  %-54s", name));
+      java.util.Set<String> peers = new java.util.LinkedHashSet<>(List.of(SINGLE, SINGLE_1, AVERAGING, SHARING, FLOOR,
+          FLOOR_REUSE));
       if (name.contains("socket, ")) {
         peers.add(name.substring(0, name.indexOf("socket, ") + 6)); // the same trainer with dense float32 transfers
       }
@@ -306,9 +297,9 @@ public final class TrainingBenchmark {
 
   /**
    * SparkPS; {@code sameJvm} false sends bulk data over the shard's loopback socket, as between
-   * executors; {@code option} "bf16" turns bfloat16 transfers on, "sparse D" sparse transfers of
-   * density D, "staleness-aware" the staleness-aware rate, "accumulate K" gradient accumulation
-   * over K minibatches; ending in "dl4j backprop", the workers' dense layers keep DL4J's own
+   * executors; {@code option} "bf16" turns bfloat16 transfers on, "sparse P%" sparse transfers of
+   * density P%, "staleness-aware" the staleness-aware rate, "accumulate K" gradient accumulation
+   * over K minibatches; ending in "DL4J backprop", the workers' dense layers keep DL4J's own
    * backward pass instead of reusing the forward pass. The figure carries the socket bytes per worker step.
    */
   private static Figure sparkps(MultiLayerConfiguration conf, Dataset<Row> train, int examples, int batch,
@@ -317,10 +308,11 @@ public final class TrainingBenchmark {
     Dl4jEstimator estimator = new Dl4jEstimator().setNetworkJson(conf.toJson()).setNumWorkers(2).setNumPs(1)
         .setBatchSize(batch).setMaxSteps(steps).setConsistency(consistency).setSeed(7)
         .setBf16Transfers(option.equals("bf16")).setStalenessAwareRate(option.equals("staleness-aware"))
-        .setSparseTransfers(option.startsWith("sparse ") ? Double.parseDouble(option.substring(7)) : 0)
+        .setSparseTransfers(option.startsWith("sparse ") ? Double.parseDouble(option.substring(7).replace("%", "")) / 100
+            : 0)
         .setGradientAccumulation(option.startsWith("accumulate ") ? Integer.parseInt(option.split("[ ,]")[1]) : 1);
     System.setProperty(PsClient.SAME_JVM_PROPERTY, String.valueOf(sameJvm));
-    if (option.endsWith("dl4j backprop")) {
+    if (option.endsWith("DL4J backprop")) {
       train.sparkSession().conf().set(io.sparkps.ml.BenchDenseBackprop.conf(), "false");
     }
     try {
