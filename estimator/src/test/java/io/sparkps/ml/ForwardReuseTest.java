@@ -64,10 +64,23 @@ class ForwardReuseTest {
     return net;
   }
 
+  /** DL4J's {@link #mlp()}, freshly initialized. */
+  private static MultiLayerNetwork stockMlp() {
+    MultiLayerNetwork net = new MultiLayerNetwork(mlp());
+    net.init();
+    return net;
+  }
+
+  /** A twin of {@code stock} whose dense layers reuse their forward pass. */
+  private static MultiLayerNetwork reusingTwin(MultiLayerNetwork stock) {
+    MultiLayerNetwork reusing = twin(stock);
+    ForwardReuse.install(reusing);
+    return reusing;
+  }
+
   @Test
   void gradientsAndTrainingSteps_areDl4jsBitForBit() {
-    MultiLayerNetwork stock = new MultiLayerNetwork(mlp());
-    stock.init();
+    MultiLayerNetwork stock = stockMlp();
     MultiLayerNetwork reusing = twin(stock);
     assertEquals(3, ForwardReuse.install(reusing), "the three dense layers reuse their forward pass");
     for (int step = 0; step < 4; step++) {
@@ -115,12 +128,17 @@ class ForwardReuseTest {
 
   /** Layer {@code i}'s gradient and input gradient after its own training forward pass on {@code input}. */
   private static Pair<Gradient, INDArray> backpropOf(MultiLayerNetwork net, int i, INDArray input, INDArray epsilon) {
+    Layer layer = forward(net, i, input);
+    return layer.backpropGradient(epsilon.dup(), LayerWorkspaceMgr.noWorkspaces());
+  }
+
+  /** Layer {@code i} of {@code net} after its training forward pass on {@code input}. */
+  private static Layer forward(MultiLayerNetwork net, int i, INDArray input) {
     net.initGradientsView();
     Layer layer = net.getLayer(i);
-    LayerWorkspaceMgr none = LayerWorkspaceMgr.noWorkspaces();
-    layer.setInput(input.dup(), none);
-    layer.activate(true, none);
-    return layer.backpropGradient(epsilon.dup(), none);
+    layer.setInput(input.dup(), LayerWorkspaceMgr.noWorkspaces());
+    layer.activate(true, LayerWorkspaceMgr.noWorkspaces());
+    return layer;
   }
 
   /** What layer 1 gets from layer 0 for {@code x}. */
@@ -130,10 +148,8 @@ class ForwardReuseTest {
 
   @Test
   void theFirstLayerSkipsTheInputGradient_theOthersAndAPreprocessedFirstLayerDoNot() {
-    MultiLayerNetwork stock = new MultiLayerNetwork(mlp());
-    stock.init();
-    MultiLayerNetwork reusing = twin(stock);
-    ForwardReuse.install(reusing);
+    MultiLayerNetwork stock = stockMlp();
+    MultiLayerNetwork reusing = reusingTwin(stock);
     INDArray x = features(1, 8);
     INDArray epsilon0 = Nd4j.rand(DataType.FLOAT, 8, 32);
     assertNull(backpropOf(reusing, 0, x, epsilon0).getSecond(), "nothing uses the network input's gradient");
@@ -157,20 +173,14 @@ class ForwardReuseTest {
 
   @Test
   void aBackwardPassOnAnotherInputThanTheForwardPassSaw_isDl4jsOwn() {
-    MultiLayerNetwork stock = new MultiLayerNetwork(mlp());
-    stock.init();
-    MultiLayerNetwork reusing = twin(stock);
-    ForwardReuse.install(reusing);
+    MultiLayerNetwork stock = stockMlp();
+    MultiLayerNetwork reusing = reusingTwin(stock);
     INDArray seen = intoLayer1(stock, features(1, 8));
     INDArray other = intoLayer1(stock, features(2, 8));
     INDArray epsilon = Nd4j.rand(DataType.FLOAT, 8, 16);
-    reusing.initGradientsView();
-    Layer layer = reusing.getLayer(1);
-    LayerWorkspaceMgr none = LayerWorkspaceMgr.noWorkspaces();
-    layer.setInput(seen, none);
-    layer.activate(true, none);
-    layer.setInput(other.dup(), none); // and no forward pass on it
-    Pair<Gradient, INDArray> got = layer.backpropGradient(epsilon.dup(), none);
+    Layer layer = forward(reusing, 1, seen);
+    layer.setInput(other.dup(), LayerWorkspaceMgr.noWorkspaces()); // and no forward pass on it
+    Pair<Gradient, INDArray> got = layer.backpropGradient(epsilon.dup(), LayerWorkspaceMgr.noWorkspaces());
     Pair<Gradient, INDArray> expected = backpropOf(stock, 1, other, epsilon);
     assertEquals(expected.getSecond(), got.getSecond(), "the input gradient on the other input");
     assertEquals(expected.getFirst().getGradientFor("W"), got.getFirst().getGradientFor("W"));
