@@ -301,6 +301,16 @@ public final class PsClient implements AutoCloseable {
     return connections.bulkWireBytes();
   }
 
+  /**
+   * Tells the run's supervisor (this client's {@link ShardRecovery}, if any) that the state of
+   * shard {@code shard}, lost with its task, was brought back at step {@code step} from
+   * {@code source} by other means than a client's copy (a checkpoint the run rolled back to).
+   */
+  public void reportRefill(int shard, long step, String source) {
+    checkOpen();
+    recovery.reportRefill(shard, step, source);
+  }
+
   /** This worker's step (SYNC: the step the next pull reads and the next push sends). */
   public long step() {
     return transfers.step();

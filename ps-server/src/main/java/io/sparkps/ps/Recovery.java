@@ -21,11 +21,14 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  *
  * <p>The refill recreates the shard's groups and slices (idempotent) and sends one RESTORE of all
  * its slices (the first client's wins): values from this client's last {@code pullInto}, which
- * for a training worker are the parameters it computes with; variables it has no copy of take
- * their initializers. The restoring worker's next step becomes the SYNC version, so a step whose
- * sums died with the old shard is skipped there, not waited for.
+ * for a training worker are the parameters it computes with. Only a client with a copy of every
+ * slice of the shard refills; the others wait for a refill (see {@link #refill}). The restoring
+ * worker's next step becomes the SYNC version, so a step whose sums died with the old shard is
+ * skipped there, not waited for.
  */
 final class Recovery implements Calls.Recoverer {
+  /** Longest a worker with no copy of a replaced shard waits for another to refill it. */
+  static final Duration NO_COPY_WAIT = Duration.ofSeconds(15);
   private final ShardRecovery hook;
   private final Connections connections;
   private final VariableCatalog catalog;
@@ -65,6 +68,13 @@ final class Recovery implements Calls.Recoverer {
     }
   }
 
+  /** Passes a refill made by other means (a checkpoint) to the supervisor, if there is one. */
+  void reportRefill(int shard, long step, String source) {
+    if (hook != null) {
+      hook.restored(shard, step, source);
+    }
+  }
+
   @Override
   public boolean recover(ShardStub failed, RuntimeException failure) {
     if (hook == null || !mayBeLost(failure) || Thread.currentThread().isInterrupted()) {
@@ -89,7 +99,14 @@ final class Recovery implements Calls.Recoverer {
         return false;
       }
       connections.replace(shard, next);
-      refill(shard);
+      try {
+        refill(shard);
+      } catch (PsException | IllegalStateException | IllegalArgumentException e) {
+        // Whatever went wrong, the shard was lost: another attempt (of the call, or of the stage)
+        // meets a replacement that is refilled by then, so this is never a deterministic failure.
+        throw e instanceof PsUnavailableException u ? u : new PsUnavailableException("ps " + shard
+            + " was replaced by " + next + " but worker " + worker + " could not refill it: " + e.getMessage(), e);
+      }
     }
     return true;
   }
@@ -100,36 +117,41 @@ final class Recovery implements Calls.Recoverer {
     return failure instanceof PsException && !(failure instanceof PsAuthenticationException);
   }
 
+  /**
+   * Refills the replacement of {@code shard} from this client's last pull, or waits until another
+   * client has. Only a training worker holding a copy of every slice of the shard refills: an
+   * evaluator's or a reader's copy is older, and a client without a copy (one that has not pulled
+   * yet) has nothing but the initializers, which would put fresh values beside the other shards'
+   * trained ones. Such clients wait, bounded, for a refill; when none comes, their call fails as
+   * transient, and the chief of the retried stage rolls the run back to its latest checkpoint.
+   * Only refilling clients recreate the shard's variables: a client that learned them from the
+   * shards knows their shapes and optimizers but not their initializers.
+   */
   private void refill(int shard) {
-    CreateRequest create = catalog.createRequest(shard);
     List<ShardStub> shards = connections.stubs();
-    Calls.some(shards, List.of(shard), "recreate the variables on the replacement", s -> s.create(create), callTimeout,
-        this);
-    if (!hook.refills()) {
-      List<String> names = catalog.slicesOn(shard).stream().map(Placement.Slice::name).distinct().toList();
-      Calls.some(shards, List.of(shard), "await the refill of the replacement",
-          s -> s.awaitInitialized(names, hook.refillWait()), hook.refillWait().plus(callTimeout), this);
+    List<Placement.Slice> slices = catalog.slicesOn(shard);
+    Map<String, INDArray> copy = lastPulled;
+    boolean hasCopy = copy != null && slices.stream().allMatch(slice -> copy.containsKey(slice.name()));
+    if (!hook.refills() || !hasCopy) {
+      // A worker without a copy waits briefly: one holding a copy refills within seconds of the
+      // replacement serving, or none will (then the stage's retry rolls back to a checkpoint).
+      Duration wait = hook.refills() && NO_COPY_WAIT.compareTo(hook.refillWait()) < 0 ? NO_COPY_WAIT : hook.refillWait();
+      List<String> names = slices.stream().map(Placement.Slice::name).distinct().toList();
+      Calls.some(shards, List.of(shard), "await the refill of the replacement by a worker holding a copy",
+          s -> s.awaitInitialized(names, wait), wait.plus(callTimeout), this);
       return;
     }
-    Map<String, INDArray> copy = lastPulled;
+    CreateRequest create = catalog.createRequest(shard);
+    Calls.some(shards, List.of(shard), "recreate the variables on the replacement", s -> s.create(create), callTimeout,
+        this);
     long step = transfers.step();
     List<TensorCodec.Piece> pieces = new ArrayList<>();
     TreeSet<String> copied = new TreeSet<>();
-    TreeSet<String> initialized = new TreeSet<>();
-    ByteBuffer none = ByteBuffer.allocate(0);
-    for (Placement.Slice slice : catalog.slicesOn(shard)) {
-      INDArray values = copy == null ? null : copy.get(slice.name());
-      if (values == null) {
-        values = catalog.specs().get(slice.name()).initializer().values();
-      } else {
-        copied.add(slice.name());
-      }
-      if (!copied.contains(slice.name())) {
-        initialized.add(slice.name());
-      }
-      ByteBuffer bytes = values == null ? none
-          : TensorCodec.range(TensorCodec.bytes(TensorCodec.dense(values)), slice.offset(), slice.length());
+    for (Placement.Slice slice : slices) {
+      ByteBuffer bytes = TensorCodec.range(TensorCodec.bytes(TensorCodec.dense(copy.get(slice.name()))),
+          slice.offset(), slice.length());
       pieces.add(new TensorCodec.Piece(slice.name(), slice.offset(), List.of(), bytes));
+      copied.add(slice.name());
     }
     if (pieces.isEmpty()) {
       return;
@@ -138,10 +160,7 @@ final class Recovery implements Calls.Recoverer {
     UpdateReply reply = Calls.some(shards, List.of(shard), "refill the replacement",
         s -> s.update(TensorCodec.frames(header, pieces, chunkBytes, lastPullVersion)), callTimeout, this).get(0);
     if (reply.getInitializedCount() > 0) {
-      String source = (copied.isEmpty() ? "" : "worker " + worker + "'s copy of step " + lastPullStep + " " + copied)
-          + (copied.isEmpty() || initialized.isEmpty() ? "" : ", ")
-          + (initialized.isEmpty() ? "" : "the initializers " + initialized);
-      hook.restored(shard, step, source);
+      hook.restored(shard, step, "worker " + worker + "'s copy of step " + lastPullStep + " " + copied);
     }
   }
 }

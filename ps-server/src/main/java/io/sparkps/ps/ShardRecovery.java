@@ -4,9 +4,10 @@ package io.sparkps.ps;
  * How a {@link PsClient} survives the loss of a ps shard: the run's supervisor (the coordinator
  * of a Spark run) relaunches the shard and tells clients where its replacement serves. A client
  * whose call to a shard fails as unreachable or timed out asks here; when the shard was replaced,
- * it recreates the shard's groups and slices there, refills them from its last-pulled copy (or
- * their initializers when it has none), and repeats the failed part of the call. Without a
- * {@code ShardRecovery} such failures are thrown as they are.
+ * a worker holding a copy of all the shard's variables (its last pull) recreates the shard's groups
+ * and slices there and refills them (the first refill wins, later ones join it); other clients wait
+ * for that refill. Then the failed part of the call is repeated. Without a {@code ShardRecovery}
+ * such failures are thrown as they are.
  */
 public interface ShardRecovery {
   /**

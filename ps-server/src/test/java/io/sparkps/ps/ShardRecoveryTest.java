@@ -169,4 +169,140 @@ class ShardRecoveryTest {
     assertTrue(lost >= 0 && lost <= STEPS, "pushes lost on the replaced shard: " + lost);
     assertEquals(1, supervisor.restored.size(), supervisor.restored.toString());
   }
+  /** A client's side of the supervisor that refills or only waits, and may hold its answer. */
+  private static final class Hook implements ShardRecovery {
+    private final java.util.function.Supplier<String> where;
+    private final boolean refills;
+    private final Runnable beforeAnswer;
+    final List<String> restored = new CopyOnWriteArrayList<>();
+
+    Hook(java.util.function.Supplier<String> where, boolean refills, Runnable beforeAnswer) {
+      this.where = where;
+      this.refills = refills;
+      this.beforeAnswer = beforeAnswer;
+    }
+
+    @Override
+    public String awaitReplacement(int shard, String lost) {
+      beforeAnswer.run();
+      return where.get();
+    }
+
+    @Override
+    public boolean refills() {
+      return refills;
+    }
+
+    @Override
+    public Duration refillWait() {
+      return Duration.ofSeconds(20);
+    }
+
+    @Override
+    public void restored(int shard, long step, String source) {
+      restored.add(shard + "@" + step + ": " + source);
+    }
+  }
+
+  /**
+   * The race users met: a reader that learned the variables from the shards (an evaluator) finds
+   * the replacement first, and a training worker refills it after. The worker is held until the
+   * reader has had its turn at the replacement (its variables created there, or 3 s passed), so
+   * the order is the one that failed: the worker's create met the reader's spec with another
+   * initializer ("already exists ... with a different spec") and the run ended.
+   */
+  @Test
+  void refill_afterAReaderReachedTheReplacementFirst_isAgreedAndTheReaderGetsTheWorkersCopy() throws Exception {
+    ParameterServer old = server(0);
+    java.util.concurrent.atomic.AtomicReference<String> now = new java.util.concurrent.atomic.AtomicReference<>(
+        old.address());
+    CountDownLatch readerAsked = new CountDownLatch(1);
+    Hook readerHook = new Hook(now::get, false, readerAsked::countDown);
+    Hook workerHook = new Hook(now::get, true, () -> awaitCreatedOrTimeout(readerAsked, now.get()));
+    INDArray initial = Nd4j.rand(DataType.FLOAT, 8, 4);
+    INDArray copy = Nd4j.create(DataType.FLOAT, 8, 4);
+    try (PsClient worker = client(List.of(old.address()), 0, workerHook);
+        PsClient reader = client(List.of(old.address()), 1, readerHook)) {
+      worker.create(VariableSpec.builder().setName("w").setShape(8, 4).optInitializer(Initializer.values(initial))
+          .optOptimizer(OptimizerConfig.sgd(0.5)).build());
+      worker.initializeAll();
+      worker.push(Map.of("w", Nd4j.ones(DataType.FLOAT, 8, 4)));
+      worker.pullInto(Map.of("w", copy)); // the worker's copy: initial - 0.5
+      assertEquals(initial.sub(0.5), reader.pull("w")); // the reader learned 'w' from the shard
+      old.close();
+      now.set(server(0).address());
+      Future<INDArray> read = pool.submit(() -> reader.pull("w"));
+      assertTrue(readerAsked.await(30, TimeUnit.SECONDS), "the reader never asked for the replacement");
+      worker.pullInto(Map.of("w", copy)); // fails at the old shard, moves, refills
+      assertEquals(initial.sub(0.5), copy, "the worker pulled its own refill");
+      assertEquals(initial.sub(0.5), read.get(30, TimeUnit.SECONDS), "the reader waited for the worker's refill");
+    }
+    assertEquals(1, workerHook.restored.size(), workerHook.restored.toString());
+    assertTrue(workerHook.restored.get(0).matches("0@\\d+: worker 0's copy of step \\d+ \\[w\\]"),
+        workerHook.restored.toString());
+    assertEquals(List.of(), readerHook.restored);
+  }
+
+  /**
+   * A worker that has not pulled yet (a new stage attempt's, say) meets the replacement first: it
+   * has only the initializers, which would put fresh values beside trained ones. It waits, and the
+   * worker holding a copy refills; before, the first one's initial values won and the copy was dropped.
+   */
+  @Test
+  void aWorkerWithoutACopy_waitsForTheRefillOfOneWithACopy_neverRefillsFromInitializers() throws Exception {
+    ParameterServer old = server(0);
+    java.util.concurrent.atomic.AtomicReference<String> now = new java.util.concurrent.atomic.AtomicReference<>(
+        old.address());
+    CountDownLatch freshAsked = new CountDownLatch(1);
+    Hook freshHook = new Hook(now::get, true, freshAsked::countDown);
+    Hook copyHook = new Hook(now::get, true, () -> {
+      try {
+        freshAsked.await(30, TimeUnit.SECONDS);
+        Thread.sleep(1000); // the worker without a copy has had its turn at the replacement
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    INDArray initial = Nd4j.rand(DataType.FLOAT, 8, 4);
+    VariableSpec spec = VariableSpec.builder().setName("w").setShape(8, 4).optInitializer(Initializer.values(initial))
+        .optOptimizer(OptimizerConfig.sgd(0.5)).build();
+    INDArray copy = Nd4j.create(DataType.FLOAT, 8, 4);
+    try (PsClient trained = client(List.of(old.address()), 0, copyHook);
+        PsClient fresh = client(List.of(old.address()), 1, freshHook)) {
+      trained.create(spec);
+      trained.initializeAll();
+      trained.push(Map.of("w", Nd4j.ones(DataType.FLOAT, 8, 4)));
+      trained.pullInto(Map.of("w", copy)); // initial - 0.5
+      fresh.create(spec); // declared, never pulled
+      old.close();
+      now.set(server(0).address());
+      INDArray seen = Nd4j.create(DataType.FLOAT, 8, 4);
+      Future<?> freshPull = pool.submit(() -> {
+        fresh.pullInto(Map.of("w", seen));
+        return null;
+      });
+      assertTrue(freshAsked.await(30, TimeUnit.SECONDS), "the worker without a copy never asked");
+      trained.pullInto(Map.of("w", copy));
+      freshPull.get(30, TimeUnit.SECONDS);
+      assertEquals(initial.sub(0.5), seen, "the fresh worker reads the trained copy, not the initializers");
+      assertEquals(initial.sub(0.5), copy);
+    }
+    assertEquals(List.of(), freshHook.restored);
+    assertEquals(1, copyHook.restored.size(), copyHook.restored.toString());
+  }
+
+  /** Waits until the reader asked, then until 'w' exists on the replacement at {@code address} or 3 s passed. */
+  private void awaitCreatedOrTimeout(CountDownLatch readerAsked, String address) {
+    try {
+      readerAsked.await(30, TimeUnit.SECONDS);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+      try (PsClient look = PsClient.builder().setShards(List.of(address)).setToken(token).build()) {
+        while (System.nanoTime() < deadline && look.listVariables().isEmpty()) {
+          Thread.sleep(10);
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
 }

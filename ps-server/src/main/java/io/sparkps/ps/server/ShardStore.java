@@ -95,7 +95,7 @@ public final class ShardStore {
     if (existing == null) {
       return;
     }
-    if (!withoutValues(existing.spec).equals(withoutValues(decl.getSpec()))) {
+    if (!withoutInitializer(existing.spec).equals(withoutInitializer(decl.getSpec()))) {
       throw PsError.conflict("variable '" + name + "' already exists on ps " + shardIndex
           + " with a different spec (" + ProtoConvert.describe(existing.spec) + "); this create asks for "
           + ProtoConvert.describe(decl.getSpec()) + ": every task must declare the same variables");
@@ -109,14 +109,15 @@ public final class ShardStore {
   }
 
   /**
-   * The spec without the digest of explicit initial values: as with TensorFlow's initializers,
-   * only the first creator's values are used, and tasks that build the same network may draw
-   * different random initial values (DL4J's random generator is shared by a JVM's threads), so
-   * differing values are no conflict. Shape, initializer kind, optimizer and group must agree.
+   * The spec without its initializer: as with TensorFlow's initializers, only the first creator's
+   * is used. Tasks that build the same network may draw different random initial values (DL4J's
+   * random generator is shared by a JVM's threads), and a client that learned a variable from the
+   * shards (an evaluator, a reader) recreates it on a replacement without knowing how its values
+   * were first made: neither is a conflict. Shape, optimizer, group, pin and finiteness must agree.
    */
-  private static io.sparkps.ps.grpc.proto.VariableSpecProto withoutValues(io.sparkps.ps.grpc.proto.VariableSpecProto s) {
-    return s.getInitializer().getValuesDigest() == 0 ? s
-        : s.toBuilder().setInitializer(s.getInitializer().toBuilder().clearValuesDigest()).build();
+  private static io.sparkps.ps.grpc.proto.VariableSpecProto withoutInitializer(
+      io.sparkps.ps.grpc.proto.VariableSpecProto s) {
+    return s.hasInitializer() ? s.toBuilder().clearInitializer().build() : s;
   }
 
   private static String describe(GroupSpec g) {

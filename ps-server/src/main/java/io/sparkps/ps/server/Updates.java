@@ -81,10 +81,10 @@ public final class Updates {
     Segment seg = p.segment();
     String where = "variable '" + s.name + "' on ps " + store.shardIndex;
     if (h.getOp() == UpdateOp.INITIALIZE) {
-      boolean fromValues = s.spec.getInitializer().getKind() == InitializerKind.FROM_VALUES;
-      if (fromValues != (seg.getCount() > 0)) {
-        throw PsError.invalid(where + ": initializer " + s.spec.getInitializer().getKind()
-            + (fromValues ? " needs its values in the request" : " takes no values"));
+      // Values in the request win over the slice's initializer (its creator may have been a client
+      // that learned the variable from the shards); an initializer FROM_VALUES needs them.
+      if (seg.getCount() == 0 && s.spec.getInitializer().getKind() == InitializerKind.FROM_VALUES) {
+        throw PsError.invalid(where + ": initializer FROM_VALUES needs its values in the request");
       }
     } else if (h.getOp() == UpdateOp.RESTORE) {
       if (seg.getCount() == 0 && s.spec.getInitializer().getKind() == InitializerKind.FROM_VALUES) {
