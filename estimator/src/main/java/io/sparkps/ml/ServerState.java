@@ -1,0 +1,93 @@
+package io.sparkps.ml;
+
+import io.sparkps.ps.PsClient;
+import io.sparkps.ps.PsTimeoutException;
+import io.sparkps.ps.VariableInfo;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The chief's decision, as a worker starts, on what the parameter servers hold: fresh servers are
+ * initialized (or restored from the latest checkpoint); servers that hold the run's state keep it
+ * (a retried stage); servers of which only some lost their state (a ps replaced and not refilled,
+ * e.g. when the executor holding it and a worker died together) are never filled from fresh
+ * values beside trained ones: a surviving worker's refill is awaited, else the whole run rolls
+ * back to its latest checkpoint, else the run fails, naming the lost shards and the fix.
+ */
+final class ServerState {
+  private ServerState() {}
+
+  /**
+   * Makes {@code variables} ready on the servers for the chief; returns what the chief did, for its
+   * progress message, or null when it kept what the servers hold.
+   */
+  static String prepare(PsClient ps, NetworkVariables variables, String checkpoints, int gradientAccumulation,
+      Duration refillGrace) {
+    Set<String> names = Set.copyOf(variables.names());
+    List<VariableInfo> slices = ps.listVariables().stream().filter(v -> names.contains(v.name())).toList();
+    TreeSet<String> missing = new TreeSet<>();
+    TreeSet<Integer> lostShards = new TreeSet<>();
+    boolean trained = false;
+    for (VariableInfo v : slices) {
+      if (!v.initialized()) {
+        missing.add(v.name());
+        lostShards.add(v.shard());
+      } else if (v.version() > 0) {
+        trained = true;
+      }
+    }
+    if (missing.isEmpty()) {
+      return null; // a retried stage: the servers keep the run's state
+    }
+    boolean fresh = slices.stream().noneMatch(VariableInfo::initialized);
+    if (fresh || !trained) {
+      // Nothing was trained on what the servers hold: fill what is missing (initialized slices stay).
+      return fresh ? freshStart(ps, variables, checkpoints, gradientAccumulation) : initialized(ps, lostShards);
+    }
+    try {
+      // A worker of the stage attempt that lost them may still be refilling the replaced shards.
+      ps.awaitInitialized(missing, refillGrace);
+      return null;
+    } catch (PsTimeoutException noRefill) {
+      return rollBack(ps, variables, checkpoints, gradientAccumulation, lostShards, missing, noRefill);
+    }
+  }
+
+  private static String freshStart(PsClient ps, NetworkVariables variables, String checkpoints,
+      int gradientAccumulation) {
+    Checkpoints.Restored restored = checkpoints == null ? null
+        : Checkpoints.restore(ps, checkpoints, variables, gradientAccumulation).orElse(null);
+    if (restored == null) {
+      ps.initializeAll();
+      return null;
+    }
+    return "resumed from the checkpoint of step " + restored.marker().step() + " in " + restored.marker().path()
+        + (restored.skipped().isEmpty() ? "" : "; newer ones were damaged: " + restored.skipped());
+  }
+
+  private static String initialized(PsClient ps, Set<Integer> lostShards) {
+    ps.initializeAll();
+    return "initialized the variables of ps " + lostShards + ", replaced before any training step";
+  }
+
+  private static String rollBack(PsClient ps, NetworkVariables variables, String checkpoints, int gradientAccumulation,
+      Set<Integer> lostShards, Set<String> missing, PsTimeoutException noRefill) {
+    Checkpoints.Restored restored = checkpoints == null ? null
+        : Checkpoints.restore(ps, checkpoints, variables, gradientAccumulation).orElse(null);
+    if (restored == null) {
+      throw new IllegalStateException("the state of ps " + lostShards + " (variables " + missing + ") was lost with "
+          + "its task, and no worker holding a copy refilled its replacement (the workers that trained on it were "
+          + "lost too) and there is no checkpoint to roll back to" + (checkpoints == null ? ""
+              : " in " + checkpoints) + ". The other shards hold trained values that cannot be combined with fresh "
+          + "ones: set checkpointDir (--checkpoint-dir) so that such a loss rolls the run back to its latest "
+          + "checkpoint", noRefill);
+    }
+    long step = restored.marker().step();
+    String source = "the checkpoint of step " + step + " in " + restored.marker().path()
+        + " (no worker's copy survived; every shard rolled back to it)";
+    lostShards.forEach(shard -> ps.reportRefill(shard, step, source));
+    return "ps " + lostShards + " lost its state with no copy left: rolled every shard back to " + source;
+  }
+}

@@ -1,0 +1,202 @@
+package io.sparkps.ml;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkps.ps.ConsistencyGroup;
+import io.sparkps.ps.ParameterServer;
+import io.sparkps.ps.PsClient;
+import io.sparkps.ps.PsToken;
+import io.sparkps.ps.ShardRecovery;
+import io.sparkps.ps.VariableInfo;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
+
+/**
+ * What the chief of a new stage attempt does with servers of which one was replaced and not
+ * refilled (two in-process shards, shard 1 replaced): it never fills the replacement from fresh
+ * values beside trained ones, but waits for a refill, else rolls every shard back to the latest
+ * checkpoint, else fails naming the shard and the fix.
+ */
+class ServerStateTest {
+  @TempDir
+  Path dir;
+  private final PsToken token = PsToken.generate();
+  private final List<ParameterServer> servers = new ArrayList<>();
+  private final List<String> refills = new CopyOnWriteArrayList<>();
+  private NetworkVariables variables;
+
+  @BeforeEach
+  void start() {
+    variables = NetworkVariables.of(Net.fromJson(new NeuralNetConfiguration.Builder().seed(1).dataType(DataType.FLOAT)
+        .updater(new Adam(0.01)).list()
+        .layer(new DenseLayer.Builder().nIn(300).nOut(300).activation(Activation.TANH).build())
+        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(300).nOut(2).activation(Activation.SOFTMAX)
+            .build()).build().toJson()), "dl4j");
+    String run = "state-test-" + UUID.randomUUID();
+    for (int s = 0; s < 2; s++) {
+      servers.add(ParameterServer.builder().setShardIndex(s).setToken(token).optInProcess(run + "-" + s).build().start());
+    }
+  }
+
+  @AfterEach
+  void stop() {
+    servers.forEach(ParameterServer::close);
+  }
+
+  /** A client of the shards as they serve now, with the variables declared (as a worker's start does). */
+  private PsClient client() {
+    PsClient ps = PsClient.builder().setShards(servers.stream().map(ParameterServer::address).toList()).setToken(token)
+        .optSplitBytes(64 << 10).optRecovery(new ShardRecovery() {
+          @Override
+          public String awaitReplacement(int shard, String lostAddress) {
+            return null;
+          }
+
+          @Override
+          public void restored(int shard, long step, String source) {
+            refills.add(shard + "@" + step + ": " + source);
+          }
+        }).build();
+    ps.createGroup(ConsistencyGroup.async("dl4j"));
+    ps.create(variables.specs());
+    return ps;
+  }
+
+  private void fill(PsClient ps, float value) {
+    for (var spec : variables.specs()) {
+      ps.assign(spec.name(), Nd4j.valueArrayOf(spec.shape(), value));
+    }
+  }
+
+  /** Replaces shard 1 by an empty server (its task was lost, and nobody refilled it). */
+  private void replaceShard1() {
+    servers.get(1).close();
+    servers.set(1, ParameterServer.builder().setShardIndex(1).setToken(token)
+        .optInProcess("state-test-replacement-" + UUID.randomUUID()).build().start());
+  }
+
+  /** The values held for every variable on every shard (each variable holds one value everywhere here). */
+  private static List<Float> values(PsClient ps, NetworkVariables variables) {
+    List<Float> out = new ArrayList<>();
+    for (String name : variables.names()) {
+      var v = ps.read(name).value();
+      out.add(v.minNumber().floatValue());
+      out.add(v.maxNumber().floatValue());
+    }
+    return out.stream().distinct().toList();
+  }
+
+  private String checkpoints() {
+    return dir.toUri().toString();
+  }
+
+  @Test
+  void replacedShardOfATrainedRun_noRefill_everyShardRollsBackToTheCheckpoint() {
+    try (PsClient first = client()) {
+      first.initializeAll();
+      fill(first, 3);
+      Checkpoints.save(first, checkpoints(), 100, variables, 3, 1);
+      fill(first, 5); // trained on past the checkpoint
+    }
+    replaceShard1();
+    try (PsClient chief = client()) {
+      String done = ServerState.prepare(chief, variables, checkpoints(), 1, Duration.ofMillis(300));
+      assertTrue(done.contains("ps [1] lost its state") && done.contains("step 100"), done);
+      assertEquals(List.of(3f), values(chief, variables), "every shard at the checkpoint, none half-trained");
+      assertEquals(1, refills.size(), refills.toString());
+      assertTrue(refills.get(0).startsWith("1@100: the checkpoint of step 100 in "), refills.get(0));
+    }
+  }
+
+  @Test
+  void replacedShardOfATrainedRun_noRefillNoCheckpoint_failsNamingTheShardAndTheFix_nothingFilled() {
+    try (PsClient first = client()) {
+      first.initializeAll();
+      fill(first, 5);
+    }
+    replaceShard1();
+    try (PsClient chief = client()) {
+      IllegalStateException e = assertThrows(IllegalStateException.class,
+          () -> ServerState.prepare(chief, variables, null, 1, Duration.ofMillis(300)));
+      assertTrue(e.getMessage().contains("state of ps [1]") && e.getMessage().contains("set checkpointDir"),
+          e.getMessage());
+      List<VariableInfo> slices = chief.listVariables();
+      assertTrue(slices.stream().filter(v -> v.shard() == 1).noneMatch(VariableInfo::initialized),
+          "the replacement was not filled from fresh values: " + slices);
+      assertTrue(slices.stream().filter(v -> v.shard() == 0).allMatch(v -> v.initialized() && v.version() > 0), slices
+          .toString());
+    }
+  }
+
+  @Test
+  void replacedShardOfATrainedRun_refilledWithinTheGrace_keptWithoutRollback() throws Exception {
+    try (PsClient first = client()) {
+      first.initializeAll();
+      fill(first, 3);
+      Checkpoints.save(first, checkpoints(), 100, variables, 3, 1);
+      fill(first, 5);
+    }
+    replaceShard1();
+    try (PsClient chief = client(); PsClient survivor = client()) {
+      Thread refill = new Thread(() -> {
+        try {
+          Thread.sleep(500);
+          survivor.initializeAll(); // stands for a surviving worker's refill of shard 1
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      refill.start();
+      assertNull(ServerState.prepare(chief, variables, checkpoints(), 1, Duration.ofSeconds(20)));
+      refill.join();
+      for (VariableInfo v : chief.listVariables()) {
+        assertTrue(v.initialized(), v.toString());
+        assertTrue(v.shard() == 1 || v.version() > 1, "shard 0 kept its trained state, not the checkpoint's: " + v);
+      }
+      assertEquals(List.of(), refills, "no rollback");
+    }
+  }
+
+  @Test
+  void replacedShardBeforeAnyStep_isInitialized_theOthersKept() {
+    try (PsClient first = client()) {
+      first.initializeAll();
+    }
+    replaceShard1();
+    try (PsClient chief = client()) {
+      String done = ServerState.prepare(chief, variables, null, 1, Duration.ofMillis(300));
+      assertEquals("initialized the variables of ps [1], replaced before any training step", done);
+      assertTrue(chief.listVariables().stream().allMatch(VariableInfo::initialized));
+    }
+  }
+
+  @Test
+  void freshServers_initialized_andServersHoldingTheRunsState_kept() {
+    try (PsClient chief = client()) {
+      assertNull(ServerState.prepare(chief, variables, null, 1, Duration.ofMillis(300)));
+      assertTrue(chief.listVariables().stream().allMatch(VariableInfo::initialized));
+      fill(chief, 5);
+      assertNull(ServerState.prepare(chief, variables, checkpoints(), 1, Duration.ofMillis(300)));
+      assertEquals(List.of(5f), values(chief, variables));
+    }
+  }
+}
