@@ -77,6 +77,26 @@ final class Launcher<T, R> {
     return "sparkps-" + runId + "-" + role;
   }
 
+  String runId() {
+    return runId;
+  }
+
+  /**
+   * Asks the cluster manager to kill executor {@code executorId} and start another in its place
+   * (what Spark itself does once an executor misses its heartbeats for {@code spark.network.timeout}):
+   * a hung executor's task slots are free again at once. Not in local mode (the executor is the
+   * driver) and not where the scheduler cannot kill executors; returns whether it was asked.
+   */
+  boolean killExecutor(String executorId, String reason) {
+    if (executorId == null || executorId.isEmpty() || "driver".equals(executorId) || sc.sc().isLocal()) {
+      return false;
+    }
+    boolean asked = sc.sc().killAndReplaceExecutor(executorId);
+    LOG.info("SparkPS run {}: {} executor {} to be killed and replaced: {}", runId, asked ? "asked for" : "could not ask for",
+        executorId, reason);
+    return asked;
+  }
+
   /** Kills the task attempts of the given Spark task ids (Spark then retries their barrier stage). */
   void killTasks(List<Long> taskIds, String reason) {
     taskIds.forEach(id -> sc.sc().killTaskAttempt(id, true, reason));

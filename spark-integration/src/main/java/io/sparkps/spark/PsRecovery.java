@@ -11,7 +11,7 @@ import java.time.Duration;
  * @param reason why it was declared lost (its task failed, or it was silent for longer than the role timeout)
  * @param atStep the furthest worker step when it was lost
  * @param replacement where its replacement serves, or null if none registered (the run then failed)
- * @param source what refilled the replacement (a worker's copy of a step, the initializers), or null if not refilled
+ * @param source what refilled the replacement (a worker's copy of a step, or the checkpoint every shard rolled back to), or null if not refilled
  * @param restoredAtStep the restoring worker's step
  * @param downtime from the loss being noticed to the replacement being refilled (or to now, if it was not)
  */

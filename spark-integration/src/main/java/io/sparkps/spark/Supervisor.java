@@ -16,7 +16,9 @@ import org.apache.spark.api.java.JavaFutureAction;
  * intervals, at least 1.5 s), or that was silent for longer than the role timeout, is declared lost (its
  * clients fail their calls there) and relaunched; the workers' clients refill the replacement. A
  * worker silent for that long has its stage attempt killed, with a transient failure that names
- * it, so that Spark retries the stage well before its own network timeout.
+ * it, so that Spark retries the stage well before its own network timeout. A silent role's
+ * executor is killed and replaced through Spark (a hung process holds its task slot, which the
+ * relaunch or the retry may need when every slot is busy). Each decision is logged at INFO.
  */
 final class Supervisor {
   private final Launcher<?, ?> launcher;
@@ -24,6 +26,7 @@ final class Supervisor {
   private final ClusterSpec spec;
   private static final Duration MIN_UNREACHABLE_GRACE = Duration.ofMillis(1500);
   private final Set<Integer> killedAttempts = new HashSet<>();
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Supervisor.class);
 
   Supervisor(Launcher<?, ?> launcher, Registry registry, ClusterSpec spec) {
     this.launcher = launcher;
@@ -40,14 +43,14 @@ final class Supervisor {
       JavaFutureAction<Void> job = launcher.psJob(i);
       if (job != null && job.isDone()) {
         String address = registry.psAddresses().get(i);
-        replace(i, "its task ended" + ended(job) + (address == null ? "" : " at " + address));
+        replace(i, "its task ended" + ended(job) + (address == null ? "" : " at " + address), false);
       }
     }
     // Three heartbeats, and never under 1.5 s: a loaded executor may miss a short beat or two.
     Duration grace = spec.heartbeatInterval().multipliedBy(3);
     grace = grace.compareTo(MIN_UNREACHABLE_GRACE) < 0 ? MIN_UNREACHABLE_GRACE : grace;
     for (int i : registry.unreachable(grace)) {
-      replace(i, "a worker could not reach it and it was silent for " + grace.toMillis() + " ms since");
+      replace(i, "a worker could not reach it and it was silent for " + grace.toMillis() + " ms since", true);
     }
     long now = System.nanoTime();
     for (Member m : registry.silent(spec.roleTimeout())) {
@@ -55,16 +58,28 @@ final class Supervisor {
           + m.executorId() + ") was silent for " + String.format("%.1f", (now - m.lastSeenNanos()) / 1e9)
           + " s, longer than the role timeout of " + spec.roleTimeout().toMillis() / 1000.0 + " s";
       if (m.role() == io.sparkps.spark.coord.proto.Role.PS) {
-        replace(m.index(), "it was silent: " + silence);
+        replace(m.index(), "it was silent: " + silence, true);
       } else if (killedAttempts.add(m.attempt())) {
         killAttempt(m, silence);
+        launcher.killExecutor(m.executorId(), "sparkps: " + silence);
       }
     }
   }
 
-  private void replace(int index, String reason) {
-    if (!registry.declarePsLost(index, reason, registry.maxWorkerStep())
-        && launcher.psJob(index) != null && !launcher.psJob(index).isDone()) {
+  /**
+   * Declares ps {@code index} lost and relaunches it. With {@code killExecutor} (its task did not
+   * end: the process is hung, or gone without Spark knowing yet), its executor is killed and
+   * replaced through Spark first: a hung process keeps its task slot until Spark's own heartbeat
+   * timeout (120 s), and with every slot busy the relaunch would wait for it.
+   */
+  private void replace(int index, String reason, boolean killExecutor) {
+    Member lost = registry.members().stream()
+        .filter(m -> m.role() == io.sparkps.spark.coord.proto.Role.PS && m.index() == index).findFirst().orElse(null);
+    boolean declared = registry.declarePsLost(index, reason, registry.maxWorkerStep());
+    if (declared && killExecutor && lost != null) {
+      launcher.killExecutor(lost.executorId(), "sparkps: ps " + index + " was declared lost because " + reason);
+    }
+    if (!declared && launcher.psJob(index) != null && !launcher.psJob(index).isDone()) {
       return; // declared lost already and its replacement is on its way
     }
     if (launcher.psLaunches(index) > spec.maxStageAttempts()) {
@@ -73,6 +88,9 @@ final class Supervisor {
           + ". See its executors' logs", Role.PS, index, null, launcher.psLaunches(index), null, null);
     }
     registry.retirePsAttemptsBefore(index, launcher.psLaunches(index) * PsTask.ATTEMPTS_PER_LAUNCH);
+    LOG.info("SparkPS run {}: ps {}{} declared lost at worker step {} because {}; relaunching it (launch {})",
+        launcher.runId(), index, lost == null ? "" : " on " + lost.host() + " (executor " + lost.executorId() + ")",
+        registry.maxWorkerStep(), reason, launcher.psLaunches(index));
     launcher.relaunchPs(index);
   }
 
@@ -83,6 +101,8 @@ final class Supervisor {
             + "; its stage attempt was killed to be retried")))
         .setDeterministic(false).build());
     List<Long> tasks = registry.workerTasks(silent.attempt());
+    LOG.info("SparkPS run {}: {}; killing the tasks {} of stage attempt {} so that Spark retries the stage",
+        launcher.runId(), silence, tasks, silent.attempt());
     launcher.killTasks(tasks, "sparkps: " + silence);
   }
 

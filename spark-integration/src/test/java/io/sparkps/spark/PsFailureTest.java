@@ -197,8 +197,12 @@ class PsFailureTest {
       assertTrue(times[0] >= ROLE_TIMEOUT.toMillis() - 300 && times[0] < ROLE_TIMEOUT.toMillis() + 2000,
           "declared lost after the role timeout, not much later: " + times[0] + " ms");
       assertTrue(times[1] < ROLE_TIMEOUT.toMillis() + 30_000, "refilled " + times[1] + " ms after the stop");
+      // The run had the hung executor killed and replaced (Spark alone would hold it for 120 s).
+      ps.onExit().get(60, TimeUnit.SECONDS);
     } finally {
-      LocalClusters.signal(ps, "KILL");
+      if (ps.isAlive()) {
+        LocalClusters.signal(ps, "KILL"); // unless the run had its executor killed and replaced
+      }
     }
   }
 
@@ -217,8 +221,11 @@ class PsFailureTest {
           && result.recoveredFailures().toString().contains("was silent for"), result.recoveredFailures().toString());
       assertTrue(seconds < 40, "retried within " + seconds + " s, well before Spark's 120 s network timeout");
       System.out.printf("worker SIGSTOP: run ended %d s after the stop: %s%n", seconds, result.recoveredFailures());
+      worker.onExit().get(60, TimeUnit.SECONDS); // the run had the hung executor killed and replaced
     } finally {
-      LocalClusters.signal(worker, "KILL");
+      if (worker.isAlive()) {
+        LocalClusters.signal(worker, "KILL"); // unless the run had its executor killed and replaced
+      }
     }
   }
 }

@@ -18,6 +18,7 @@ import java.util.TreeSet;
  * its monitor and are always bounded.
  */
 public final class Registry {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Registry.class);
   private static final int MAX_HISTORY = 100_000;
   private static final int MAX_FAILURES = 1000;
   private final int numPs;
@@ -71,8 +72,25 @@ public final class Registry {
       declarePsLost(r.getIndex(), "its task failed and Spark retried it (attempt " + r.getAttempt() + ")", maxWorkerStep());
       losses.replaced(r.getIndex(), m.address());
     }
+    boolean worker = r.getRole() == Role.CHIEF || r.getRole() == Role.WORKER;
+    int before = currentAttempt();
+    if (worker && before >= 0 && r.getAttempt() > before) {
+      FailureReport cause = failedWorker(before);
+      LOG.info("SparkPS: the barrier stage runs again (attempt {}, {} {} registered on {}); attempt {} ended because {}",
+          r.getAttempt(), r.getRole().name().toLowerCase(), r.getIndex(), r.getHost(), before, cause == null
+              ? "of a failure Spark saw (an executor lost?)" : cause.getRole().name().toLowerCase() + " "
+                  + cause.getIndex() + " on " + cause.getHost() + " failed: " + firstLine(cause.getError().getMessage()));
+    }
+    if (r.getRole() == Role.PS) {
+      LOG.info("SparkPS: ps {} serves at {} (executor {}, task attempt {})", r.getIndex(), m.address(),
+          r.getExecutorId(), r.getAttempt());
+    }
     members.put(key(r.getRole(), r.getIndex()), m);
     notifyAll();
+  }
+
+  private static String firstLine(String s) {
+    return s == null ? "" : s.lines().findFirst().orElse("");
   }
 
   /**
@@ -105,6 +123,8 @@ public final class Registry {
   synchronized void recovered(int index, int worker, long step, String source) {
     Member now = members.get(key(Role.PS, index));
     losses.recovered(index, now == null ? null : now.address(), step, source);
+    LOG.info("SparkPS: ps {}{} refilled at step {} by worker {} from {}", index,
+        now == null ? "" : " at " + now.address(), step, worker, source);
   }
 
   /**
