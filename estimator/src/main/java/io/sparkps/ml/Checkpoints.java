@@ -68,6 +68,14 @@ final class Checkpoints {
    * layout before checkpoints had directories of their own, without digests) comes last.
    */
   static List<Marker> complete(String dir) {
+    return complete(dir, new ArrayList<>());
+  }
+
+  /**
+   * As {@link #complete(String)}; a checkpoint whose marker cannot be read is left out, with why
+   * added to {@code unreadable} (one damaged marker must not block every restore).
+   */
+  static List<Marker> complete(String dir, List<String> unreadable) {
     Path root = new Path(dir);
     List<Marker> markers = new ArrayList<>();
     try {
@@ -76,19 +84,34 @@ final class Checkpoints {
         return markers;
       }
       for (FileStatus f : fs.listStatus(root)) {
-        if (f.isDirectory() && f.getPath().getName().startsWith(PREFIX) && fs.exists(new Path(f.getPath(), MARKER))) {
-          markers.add(read(fs, f.getPath()));
+        if (isCheckpoint(f) && fs.exists(new Path(f.getPath(), MARKER))) {
+          try {
+            markers.add(read(fs, f.getPath()));
+          } catch (IllegalStateException e) {
+            unreadable.add(f.getPath().getName() + ": " + e.getMessage());
+          }
         }
       }
       markers.sort(Comparator.comparingLong(Marker::step).reversed());
       if (fs.exists(new Path(root, MARKER))) {
-        markers.add(read(fs, root));
+        try {
+          markers.add(read(fs, root));
+        } catch (IllegalStateException e) {
+          unreadable.add(MARKER + ": " + e.getMessage());
+        }
       }
       return markers;
     } catch (IOException e) {
       throw new UncheckedIOException("cannot list the checkpoints in " + dir + ": " + e.getMessage(), e);
     }
   }
+
+  /** Whether {@code f} is a directory SparkPS made for a checkpoint: {@code ckpt-} and digits, nothing else. */
+  private static boolean isCheckpoint(FileStatus f) {
+    return f.isDirectory() && CHECKPOINT_NAME.matcher(f.getPath().getName()).matches();
+  }
+
+  private static final java.util.regex.Pattern CHECKPOINT_NAME = java.util.regex.Pattern.compile(PREFIX + "\\d{1,19}");
 
   private static Marker read(FileSystem fs, Path checkpoint) {
     Path marker = new Path(checkpoint, MARKER);
@@ -162,8 +185,9 @@ final class Checkpoints {
     }
     for (FileStatus f : fs.listStatus(new Path(dir))) {
       String name = f.getPath().getName();
-      if (f.isDirectory() && name.startsWith(PREFIX) && !fs.exists(new Path(f.getPath(), MARKER))
-          && Long.parseLong(name.substring(PREFIX.length())) < newest) {
+      // Only directories named as SparkPS names them (ckpt-<step>): a user's ckpt-old or ckpt-keep is not ours.
+      if (isCheckpoint(f) && !fs.exists(new Path(f.getPath(), MARKER))
+          && new java.math.BigInteger(name.substring(PREFIX.length())).compareTo(java.math.BigInteger.valueOf(newest)) < 0) {
         fs.delete(f.getPath(), true);
       }
     }
@@ -175,12 +199,14 @@ final class Checkpoints {
    * there is none. Throws, naming each one, when checkpoints exist and all are damaged.
    */
   static Optional<Restored> restore(PsClient ps, String dir, NetworkVariables variables, int gradientAccumulation) {
-    List<Marker> markers = complete(dir);
     List<String> skipped = new ArrayList<>();
+    List<Marker> markers = complete(dir, skipped);
     for (Marker m : markers) {
       checkFits(dir, m, variables, ps.numShards(), gradientAccumulation);
       try {
         ps.restore(m.path(), m.shards(), true);
+      } catch (io.sparkps.ps.PsUnavailableException | io.sparkps.ps.PsTimeoutException notAnswered) {
+        throw notAnswered; // a ps that did not answer says nothing of the checkpoint: never roll back further for it
       } catch (RuntimeException damaged) {
         skipped.add("step " + m.step() + ": " + damaged.getMessage());
         continue;
@@ -193,6 +219,55 @@ final class Checkpoints {
           + ". Delete the damaged ones to start from the newest one left, or use a new checkpointDir");
     }
     return Optional.empty();
+  }
+
+  /** Set to true when a {@code file:} checkpoint directory is a mount every host of the cluster shares. */
+  static final String SHARED_FILE_SYSTEM = "spark.sparkps.checkpoint.sharedFileSystem";
+
+  /**
+   * Refuses, before launch, a checkpoint directory that the run's JVMs would not see as one: a
+   * relative path (each executor resolves it against its own working directory) when the run
+   * spans JVMs, and a local file system path when executors run on other hosts than the driver
+   * (each host would hold part of a checkpoint), unless {@value #SHARED_FILE_SYSTEM} says it is shared.
+   */
+  static void checkShared(org.apache.spark.SparkContext sc, String dir) {
+    if (sc.isLocal()) {
+      return; // one JVM
+    }
+    java.net.URI uri = new Path(dir).toUri();
+    if (uri.getScheme() == null && !new Path(dir).isAbsolute()) {
+      throw new IllegalArgumentException("checkpointDir '" + dir + "' is relative: each executor would resolve it "
+          + "against its own working directory. Give an absolute path on a file system the driver and every executor "
+          + "reach, e.g. hdfs:///user/me/ckpt");
+    }
+    String scheme = uri.getScheme() != null ? uri.getScheme()
+        : FileSystem.getDefaultUri(sc.hadoopConfiguration()).getScheme();
+    if (!"file".equals(scheme) || sc.getConf().getBoolean(SHARED_FILE_SYSTEM, false)) {
+      return;
+    }
+    java.util.Set<String> elsewhere = new java.util.TreeSet<>();
+    for (org.apache.spark.SparkExecutorInfo e : sc.statusTracker().getExecutorInfos()) {
+      if (!isThisMachine(e.host())) {
+        elsewhere.add(e.host());
+      }
+    }
+    if (!elsewhere.isEmpty()) {
+      throw new IllegalArgumentException("checkpointDir '" + dir + "' is on the local file system, and executors run on "
+          + "other hosts than the driver " + elsewhere + ": each host would hold part of a checkpoint. "
+          + "Use a file system they all reach (hdfs://...), or, if the path is a mount every host shares, set "
+          + SHARED_FILE_SYSTEM + "=true");
+    }
+  }
+
+  /** Whether {@code host} names this machine (the driver's): a loopback address or one of its interfaces. */
+  private static boolean isThisMachine(String host) {
+    try {
+      java.net.InetAddress address = java.net.InetAddress.getByName(host);
+      return address.isLoopbackAddress() || address.isAnyLocalAddress()
+          || java.net.NetworkInterface.getByInetAddress(address) != null;
+    } catch (java.io.IOException e) {
+      return false; // a host that does not resolve here is not this machine
+    }
   }
 
   /**

@@ -115,6 +115,7 @@ public final class Dl4jTrainer {
     io.sparkps.ml.data.Minibatches.Limits limits = DataConf.limits(spark);
     boolean reuseForwardPass = ForwardReuse.enabled(spark);
     if (s.checkpointDir() != null) {
+      Checkpoints.checkShared(spark.sparkContext(), s.checkpointDir());
       // A checkpoint of another network or ps count fails here, before launch, not in every attempt.
       Checkpoints.latest(s.checkpointDir()).ifPresent(marker -> Checkpoints.checkFits(s.checkpointDir(), marker,
           NetworkVariables.of(probe, null), spec.numPs(), s.gradientAccumulation()));

@@ -159,6 +159,47 @@ class ExperimentTest {
   }
 
   @Test
+  void aCheckpointThatCannotBeWritten_isSkippedWithItsStep_andTrainingGoesOn() throws Exception {
+    Files.writeString(dir.resolve("a-file"), "not a directory");
+    String unwritable = dir.resolve("a-file").resolve("ckpt").toUri().toString();
+    Dataset<Row> train = spark.read().parquet(data.resolve("train").toString());
+    Dl4jModel model = new Dl4jEstimator().setNetworkJson(network(8).toJson()).setBatchSize(16).setMaxSteps(6)
+        .setCheckpointDir(unwritable).setCheckpointInterval(4).fit(train);
+    Dl4jModel straight = new Dl4jEstimator().setNetworkJson(network(8).toJson()).setBatchSize(16).setMaxSteps(6)
+        .fit(train);
+    assertEquals(0, maxDiff(model, straight), 1e-6, "the run trained on as if it had no checkpoints");
+    List<String> messages = model.summary().workerHistory().stream().map(TaskProgress::message).distinct().toList();
+    assertTrue(messages.stream().anyMatch(m -> m.startsWith("the checkpoint of step ") && m.contains(" in " + unwritable
+        + " was skipped after 3 attempts (") && m.contains("training goes on")), messages.toString());
+  }
+
+  @Test
+  void checkpoints_onlyCkptStepDirectoriesAreSparkPs_anUnreadableMarkerIsSkipped() throws Exception {
+    Path root = dir.resolve("ckpt");
+    String checkpoints = root.toUri().toString();
+    Dataset<Row> train = spark.read().parquet(data.resolve("train").toString());
+    Dl4jEstimator estimator = new Dl4jEstimator().setNetworkJson(network(8).toJson()).setBatchSize(16).setMaxSteps(4)
+        .setCheckpointDir(checkpoints).setCheckpointInterval(4).setCheckpointsKept(1);
+    estimator.fit(train);
+    Files.createDirectories(root.resolve("ckpt-old"));
+    Files.createDirectories(root.resolve("ckpt-keep"));
+    Files.copy(root.resolve("ckpt-0000000004").resolve(Checkpoints.MARKER), root.resolve("ckpt-keep")
+        .resolve(Checkpoints.MARKER));
+    Files.createDirectories(root.resolve("ckpt-0000000099"));
+    Files.writeString(root.resolve("ckpt-0000000099").resolve(Checkpoints.MARKER), "step=ninety-nine\n");
+
+    Dl4jModel resumed = estimator.copy(new org.apache.spark.ml.param.ParamMap()).setMaxSteps(6).fit(train);
+    List<String> messages = resumed.summary().workerHistory().stream().map(TaskProgress::message).toList();
+    assertTrue(messages.stream().anyMatch(m -> m.startsWith("resumed from the checkpoint of step 4 in ")
+        && m.contains("newer ones were damaged: [ckpt-0000000099: cannot read the checkpoint marker")), messages
+        .toString());
+    assertTrue(Files.exists(root.resolve("ckpt-0000000006").resolve(Checkpoints.MARKER)), "saved, pruning went well");
+    assertTrue(Files.notExists(root.resolve("ckpt-0000000004")), "pruned: one kept");
+    assertTrue(Files.isDirectory(root.resolve("ckpt-old")) && Files.exists(root.resolve("ckpt-keep")
+        .resolve(Checkpoints.MARKER)), "a user's ckpt-old and ckpt-keep are not SparkPS's to prune");
+  }
+
+  @Test
   void checkpoints_letALaterRunResumeWhereTheLastStopped() throws Exception {
     String checkpoints = dir.resolve("ckpt").toUri().toString();
     Dataset<Row> train = spark.read().parquet(data.resolve("train").toString());
