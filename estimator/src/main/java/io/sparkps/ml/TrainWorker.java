@@ -38,8 +38,17 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   private static final Duration BATCH_TIMEOUT = Duration.ofMinutes(10);
   /** Longest a worker waits for the chief to initialize the variables or restore them. */
   private static final Duration INIT_TIMEOUT = Duration.ofMinutes(5);
+  /**
+   * Longest the chief of a retried stage waits for a worker of the failed attempt to refill a
+   * replaced ps before it rolls the run back to its latest checkpoint.
+   */
+  private static final Duration REFILL_GRACE = Duration.ofSeconds(15);
   /** Longest the start (network, variables, the wait for the chief) may take once the partition is read. */
   private static final Duration START_TIMEOUT = INIT_TIMEOUT.plusMinutes(5);
+  /** Attempts at saving one checkpoint before it is skipped, and the wait before the second (longer after). */
+  private static final int SAVE_ATTEMPTS = 3;
+  private static final Duration SAVE_BACKOFF = Duration.ofSeconds(1);
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TrainWorker.class);
   /** Longest a start thread left running by a failed read is waited for once interrupted. */
   private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
 
@@ -101,18 +110,11 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     PsClient ps = ctx.ps();
     ps.createGroup(group);
     ps.create(variables.specs());
-    String checkpoints = settings.checkpointDir();
     if (ctx.isChief()) {
-      // Servers that hold state from an earlier attempt of this run keep it; fresh ones take the checkpoint.
-      boolean fresh = ps.reportUninitialized().containsAll(variables.names());
-      Checkpoints.Restored restored = checkpoints == null || !fresh ? null
-          : Checkpoints.restore(ps, checkpoints, variables, settings.gradientAccumulation()).orElse(null);
-      if (restored != null) {
-        ctx.progress().message("resumed from the checkpoint of step " + restored.marker().step() + " in "
-            + restored.marker().path() + (restored.skipped().isEmpty() ? ""
-                : "; newer ones were damaged: " + restored.skipped()));
-      } else {
-        ps.initializeAll();
+      String done = ServerState.prepare(ps, variables, settings.checkpointDir(), settings.gradientAccumulation(),
+          REFILL_GRACE);
+      if (done != null) {
+        ctx.progress().message(done);
       }
     } else {
       ps.awaitInitialized(variables.names(), INIT_TIMEOUT);
@@ -182,8 +184,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
           // at the first step boundary at or after each multiple of the interval
           if (ctx.isChief() && checkpoints != null && done % perStep == 0 && done % settings.checkpointInterval() < perStep
               && done < total) {
-            Checkpoints.save(ps, checkpoints, done, variables, settings.checkpointsKept(),
-                settings.gradientAccumulation());
+            checkpoint(ctx, ps, done, variables);
           }
         }
       }
@@ -193,7 +194,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
       return null;
     }
     if (checkpoints != null) {
-      Checkpoints.save(ps, checkpoints, done, variables, settings.checkpointsKept(), settings.gradientAccumulation());
+      checkpoint(ctx, ps, done, variables);
     }
     if (!settings.workerUpdates()) {
       return null; // the driver reads the parameters from the shards (Dl4jTrainer.finalParameters)
@@ -201,5 +202,36 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     // With worker-side updates the chief's network holds what it pulled less its own unsent updates.
     step.pull();
     return net.params().toFloatVector();
+  }
+
+  /**
+   * Saves the checkpoint of {@code step}. A storage error (a full disk, a permission, a ps lost
+   * during the save) is retried, then reported, naming the checkpoint skipped: training goes on,
+   * and the next checkpoint is tried as usual. (Only the chief saves; other workers never wait for it.)
+   */
+  private void checkpoint(WorkerContext<Row> ctx, PsClient ps, long step, NetworkVariables variables) {
+    RuntimeException last = null;
+    for (int attempt = 1; attempt <= SAVE_ATTEMPTS; attempt++) {
+      try {
+        Checkpoints.save(ps, settings.checkpointDir(), step, variables, settings.checkpointsKept(),
+            settings.gradientAccumulation());
+        return;
+      } catch (RuntimeException e) {
+        if (Thread.currentThread().isInterrupted()) {
+          throw e; // the task is being killed: no retry
+        }
+        last = e;
+        try {
+          Thread.sleep(SAVE_BACKOFF.toMillis() * attempt);
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          throw e;
+        }
+      }
+    }
+    String skipped = "the checkpoint of step " + step + " in " + settings.checkpointDir() + " was skipped after "
+        + SAVE_ATTEMPTS + " attempts (" + last.getMessage() + "); training goes on, the next checkpoint is tried as usual";
+    LOG.warn(skipped, last);
+    ctx.progress().message(skipped);
   }
 }
