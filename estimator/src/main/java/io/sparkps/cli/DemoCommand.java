@@ -32,14 +32,20 @@ final class DemoCommand implements Callable<Integer> {
   @Option(names = "--workers", defaultValue = "2", description = "workers (default: ${DEFAULT-VALUE})")
   int workers;
 
-  @Option(names = "--output", paramLabel = "DIR", defaultValue = "sparkps-demo",
-      description = "the run directory (default: ${DEFAULT-VALUE})")
+  @Option(names = "--output", paramLabel = "DIR", description = "the run directory (default: sparkps-demo, or "
+      + "sparkps-demo-2, -3, ... when that exists: an earlier run is kept)")
   String output;
+
+  @Option(names = "--overwrite", description = "replace the files of a run already in --output (others are kept)")
+  boolean overwrite;
 
   @Override
   public Integer call() throws Exception {
     SparkSession spark = Sessions.get(common.master, common.conf, workers + 2);
-    RunDirectory dir = RunDirectory.prepare(output, true, spark.sparkContext().hadoopConfiguration());
+    var conf = spark.sparkContext().hadoopConfiguration();
+    RunDirectory dir = RunDirectory.prepare(output != null ? output : RunDirectory.firstFree("sparkps-demo", conf),
+        overwrite, conf);
+    SparkPsCli.OUT.println("sparkps demo: the run directory is " + dir);
     Dataset<Row> train;
     Dataset<Row> test;
     if (Files.exists(dataset.resolve("train-images-idx3-ubyte.gz"))) {

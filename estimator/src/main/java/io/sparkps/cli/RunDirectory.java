@@ -4,8 +4,11 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 
@@ -24,8 +27,9 @@ final class RunDirectory {
   }
 
   /**
-   * The run directory {@code location}, created; one that holds a finished run is refused unless
-   * {@code overwrite}.
+   * The run directory {@code location}, created. An existing directory that holds anything is
+   * refused unless {@code overwrite}; with it, the files a run writes are replaced and every other
+   * file is left as it is. A file at {@code location} is refused.
    */
   static RunDirectory prepare(String location, boolean overwrite, Configuration conf) {
     try {
@@ -35,15 +39,63 @@ final class RunDirectory {
         fs = local.getRaw(); // no .crc files beside the user's files
       }
       Path dir = fs.makeQualified(path);
-      if (fs.exists(new Path(dir, "summary.json")) && !overwrite) {
-        throw new UsageException("--output " + location + " holds a run already: choose a new directory or add "
-            + "--overwrite");
+      List<String> held = held(fs, dir, location);
+      if (!held.isEmpty() && !overwrite) {
+        throw new UsageException("--output " + location + " is not empty (it holds " + describe(held) + "): choose "
+            + "a new directory, or add --overwrite to replace the files a run writes there (" + String.join(", ",
+                WRITTEN) + ") and keep the others");
       }
       fs.mkdirs(dir);
       return new RunDirectory(fs, dir);
     } catch (IOException | IllegalArgumentException e) {
       throw new UsageException("--output " + location + ": cannot create it (" + e.getMessage() + ")", e);
     }
+  }
+
+  /** What a run writes into its directory (with {@code --overwrite}, only these are replaced). */
+  static final List<String> WRITTEN = List.of("metrics.jsonl", "summary.json", "report.html", "model/",
+      "model.dl4j.zip");
+
+  /**
+   * The first free one of {@code base}, {@code base-2}, {@code base-3}, ...: where a command whose
+   * output the user did not name writes, so that running it again keeps the earlier run.
+   */
+  static String firstFree(String base, Configuration conf) {
+    for (int n = 1; n <= 1000; n++) {
+      String candidate = n == 1 ? base : base + "-" + n;
+      try {
+        Path path = new Path(candidate);
+        if (!path.getFileSystem(conf).exists(path)) {
+          return candidate;
+        }
+      } catch (IOException e) {
+        throw new UsageException("--output " + candidate + ": cannot look at it (" + e.getMessage() + ")", e);
+      }
+    }
+    throw new UsageException("--output: " + base + " and " + base + "-2 ... " + base + "-1000 all exist: name a new "
+        + "run directory with --output");
+  }
+
+  /** The names inside directory {@code dir} (empty when it does not exist); a file there is refused. */
+  static List<String> held(FileSystem fs, Path dir, String location) throws IOException {
+    if (!fs.exists(dir)) {
+      return List.of();
+    }
+    if (!fs.getFileStatus(dir).isDirectory()) {
+      throw new UsageException("--output " + location + " is a file, not a directory: name a directory");
+    }
+    List<String> names = new ArrayList<>();
+    for (FileStatus f : fs.listStatus(dir)) {
+      names.add(f.getPath().getName() + (f.isDirectory() ? "/" : ""));
+    }
+    names.sort(null);
+    return names;
+  }
+
+  /** At most five of {@code names}, and how many more. */
+  static String describe(List<String> names) {
+    return String.join(", ", names.subList(0, Math.min(5, names.size())))
+        + (names.size() > 5 ? " and " + (names.size() - 5) + " more" : "");
   }
 
   /** The URI of {@code name} inside (for Spark's writers). */

@@ -39,6 +39,9 @@ final class RunExperimentCommand implements Callable<Integer> {
   @Option(names = "--output", required = true, paramLabel = "DIR", description = "the run directory")
   String output;
 
+  @Option(names = "--overwrite", description = "replace the files of a run already in --output (others are kept)")
+  boolean overwrite;
+
   @Override
   public Integer call() throws Exception {
     // In a YARN container the submitter's path means nothing (or someone else's file): only the shipped copy counts.
@@ -55,7 +58,7 @@ final class RunExperimentCommand implements Callable<Integer> {
       throw new UsageException("--experiment " + file + ": " + e.getMessage(), e);
     }
     SparkSession spark = Sessions.get(common.master, common.conf, experiment.numWorkers() + experiment.numPs() + 1);
-    RunDirectory dir = RunDirectory.prepare(output, true, spark.sparkContext().hadoopConfiguration());
+    RunDirectory dir = RunDirectory.prepare(output, overwrite, spark.sparkContext().hadoopConfiguration());
     var train = experiment.trainSpec().input().load(spark);
     var eval = experiment.evalSpec() == null || experiment.evalSpec().input() == null ? null
         : experiment.evalSpec().input().load(spark).limit(experiment.evalSpec().maxRows());

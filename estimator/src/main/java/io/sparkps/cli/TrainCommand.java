@@ -67,7 +67,7 @@ final class TrainCommand implements Callable<Integer> {
       + "(default: ${DEFAULT-VALUE})")
   String output;
 
-  @Option(names = "--overwrite", description = "replace a run already in the run directory")
+  @Option(names = "--overwrite", description = "replace the files of a run already in --output (others are kept)")
   boolean overwrite;
 
   @Option(names = "--checkpoint-dir", paramLabel = "PATH", description = "save checkpoints there and resume from them")

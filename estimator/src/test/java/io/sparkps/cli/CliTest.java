@@ -84,6 +84,19 @@ class CliTest {
     assertTrue(predict.out().contains("10000 predictions") && predict.out().contains(expected),
         "predict reproduces the reported " + expected + ": " + predict.out());
 
+    // Predictions into a folder already holding some: refused, unless --overwrite; a folder of the
+    // user's own files: refused even with --overwrite, and nothing in it touched.
+    assertUsage(sparkps("predict", "--model", run.toString(), "--data", FMNIST + "/t10k", "--output",
+        dir.resolve("predictions").toString()), "is not empty", "--overwrite");
+    Result again = sparkps("predict", "--model", run.toString(), "--data", FMNIST + "/t10k", "--output",
+        dir.resolve("predictions").toString(), "--overwrite");
+    assertEquals(0, again.code(), again.err());
+    assertTrue(again.out().contains("10000 predictions"), again.out());
+    Path mine = userFolder("mine");
+    assertUsage(sparkps("predict", "--model", run.toString(), "--data", FMNIST + "/t10k", "--output",
+        mine.toString(), "--overwrite"), "not a dataset Spark wrote", "keep.csv", "sub/");
+    assertUserFolderUntouched(mine);
+
     Result evaluate = sparkps("evaluate", "--model", run.resolve("model").toString(), "--data", FMNIST + "/t10k");
     assertEquals(0, evaluate.code(), evaluate.err());
     assertEquals(accuracy, new ObjectMapper().readTree(evaluate.out()).get("accuracy").asDouble(), 1e-12);
@@ -258,5 +271,53 @@ class CliTest {
         dir.resolve("run").toString()), "Missing required option: '--sha256=HEX'");
     assertUsage(sparkps("run-experiment", "--experiment", dir.resolve("none.bin").toString(), "--sha256", other,
         "--output", dir.resolve("run").toString()), "no such file");
+  }
+
+  /** A folder of a user's own files: {@code sub/thesis.txt} and {@code keep.csv}. */
+  private Path userFolder(String name) throws IOException {
+    Path folder = dir.resolve(name);
+    Files.createDirectories(folder.resolve("sub"));
+    Files.writeString(folder.resolve("sub").resolve("thesis.txt"), "chapter one");
+    Files.writeString(folder.resolve("keep.csv"), "a,b\n1,2\n");
+    return folder;
+  }
+
+  private static void assertUserFolderUntouched(Path folder) throws IOException {
+    try (java.util.stream.Stream<Path> all = Files.walk(folder)) {
+      assertEquals(List.of("", "keep.csv", "sub", "sub/thesis.txt"), all.map(p -> folder.relativize(p).toString())
+          .sorted().toList(), "the folder holds what it held");
+    }
+    assertEquals("chapter one", Files.readString(folder.resolve("sub").resolve("thesis.txt")));
+    assertEquals("a,b\n1,2\n", Files.readString(folder.resolve("keep.csv")));
+  }
+
+  @Test
+  void commandsThatWrite_refuseAFolderHoldingFiles_andTouchNothing() throws Exception {
+    Path mine = userFolder("mine");
+    assertUsage(sparkps("train", "--data", FMNIST + "/train", "--network", "mlp:8", "--steps", "2", "--no-progress",
+        "--output", mine.toString()), "--output " + mine + " is not empty", "keep.csv", "sub/", "--overwrite");
+    assertUsage(sparkps("demo", "--dataset", dir.resolve("no-such-folder").toString(), "--epochs", "1",
+        "--no-progress", "--output", mine.toString()), "is not empty", "--overwrite");
+    io.sparkps.ml.Experiment experiment = io.sparkps.ml.Experiment.builder()
+        .setNetworkJson(Networks.resolve("mlp:4", 2, 2, 1, 1e-3))
+        .setTrainSpec(io.sparkps.ml.TrainSpec.builder().optInput(io.sparkps.ml.InputFn.parquet("nope")).build()).build();
+    io.sparkps.ml.ExperimentFiles.Staged staged = io.sparkps.ml.ExperimentFiles.write(experiment, dir.resolve("staging"));
+    assertUsage(sparkps("run-experiment", "--experiment", staged.file().toString(), "--sha256", staged.sha256(),
+        "--output", mine.toString()), "is not empty", "--overwrite");
+    assertUserFolderUntouched(mine);
+    Files.writeString(dir.resolve("a-file"), "x");
+    assertUsage(sparkps("train", "--data", FMNIST + "/train", "--steps", "2", "--output",
+        dir.resolve("a-file").toString()), "is a file, not a directory");
+    assertEquals("x", Files.readString(dir.resolve("a-file")));
+  }
+
+  @Test
+  void demo_withoutAnOutput_writesToTheFirstFreeDefault_keepingAnEarlierRun() throws Exception {
+    org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.conf.Configuration();
+    Path base = dir.resolve("sparkps-demo");
+    assertEquals(base.toString(), RunDirectory.firstFree(base.toString(), conf));
+    Files.createDirectories(base);
+    Files.createDirectories(dir.resolve("sparkps-demo-2"));
+    assertEquals(base + "-3", RunDirectory.firstFree(base.toString(), conf));
   }
 }
