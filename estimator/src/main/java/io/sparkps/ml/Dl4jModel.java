@@ -266,7 +266,19 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
             for (int i = 0; i < params.length; i++) {
               params[i] = in.readFloat();
             }
-            Dl4jModel model = new Dl4jModel(meta.uid(), new String(json, java.nio.charset.StandardCharsets.UTF_8), params);
+            String networkJson = new String(json, java.nio.charset.StandardCharsets.UTF_8);
+            long declared;
+            try {
+              declared = Net.declaredParams(networkJson);
+            } catch (RuntimeException e) {
+              throw new IOException(file + " is damaged: its network JSON is not a DL4J configuration (" + e.getMessage()
+                  + ")", e);
+            }
+            if (declared != count) {
+              throw new IOException(file + " is damaged: its network declares " + declared + " parameters but the file "
+                  + "holds " + count);
+            }
+            Dl4jModel model = new Dl4jModel(meta.uid(), networkJson, params);
             meta.getAndSetParams(model, scala.Option.empty());
             Path provenance = new Path(new Path(path, "data"), "provenance.properties");
             if (fs.exists(provenance)) {

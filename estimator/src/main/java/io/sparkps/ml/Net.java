@@ -48,17 +48,74 @@ abstract sealed class Net permits Net.Layers, GraphNet {
           + "DL4J MultiLayerConfiguration or ComputationGraphConfiguration", e);
     }
     if (tree != null && tree.has("vertices")) {
-      ComputationGraph graph = new ComputationGraph(ComputationGraphConfiguration.fromJson(json));
+      ComputationGraphConfiguration conf = ComputationGraphConfiguration.fromJson(json);
+      checkSize(declaredParams(conf));
+      ComputationGraph graph = new ComputationGraph(conf);
       graph.init();
       return new GraphNet(graph);
     }
     if (tree != null && tree.has("confs")) {
-      MultiLayerNetwork net = new MultiLayerNetwork(MultiLayerConfiguration.fromJson(json));
+      MultiLayerConfiguration conf = MultiLayerConfiguration.fromJson(json);
+      checkSize(declaredParams(conf));
+      MultiLayerNetwork net = new MultiLayerNetwork(conf);
       net.init();
       return new Layers(net);
     }
     throw new IllegalArgumentException("networkJson is neither a MultiLayerConfiguration nor a "
         + "ComputationGraphConfiguration: set it to conf.toJson() of one");
+  }
+
+  /** Most parameters a network may declare: one float array (DL4J's flat parameter vector) holds them. */
+  static final long MAX_PARAMS = Integer.MAX_VALUE - 8;
+
+  /**
+   * The parameters the network of {@code json} declares, counted from its layers' configurations
+   * without building it (a file's network may be crafted to allocate more than any heap holds).
+   */
+  static long declaredParams(String json) {
+    JsonNode tree;
+    try {
+      tree = new ObjectMapper().readTree(json);
+    } catch (java.io.IOException e) {
+      throw new IllegalArgumentException("networkJson is not JSON (" + e.getMessage() + ")", e);
+    }
+    if (tree != null && tree.has("vertices")) {
+      return declaredParams(ComputationGraphConfiguration.fromJson(json));
+    }
+    if (tree != null && tree.has("confs")) {
+      return declaredParams(MultiLayerConfiguration.fromJson(json));
+    }
+    throw new IllegalArgumentException("networkJson is neither a MultiLayerConfiguration nor a "
+        + "ComputationGraphConfiguration: set it to conf.toJson() of one");
+  }
+
+  private static long declaredParams(MultiLayerConfiguration conf) {
+    long n = 0;
+    for (org.deeplearning4j.nn.conf.NeuralNetConfiguration c : conf.getConfs()) {
+      n = Math.addExact(n, c.getLayer().initializer().numParams(c));
+    }
+    return n;
+  }
+
+  private static long declaredParams(ComputationGraphConfiguration conf) {
+    long n = 0;
+    for (org.deeplearning4j.nn.conf.graph.GraphVertex v : conf.getVertices().values()) {
+      n = Math.addExact(n, v.numParams(false));
+    }
+    return n;
+  }
+
+  private static void checkSize(long params) {
+    if (params < 0 || params > MAX_PARAMS) {
+      throw new IllegalArgumentException("the network declares " + params + " parameters, more than the "
+          + MAX_PARAMS + " one array holds: check its layers' nIn and nOut");
+    }
+    long heap = Runtime.getRuntime().maxMemory();
+    if (4 * params > heap / 2) {
+      throw new IllegalArgumentException("the network declares " + params + " parameters (" + (4 * params >> 20)
+          + " MiB of floats, twice that with their gradients), more than half of this JVM's heap (" + (heap >> 20)
+          + " MiB): check its layers' nIn and nOut, or give the JVM more memory");
+    }
   }
 
   static Net of(MultiLayerNetwork net) {

@@ -37,14 +37,34 @@ public record IdxFile(Path path, int[] dims, float[] values) {
     if (count > Integer.MAX_VALUE - 8) {
       throw new IOException(path + ": " + count + " values are too many for one array");
     }
-    float[] values = new float[(int) count];
+    // Read in blocks of at most 16 Mi values, so that a header promising more than the file holds
+    // allocates no more than what the file has, plus one block.
+    float[] values = new float[(int) Math.min(count, BLOCK)];
+    int read = 0;
     try {
-      readValues(in, header.type(), values, path);
+      while (read < count) {
+        int n = (int) Math.min(BLOCK, count - read);
+        if (values.length < read + n) {
+          values = Arrays.copyOf(values, (int) Math.min(count, Math.max((long) read + n, 2L * values.length)));
+        }
+        readValues(in, header.type(), values, read, n, path);
+        read += n;
+      }
     } catch (EOFException e) {
       throw new IOException(path + " is truncated: its header " + Arrays.toString(header.dims()) + " promises " + count
           + " values", e);
     }
     return new IdxFile(path, header.dims(), values);
+  }
+
+  /** Values read at once (and allocated ahead of what was read). */
+  private static final int BLOCK = 1 << 24;
+
+  private static void readValues(DataInputStream in, int type, float[] values, int from, int n, Path path)
+      throws IOException {
+    float[] block = new float[n];
+    readValues(in, type, block, path);
+    System.arraycopy(block, 0, values, from, n);
   }
 
   private static void readValues(DataInputStream in, int type, float[] values, Path path) throws IOException {

@@ -49,6 +49,11 @@ final class IdxRanges {
     long headerBytes() {
       return 4L + 4L * dims.length;
     }
+
+    /** The bytes the header promises in all (checked not to overflow when the header was read). */
+    long totalBytes() {
+      return headerBytes() + items() * itemLength() * elementBytes();
+    }
   }
 
   /** Opens {@code path} (decompressing it when it is gzipped) as the bytes of the IDX file. */
@@ -66,9 +71,24 @@ final class IdxRanges {
 
   /** The header of {@code path}; a malformed one fails naming the file and what is wrong. */
   static Header header(String path) throws IOException {
+    Header header;
     try (DataInputStream in = open(path)) {
-      return readHeader(path, in);
+      header = readHeader(path, in);
     }
+    // An uncompressed file's length is known: a header that promises more is refused here, before
+    // any task allocates or reads for it. (A gzipped one is checked as it is read.)
+    Path p = new Path(path);
+    FileSystem fs = p.getFileSystem(new Configuration());
+    long length = fs.getFileStatus(p).getLen();
+    boolean gzipped;
+    try (InputStream raw = fs.open(p)) {
+      gzipped = raw.read() == 0x1f && raw.read() == 0x8b;
+    }
+    if (!gzipped && length < header.totalBytes()) {
+      throw new IOException(path + " is truncated: its header " + Arrays.toString(header.dims()) + " promises "
+          + header.totalBytes() + " bytes, the file has " + length);
+    }
+    return header;
   }
 
   /** Reads the header at the start of {@code in}, the bytes of the IDX file at {@code path}. */
@@ -98,10 +118,21 @@ final class IdxRanges {
         itemLength *= dims[i];
       }
     }
-    if (itemLength > Integer.MAX_VALUE - 8) {
-      throw new IOException(path + ": items of " + itemLength + " values are too large");
+    Header header = new Header(path, type, dims);
+    // Sizes are checked before anything of that size is allocated: an item must fit one array of
+    // bytes, and the whole file's size must be a long.
+    long itemBytes = itemLength * header.elementBytes();
+    if (itemLength > Integer.MAX_VALUE - 8 || itemBytes > Integer.MAX_VALUE - 8) {
+      throw new IOException(path + ": its header " + Arrays.toString(dims) + " declares items of " + itemLength
+          + " values (" + itemBytes + " bytes), more than one item may hold (" + (Integer.MAX_VALUE - 8) + " bytes)");
     }
-    return new Header(path, type, dims);
+    try {
+      Math.addExact(header.headerBytes(), Math.multiplyExact((long) dims[0], itemBytes));
+    } catch (ArithmeticException e) {
+      throw new IOException(path + ": its header " + Arrays.toString(dims) + " declares more bytes than any file holds",
+          e);
+    }
+    return header;
   }
 
   /** Reads items one at a time from {@code first} on, each as floats (times {@code scale}). */

@@ -65,4 +65,32 @@ class IdxFileTest {
     }
     assertArrayEquals(new int[] {1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000}, counts);
   }
+
+  /**
+   * Crafted headers: an item of 2^31 - 9 doubles (whose byte count overflows an int), and a gzipped
+   * file of a few bytes whose header promises 2^31 - 9 values: both refused with the file named,
+   * before anything that large is allocated (the test's heap could not hold either).
+   */
+  @Test
+  void craftedHeaders_areRefusedBeforeAnyAllocation() throws IOException {
+    Path wide = write("wide", false, 0x00000E02, new int[] {1, Integer.MAX_VALUE - 9}, new byte[16]);
+    IOException tooWide = assertThrows(IOException.class, () -> IdxFile.read(wide));
+    assertTrue(tooWide.getMessage().contains("wide: its header [1, 2147483638] declares items of 2147483638 values"),
+        tooWide.getMessage());
+    IOException ranges = assertThrows(IOException.class, () -> IdxRanges.header(wide.toString()));
+    assertTrue(ranges.getMessage().contains("more than one item may hold"), ranges.getMessage());
+
+    Path many = write("many.gz", true, 0x00000801, new int[] {Integer.MAX_VALUE - 9}, new byte[] {1, 2, 3});
+    long before = Runtime.getRuntime().totalMemory() - Runtime.getRuntime().freeMemory();
+    IOException truncated = assertThrows(IOException.class, () -> IdxFile.read(many));
+    assertTrue(truncated.getMessage().contains("many.gz is truncated: its header [2147483638] promises 2147483638"),
+        truncated.getMessage());
+    long after = Runtime.getRuntime().totalMemory() - Runtime.getRuntime().freeMemory();
+    assertTrue(after - before < 1L << 30, "allocated " + ((after - before) >> 20) + " MiB for a file of a few bytes");
+
+    Path plain = write("many", false, 0x00000801, new int[] {Integer.MAX_VALUE - 9}, new byte[] {1, 2, 3});
+    IOException early = assertThrows(IOException.class, () -> IdxRanges.header(plain.toString()));
+    assertTrue(early.getMessage().contains("many is truncated: its header [2147483638] promises 2147483646 bytes, the "
+        + "file has 11"), early.getMessage());
+  }
 }
