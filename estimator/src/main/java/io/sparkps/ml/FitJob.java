@@ -58,6 +58,11 @@ public final class FitJob {
     return job.progress();
   }
 
+  /** The ps tasks lost so far and how each came back (live; no call to the ps shards). */
+  public List<io.sparkps.spark.PsRecovery> psRecoveries() {
+    return job.psRecoveries();
+  }
+
   /** Roles, hosts, attempts and the variables with their versions. */
   public ClusterView inspect() {
     return job.inspect();

@@ -1,0 +1,199 @@
+package io.sparkps.ml;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkps.ml.data.IdxDataFrames;
+import io.sparkps.ps.Consistency;
+import io.sparkps.spark.LocalClusters;
+import io.sparkps.spark.PsRecovery;
+import io.sparkps.spark.Role;
+import io.sparkps.spark.TaskProgress;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Faults as users met them: Fashion-MNIST through the estimator on {@code local-cluster[4,1,1536]}
+ * with 2 workers, 1 ps and an evaluator, so that every task slot is busy (the evaluator's reads
+ * race the workers' refills of a replaced ps, and a hung ps's replacement has no free slot until
+ * its executor is replaced). Each fault, at two points of the run, must end in a model no more than
+ * one point below a clean run's test accuracy, with the recovery recorded.
+ */
+class ChaosTest {
+  private static final int BATCH = 64;
+  /** ClusterSpec's default, which the estimator uses. */
+  private static final Duration ROLE_TIMEOUT = Duration.ofSeconds(20);
+  @TempDir
+  static Path home;
+  private static JavaSparkContext sc;
+  private static SparkSession spark;
+  private static Dataset<Row> train;
+  private static Dataset<Row> eval;
+  private static FashionMnistTestSet test;
+  private static double clean = Double.NaN;
+
+  @BeforeAll
+  static void start() throws IOException {
+    sc = LocalClusters.start(home, 4, 1, 1536, LocalClusters.conf().setAppName("chaos"));
+    spark = SparkSession.builder().sparkContext(sc.sc()).getOrCreate();
+    train = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 2).cache();
+    train.count();
+    eval = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "t10k", 1).limit(2000).cache();
+    eval.count();
+    test = FashionMnistTestSet.read();
+  }
+
+  @AfterAll
+  static void stop() {
+    LocalClusters.stop(sc);
+  }
+
+  /**
+   * What one run ended with; for a ps fault, milliseconds from the signal until the run declared
+   * the ps lost and until its replacement was refilled (-1 when it did not happen).
+   */
+  private record Outcome(double accuracy, List<PsRecovery> recoveries, int stageAttempts, long seconds, long noticedMs,
+      long refilledMs) {}
+
+  /** A fault done to the process of a role once the chief reached a step. */
+  private record Fault(Role role, int index, String signal, double at) {}
+
+  private static Dl4jEstimator estimator() {
+    return new Dl4jEstimator().setNetworkJson(FashionMnistTestSet.mlp()).setNumWorkers(2).setNumPs(1)
+        .setConsistency(Consistency.SYNC).setEpochs(1).setBatchSize(BATCH).setSeed(7).setEvalEverySeconds(1);
+  }
+
+  private static Outcome run(Fault fault) throws Exception {
+    LocalClusters.awaitExecutors(sc, 4, 180);
+    long started = System.nanoTime();
+    FitJob job = estimator().fitAsync(train, eval);
+    ProcessHandle victim = null;
+    long[] times = {-1, -1};
+    try {
+      if (fault != null) {
+        List<TaskProgress> roles = awaitChiefStep(job, (long) (job.totalSteps() * fault.at()));
+        TaskProgress target = roles.stream().filter(r -> r.role() == fault.role() && r.index() == fault.index())
+            .findFirst().orElseThrow(() -> new AssertionError("no " + fault.role() + " " + fault.index() + ": " + roles));
+        victim = LocalClusters.executorProcess(sc, target.executor());
+        long signalled = System.nanoTime();
+        LocalClusters.signal(victim, fault.signal());
+        if (fault.role() == Role.PS) {
+          times = awaitRecovery(job, signalled);
+        }
+      }
+      Dl4jModel model = job.get(Duration.ofMinutes(8));
+      TrainingSummary summary = model.summary();
+      return new Outcome(test.accuracy((MultiLayerNetwork) model.network()), summary.psRecoveries(), summary.stageAttempts(),
+          (System.nanoTime() - started) / 1_000_000_000L, times[0], times[1]);
+    } finally {
+      if (victim != null && victim.isAlive()) {
+        LocalClusters.signal(victim, "KILL"); // a stopped process never comes back
+      }
+    }
+  }
+
+  /** Milliseconds from {@code since} until the run declared a ps lost, and until it was refilled (polled live). */
+  private static long[] awaitRecovery(FitJob job, long since) throws InterruptedException {
+    long noticed = -1;
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(4);
+    while (System.nanoTime() < deadline && !job.status().isDone()) {
+      List<PsRecovery> now = job.psRecoveries();
+      long ms = (System.nanoTime() - since) / 1_000_000;
+      if (!now.isEmpty() && noticed < 0) {
+        noticed = ms;
+      }
+      if (!now.isEmpty() && now.get(0).source() != null) {
+        return new long[] {noticed, ms};
+      }
+      Thread.sleep(50);
+    }
+    return new long[] {noticed, -1};
+  }
+
+  private static List<TaskProgress> awaitChiefStep(FitJob job, long step) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+    while (System.nanoTime() < deadline && !job.status().isDone()) {
+      List<TaskProgress> now = job.progress();
+      if (now.stream().anyMatch(p -> p.role() == Role.CHIEF && p.step() >= step)) {
+        return now;
+      }
+      Thread.sleep(50);
+    }
+    throw new AssertionError("the chief did not reach step " + step + ": " + job.status() + " " + job.progress());
+  }
+
+  private static synchronized double clean() throws Exception {
+    if (Double.isNaN(clean)) {
+      Outcome o = run(null);
+      assertEquals(List.of(), o.recoveries());
+      clean = o.accuracy();
+      System.out.printf("chaos: clean run %.4f in %d s%n", clean, o.seconds());
+      assertTrue(clean > 0.8, "clean run: " + clean);
+    }
+    return clean;
+  }
+
+  private static void assertSurvived(Outcome o, String what) throws Exception {
+    System.out.printf("chaos: %s -> %.4f in %d s, %d stage attempts, ps lost after %d ms, refilled after %d ms, %s%n",
+        what, o.accuracy(), o.seconds(), o.stageAttempts(), o.noticedMs(), o.refilledMs(), o.recoveries());
+    // Within one point of a clean run, or better (a refilled shard restarts its optimizer state, which can help).
+    assertTrue(o.accuracy() >= clean() - 0.01, what + ": " + o + " against a clean " + clean());
+  }
+
+  @Test
+  void psKilled_earlyAndLate_withEverySlotBusy_survivedAndRecorded() throws Exception {
+    for (double at : new double[] {0.15, 0.6}) {
+      Outcome o = run(new Fault(Role.PS, 0, "KILL", at));
+      assertSurvived(o, "ps kill -9 at " + at);
+      assertEquals(1, o.recoveries().size(), o.toString());
+      PsRecovery r = o.recoveries().get(0);
+      assertTrue(r.source() != null && r.source().startsWith("worker "), "refilled from a worker's copy: " + r);
+    }
+  }
+
+  @Test
+  void psStopped_withEverySlotBusy_isFoundWithinTheRoleTimeout_andReplaced() throws Exception {
+    for (double at : new double[] {0.3, 0.7}) {
+      Outcome o = run(new Fault(Role.PS, 0, "STOP", at));
+      assertSurvived(o, "ps SIGSTOP at " + at);
+      assertEquals(1, o.recoveries().size(), o.toString());
+      PsRecovery r = o.recoveries().get(0);
+      // Found by its silence: a worker's call that hung, or its heartbeats, whichever comes first.
+      assertTrue(r.reason().startsWith("it was silent: ps 0 on ") || r.reason().startsWith("a worker could not reach it"),
+          r.toString());
+      assertTrue(r.source() != null && r.source().startsWith("worker "), "refilled from a worker's copy: " + r);
+      assertTrue(o.noticedMs() >= 0 && o.noticedMs() <= ROLE_TIMEOUT.toMillis() + 5_000,
+          "found " + o.noticedMs() + " ms after the stop, not within the role timeout + 5 s");
+      // Its executor is killed and replaced at once: the relaunch does not wait for Spark's 120 s timeout.
+      assertTrue(o.refilledMs() >= 0 && o.refilledMs() < o.noticedMs() + 40_000,
+          "refilled " + o.refilledMs() + " ms after the stop, found after " + o.noticedMs());
+    }
+  }
+
+  @Test
+  void workerStopped_withEverySlotBusy_theStageIsRetried() throws Exception {
+    Outcome o = run(new Fault(Role.WORKER, 1, "STOP", 0.4));
+    assertSurvived(o, "worker 1 SIGSTOP at 0.4");
+    assertTrue(o.stageAttempts() >= 2, o.toString());
+  }
+
+  @Test
+  void aRelativeCheckpointDirAcrossJvms_isRefusedBeforeLaunch() {
+    IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> estimator().setCheckpointDir("ckpt-here").fitAsync(train, eval));
+    assertTrue(e.getMessage().startsWith("checkpointDir 'ckpt-here' is relative: each executor would resolve it"),
+        e.getMessage());
+  }
+}
