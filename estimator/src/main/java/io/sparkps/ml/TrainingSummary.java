@@ -25,14 +25,22 @@ import java.util.Map;
  * @param stageAttempts attempts of the barrier stage
  * @param elapsed wall time of the run
  * @param psRecoveries the ps tasks lost during the run: shard, step, reason, replacement, refill source
+ * @param recoveredFailures why earlier stage attempts failed (and the evaluator's failure), each
+ *     naming its task and remote cause; the run recovered from every one
  */
 public record TrainingSummary(List<TaskProgress> workerHistory, List<TaskProgress> evaluatorHistory,
-    int stageAttempts, Duration elapsed, List<PsRecovery> psRecoveries) {
+    int stageAttempts, Duration elapsed, List<PsRecovery> psRecoveries, List<String> recoveredFailures) {
   private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** A summary without recovered failures (as of a run that had none). */
+  public TrainingSummary(List<TaskProgress> workerHistory, List<TaskProgress> evaluatorHistory, int stageAttempts,
+      Duration elapsed, List<PsRecovery> psRecoveries) {
+    this(workerHistory, evaluatorHistory, stageAttempts, elapsed, psRecoveries, List.of());
+  }
 
   static TrainingSummary of(RunResult<?> result) {
     return new TrainingSummary(result.workerHistory(), result.evaluatorHistory(), result.stageAttempts(),
-        result.elapsed(), result.psRecoveries());
+        result.elapsed(), result.psRecoveries(), result.recoveredFailures());
   }
 
   /** The last loss each worker reported, by worker index (NaN when none). */
@@ -72,6 +80,7 @@ public record TrainingSummary(List<TaskProgress> workerHistory, List<TaskProgres
       recoveries.add(m);
     }
     out.put("psRecoveries", recoveries);
+    out.put("recoveredFailures", recoveredFailures);
     try {
       return JSON.writeValueAsString(out);
     } catch (IOException e) {
@@ -85,7 +94,7 @@ public record TrainingSummary(List<TaskProgress> workerHistory, List<TaskProgres
       Map<String, Object> in = JSON.readValue(json, new TypeReference<Map<String, Object>>() {});
       return new TrainingSummary(reports(in.get("workers")), reports(in.get("evaluator")),
           ((Number) in.get("stageAttempts")).intValue(), Duration.ofMillis(((Number) in.get("elapsedMillis")).longValue()),
-          recoveries(in.get("psRecoveries")));
+          recoveries(in.get("psRecoveries")), failures(in.get("recoveredFailures")));
     } catch (IOException | RuntimeException e) {
       throw new IllegalArgumentException("not a SparkPS training summary: " + e.getMessage(), e);
     }
@@ -110,6 +119,12 @@ public record TrainingSummary(List<TaskProgress> workerHistory, List<TaskProgres
       out.add(m);
     }
     return out;
+  }
+
+  /** The recovered failures of a summary (none in one written before they were recorded). */
+  @SuppressWarnings("unchecked")
+  private static List<String> failures(Object json) {
+    return json == null ? List.of() : List.copyOf((List<String>) json);
   }
 
   /** The recoveries of a summary (none in one written before they were recorded). */

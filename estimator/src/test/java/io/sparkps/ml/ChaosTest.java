@@ -65,7 +65,7 @@ class ChaosTest {
    * the ps lost and until its replacement was refilled (-1 when it did not happen).
    */
   private record Outcome(double accuracy, List<PsRecovery> recoveries, int stageAttempts, long seconds, long noticedMs,
-      long refilledMs) {}
+      long refilledMs, List<String> recoveredFailures) {}
 
   /** A fault done to the process of a role once the chief reached a step. */
   private record Fault(Role role, int index, String signal, double at) {}
@@ -96,7 +96,7 @@ class ChaosTest {
       Dl4jModel model = job.get(Duration.ofMinutes(8));
       TrainingSummary summary = model.summary();
       return new Outcome(test.accuracy((MultiLayerNetwork) model.network()), summary.psRecoveries(), summary.stageAttempts(),
-          (System.nanoTime() - started) / 1_000_000_000L, times[0], times[1]);
+          (System.nanoTime() - started) / 1_000_000_000L, times[0], times[1], summary.recoveredFailures());
     } finally {
       if (victim != null && victim.isAlive()) {
         LocalClusters.signal(victim, "KILL"); // a stopped process never comes back
@@ -187,6 +187,8 @@ class ChaosTest {
     Outcome o = run(new Fault(Role.WORKER, 1, "STOP", 0.4));
     assertSurvived(o, "worker 1 SIGSTOP at 0.4");
     assertTrue(o.stageAttempts() >= 2, o.toString());
+    assertTrue(o.recoveredFailures().stream().anyMatch(f -> f.startsWith("worker 1 on ") && f.contains("was silent for")),
+        "the summary says why the first attempt failed: " + o.recoveredFailures());
   }
 
   @Test

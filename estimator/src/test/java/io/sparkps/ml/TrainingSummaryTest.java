@@ -18,15 +18,20 @@ class TrainingSummaryTest {
     PsRecovery r = new PsRecovery(1, "10.0.0.7:4001", "it was silent: ps 1 on 10.0.0.7 was silent for 20.1 s", 312,
         "10.0.0.9:4017", "worker 0's copy of step 311 [0_W, 1_b]", 313, Duration.ofMillis(2750));
     TaskProgress p = new TaskProgress(Role.CHIEF, 0, "h", "1", 0, 400, 25_600, Map.of("loss", 0.41), "", 0);
-    TrainingSummary s = new TrainingSummary(List.of(p), List.of(), 1, Duration.ofSeconds(61), List.of(r));
+    String cause = "worker 1 on h (attempt 0): java.util.concurrent.TimeoutException: worker 1 was silent for 20.2 s";
+    TrainingSummary s = new TrainingSummary(List.of(p), List.of(), 2, Duration.ofSeconds(61), List.of(r),
+        List.of(cause));
     String json = s.toJson();
     TrainingSummary back = TrainingSummary.fromJson(json);
     assertEquals(List.of(r), back.psRecoveries());
+    assertEquals(List.of(cause), back.recoveredFailures(), "why the first stage attempt failed");
+    assertEquals(2, back.stageAttempts());
     assertTrue(back.psRecoveries().get(0).toString().startsWith("ps 1 (10.0.0.7:4001) lost at step 312 (it was "
         + "silent"), back.psRecoveries().get(0).toString());
     // A summary saved before recoveries were recorded reads with none.
     TrainingSummary old = TrainingSummary.fromJson(json.replaceAll(",\"psRecoveries\":\\[.*\\]}$", "}"));
     assertEquals(List.of(), old.psRecoveries());
+    assertEquals(List.of(), old.recoveredFailures());
     assertEquals(0.41, old.lastLoss(0), 1e-12);
   }
 }

@@ -32,7 +32,7 @@ import scala.reflect.ClassTag$;
  * Submits a run's Spark jobs (ps tasks, evaluator, barrier stage), each in a job group of its own
  * so the Spark UI names them and they can be cancelled apart, and explains failures.
  */
-final class Launcher<T, R> {
+final class Launcher<T, R> implements Supervisor.Actions {
   private final JavaSparkContext sc;
   private final ClusterSpec spec;
   private final String runId;
@@ -77,7 +77,8 @@ final class Launcher<T, R> {
     return "sparkps-" + runId + "-" + role;
   }
 
-  String runId() {
+  @Override
+  public String runId() {
     return runId;
   }
 
@@ -87,7 +88,8 @@ final class Launcher<T, R> {
    * a hung executor's task slots are free again at once. Not in local mode (the executor is the
    * driver) and not where the scheduler cannot kill executors; returns whether it was asked.
    */
-  boolean killExecutor(String executorId, String reason) {
+  @Override
+  public boolean killExecutor(String executorId, String reason) {
     if (executorId == null || executorId.isEmpty() || "driver".equals(executorId) || sc.sc().isLocal()) {
       return false;
     }
@@ -98,7 +100,8 @@ final class Launcher<T, R> {
   }
 
   /** Kills the task attempts of the given Spark task ids (Spark then retries their barrier stage). */
-  void killTasks(List<Long> taskIds, String reason) {
+  @Override
+  public void killTasks(List<Long> taskIds, String reason) {
     taskIds.forEach(id -> sc.sc().killTaskAttempt(id, true, reason));
   }
 
@@ -125,19 +128,33 @@ final class Launcher<T, R> {
   }
 
   /** Replaces ps {@code index}: its job is cancelled (a hung task with it) and a new one launched. */
-  synchronized void relaunchPs(int index) {
+  @Override
+  public synchronized void relaunchPs(int index) {
     sc.cancelJobGroup(psGroup(index));
     launchPs(index);
   }
 
   /** How many times ps {@code index} was launched. */
-  int psLaunches(int index) {
+  @Override
+  public int psLaunches(int index) {
     return psLaunches.getOrDefault(index, 0);
   }
 
-  /** The job of ps {@code index}'s latest launch. */
-  JavaFutureAction<Void> psJob(int index) {
-    return psJobs.get(index);
+  @Override
+  public String psEnded(int index) {
+    JavaFutureAction<Void> job = psJobs.get(index);
+    if (job == null || !job.isDone()) {
+      return null;
+    }
+    try {
+      job.get(0, TimeUnit.MILLISECONDS);
+      return "";
+    } catch (ExecutionException e) {
+      Throwable c = e.getCause();
+      return " (" + (c == null ? e : c).toString().lines().findFirst().orElse("") + ")";
+    } catch (Exception e) {
+      return " (" + e + ")";
+    }
   }
 
   /** Launches the ps jobs and waits (bounded) until every ps registered; returns their addresses by index. */

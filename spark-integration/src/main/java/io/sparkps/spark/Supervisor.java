@@ -7,8 +7,6 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
-import org.apache.spark.api.java.JavaFutureAction;
 
 /**
  * Watches a run's roles from the driver while the barrier stage runs (called every 100 ms): a ps
@@ -19,17 +17,41 @@ import org.apache.spark.api.java.JavaFutureAction;
  * it, so that Spark retries the stage well before its own network timeout. A silent role's
  * executor is killed and replaced through Spark (a hung process holds its task slot, which the
  * relaunch or the retry may need when every slot is busy). Each decision is logged at INFO.
+ *
+ * <p>The decisions are this class's; what carries them out is {@link Actions} (the run's
+ * {@link Launcher}), and time is the {@link Registry}'s clock, so that tests drive both.
  */
 final class Supervisor {
-  private final Launcher<?, ?> launcher;
+  /** What the supervisor does to the run's Spark jobs and executors. */
+  interface Actions {
+    /** The run's id, for the log. */
+    String runId();
+
+    /** How ps {@code index}'s latest task ended (e.g. {@code ""} or {@code " (its cause)"}), or null while it runs. */
+    String psEnded(int index);
+
+    /** How many times ps {@code index} was launched. */
+    int psLaunches(int index);
+
+    /** Cancels ps {@code index}'s latest launch and launches it again. */
+    void relaunchPs(int index);
+
+    /** Asks Spark to kill executor {@code executorId} and start another; whether it could ask. */
+    boolean killExecutor(String executorId, String reason);
+
+    /** Kills the Spark task attempts {@code taskIds} (Spark then retries their barrier stage). */
+    void killTasks(List<Long> taskIds, String reason);
+  }
+
+  private final Actions actions;
   private final Registry registry;
   private final ClusterSpec spec;
   private static final Duration MIN_UNREACHABLE_GRACE = Duration.ofMillis(1500);
   private final Set<Integer> killedAttempts = new HashSet<>();
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Supervisor.class);
 
-  Supervisor(Launcher<?, ?> launcher, Registry registry, ClusterSpec spec) {
-    this.launcher = launcher;
+  Supervisor(Actions actions, Registry registry, ClusterSpec spec) {
+    this.actions = actions;
     this.registry = registry;
     this.spec = spec;
   }
@@ -40,10 +62,10 @@ final class Supervisor {
       return;
     }
     for (int i = 0; i < spec.numPs(); i++) {
-      JavaFutureAction<Void> job = launcher.psJob(i);
-      if (job != null && job.isDone()) {
+      String ended = actions.psEnded(i);
+      if (ended != null) {
         String address = registry.psAddresses().get(i);
-        replace(i, "its task ended" + ended(job) + (address == null ? "" : " at " + address), false);
+        replace(i, "its task ended" + ended + (address == null ? "" : " at " + address), false);
       }
     }
     // Three heartbeats, and never under 1.5 s: a loaded executor may miss a short beat or two.
@@ -52,7 +74,7 @@ final class Supervisor {
     for (int i : registry.unreachable(grace)) {
       replace(i, "a worker could not reach it and it was silent for " + grace.toMillis() + " ms since", true);
     }
-    long now = System.nanoTime();
+    long now = registry.now();
     for (Member m : registry.silent(spec.roleTimeout())) {
       String silence = m.role().name().toLowerCase() + " " + m.index() + " on " + m.host() + " (executor "
           + m.executorId() + ") was silent for " + String.format("%.1f", (now - m.lastSeenNanos()) / 1e9)
@@ -61,7 +83,7 @@ final class Supervisor {
         replace(m.index(), "it was silent: " + silence, true);
       } else if (killedAttempts.add(m.attempt())) {
         killAttempt(m, silence);
-        launcher.killExecutor(m.executorId(), "sparkps: " + silence);
+        actions.killExecutor(m.executorId(), "sparkps: " + silence);
       }
     }
   }
@@ -77,21 +99,21 @@ final class Supervisor {
         .filter(m -> m.role() == io.sparkps.spark.coord.proto.Role.PS && m.index() == index).findFirst().orElse(null);
     boolean declared = registry.declarePsLost(index, reason, registry.maxWorkerStep());
     if (declared && killExecutor && lost != null) {
-      launcher.killExecutor(lost.executorId(), "sparkps: ps " + index + " was declared lost because " + reason);
+      actions.killExecutor(lost.executorId(), "sparkps: ps " + index + " was declared lost because " + reason);
     }
-    if (!declared && launcher.psJob(index) != null && !launcher.psJob(index).isDone()) {
+    if (!declared && actions.psLaunches(index) > 0 && actions.psEnded(index) == null) {
       return; // declared lost already and its replacement is on its way
     }
-    if (launcher.psLaunches(index) > spec.maxStageAttempts()) {
-      throw new TrainingFailure("ps " + index + " was lost " + launcher.psLaunches(index) + " times, more than "
+    if (actions.psLaunches(index) > spec.maxStageAttempts()) {
+      throw new TrainingFailure("ps " + index + " was lost " + actions.psLaunches(index) + " times, more than "
           + "maxStageAttempts (" + spec.maxStageAttempts() + ") allows; the last time because " + reason
-          + ". See its executors' logs", Role.PS, index, null, launcher.psLaunches(index), null, null);
+          + ". See its executors' logs", Role.PS, index, null, actions.psLaunches(index), null, null);
     }
-    registry.retirePsAttemptsBefore(index, launcher.psLaunches(index) * PsTask.ATTEMPTS_PER_LAUNCH);
+    registry.retirePsAttemptsBefore(index, actions.psLaunches(index) * PsTask.ATTEMPTS_PER_LAUNCH);
     LOG.info("SparkPS run {}: ps {}{} declared lost at worker step {} because {}; relaunching it (launch {})",
-        launcher.runId(), index, lost == null ? "" : " on " + lost.host() + " (executor " + lost.executorId() + ")",
-        registry.maxWorkerStep(), reason, launcher.psLaunches(index));
-    launcher.relaunchPs(index);
+        actions.runId(), index, lost == null ? "" : " on " + lost.host() + " (executor " + lost.executorId() + ")",
+        registry.maxWorkerStep(), reason, actions.psLaunches(index));
+    actions.relaunchPs(index);
   }
 
   /** Records the silent worker's failure (transient: another attempt may get past it) and kills the attempt's tasks. */
@@ -102,19 +124,7 @@ final class Supervisor {
         .setDeterministic(false).build());
     List<Long> tasks = registry.workerTasks(silent.attempt());
     LOG.info("SparkPS run {}: {}; killing the tasks {} of stage attempt {} so that Spark retries the stage",
-        launcher.runId(), silence, tasks, silent.attempt());
-    launcher.killTasks(tasks, "sparkps: " + silence);
-  }
-
-  private static String ended(JavaFutureAction<Void> job) {
-    try {
-      job.get(0, TimeUnit.MILLISECONDS);
-      return "";
-    } catch (java.util.concurrent.ExecutionException e) {
-      Throwable c = e.getCause();
-      return " (" + (c == null ? e : c).toString().lines().findFirst().orElse("") + ")";
-    } catch (Exception e) {
-      return " (" + e + ")";
-    }
+        actions.runId(), silence, tasks, silent.attempt());
+    actions.killTasks(tasks, "sparkps: " + silence);
   }
 }

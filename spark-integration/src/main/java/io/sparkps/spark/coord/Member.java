@@ -6,9 +6,8 @@ import io.sparkps.spark.coord.proto.Role;
 /** A role instance's latest state, as the coordinator knows it. */
 public record Member(Role role, int index, String host, int port, int attempt, String executorId,
     Progress progress, long lastSeenNanos, long taskId, long pid, boolean finished) {
-  Member seen(Progress p, boolean done) {
-    return new Member(role, index, host, port, attempt, executorId, p, System.nanoTime(), taskId, pid,
-        finished || done);
+  Member seen(Progress p, boolean done, long now) {
+    return new Member(role, index, host, port, attempt, executorId, p, now, taskId, pid, finished || done);
   }
 
   /** {@code host:port}. */

@@ -21,11 +21,11 @@ final class PsLosses {
   private final Map<Integer, Integer> firstAttempt = new HashMap<>();
 
   /** Records the loss of ps {@code index} at {@code address}; false when that address was declared lost already. */
-  boolean declare(int index, String address, String reason, long atStep) {
+  boolean declare(int index, String address, String reason, long atStep, long now) {
     if (isLost(index, address)) {
       return false;
     }
-    losses.add(new PsLoss(index, address, reason, atStep, System.nanoTime(), null, null, 0, 0));
+    losses.add(new PsLoss(index, address, reason, atStep, now, null, null, 0, 0));
     return true;
   }
 
@@ -47,13 +47,13 @@ final class PsLosses {
     }
   }
 
-  /** Records that {@code source} refilled ps {@code index} (now at {@code now}, if known) at {@code step}. */
-  void recovered(int index, String now, long step, String source) {
+  /** Records that {@code source} refilled ps {@code index} (now serving at {@code now}, if known) at {@code step}. */
+  void recovered(int index, String now, long step, String source, long nanos) {
     for (int i = losses.size() - 1; i >= 0; i--) {
       PsLoss l = losses.get(i);
       if (l.shard() == index && l.source() == null) {
         losses.set(i, new PsLoss(l.shard(), l.lostAddress(), l.reason(), l.atStep(), l.lostNanos(),
-            now == null ? l.replacement() : now, source, step, System.nanoTime()));
+            now == null ? l.replacement() : now, source, step, nanos));
         return;
       }
     }
@@ -72,8 +72,7 @@ final class PsLosses {
    * Suspects not heard from since, for longer than {@code graceNanos}; {@code member} gives each
    * index's current registration (or null).
    */
-  List<Integer> unreachable(long graceNanos, IntFunction<Member> member) {
-    long now = System.nanoTime();
+  List<Integer> unreachable(long graceNanos, IntFunction<Member> member, long now) {
     suspects.entrySet().removeIf(e -> {
       Member m = member.apply(e.getKey());
       return m == null || m.lastSeenNanos() > e.getValue() || isLost(e.getKey(), m.address());

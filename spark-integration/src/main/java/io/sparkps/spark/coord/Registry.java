@@ -33,10 +33,24 @@ public final class Registry {
   private boolean evaluatorStopping;
   private long heartbeatNanos = 1_000_000_000L;
 
+  /** When members were last heard from and losses happened, in nanoseconds (waits use real time). */
+  private final java.util.function.LongSupplier clock;
+
   /** A registry of a run with {@code numPs} ps tasks and {@code numWorkers} workers. */
   public Registry(int numPs, int numWorkers) {
+    this(numPs, numWorkers, System::nanoTime);
+  }
+
+  /** As above, on {@code clock} (nanoseconds): tests move time by hand. */
+  public Registry(int numPs, int numWorkers, java.util.function.LongSupplier clock) {
     this.numPs = numPs;
     this.numWorkers = numWorkers;
+    this.clock = clock;
+  }
+
+  /** The registry's clock, in nanoseconds. */
+  public long now() {
+    return clock.getAsLong();
   }
 
   /**
@@ -65,7 +79,7 @@ public final class Registry {
     Member old = members.get(key(r.getRole(), r.getIndex()));
     Slots.checkFree(r, old, old != null && losses.isLost(r.getIndex(), old.address()));
     Member m = new Member(r.getRole(), r.getIndex(), r.getHost(), r.getPort(), r.getAttempt(), r.getExecutorId(),
-        Progress.getDefaultInstance(), System.nanoTime(), r.getTaskId(), r.getPid(), false);
+        Progress.getDefaultInstance(), clock.getAsLong(), r.getTaskId(), r.getPid(), false);
     if (r.getRole() == Role.PS && old != null && !old.address().equals(m.address()) && !stopping) {
       // (Once the run stops, a late registration is no recovery: the task is told to stop.)
       // A replacement: one the supervisor launched, or Spark's own retry of the task before the loss was noticed.
@@ -107,7 +121,7 @@ public final class Registry {
    */
   public synchronized boolean declarePsLost(int index, String reason, long atStep) {
     Member m = members.get(key(Role.PS, index));
-    if (m == null || !losses.declare(index, m.address(), reason, atStep)) {
+    if (m == null || !losses.declare(index, m.address(), reason, atStep, clock.getAsLong())) {
       return false;
     }
     notifyAll();
@@ -122,7 +136,7 @@ public final class Registry {
   /** Records that worker {@code worker} refilled the replacement of ps {@code index} from {@code source}. */
   synchronized void recovered(int index, int worker, long step, String source) {
     Member now = members.get(key(Role.PS, index));
-    losses.recovered(index, now == null ? null : now.address(), step, source);
+    losses.recovered(index, now == null ? null : now.address(), step, source, clock.getAsLong());
     LOG.info("SparkPS: ps {}{} refilled at step {} by worker {} from {}", index,
         now == null ? "" : " at " + now.address(), step, worker, source);
   }
@@ -137,8 +151,8 @@ public final class Registry {
     if (index < 0 || index >= numPs) {
       throw new IllegalArgumentException("no ps " + index + " in this run (" + numPs + " ps)");
     }
-    long asked = System.nanoTime();
-    long deadline = asked + timeoutMillis * 1_000_000L;
+    long asked = clock.getAsLong();
+    long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
     Member asking = members.get(key(Role.PS, index));
     if (asking != null && asking.address().equals(lost)) {
       losses.suspect(index, asked);
@@ -165,7 +179,7 @@ public final class Registry {
    * {@code grace} (a few heartbeats): a killed process is lost at once, not after the role timeout.
    */
   public synchronized List<Integer> unreachable(java.time.Duration grace) {
-    return losses.unreachable(grace.toNanos(), index -> members.get(key(Role.PS, index)));
+    return losses.unreachable(grace.toNanos(), index -> members.get(key(Role.PS, index)), clock.getAsLong());
   }
 
   /** The furthest step any worker reported. */
@@ -187,7 +201,7 @@ public final class Registry {
    * workers of the current stage attempt that have not finished. (The evaluator never holds up training.)
    */
   public synchronized List<Member> silent(java.time.Duration timeout) {
-    long now = System.nanoTime();
+    long now = clock.getAsLong();
     int attempt = currentAttempt();
     List<Member> out = new ArrayList<>();
     for (Member m : members.values()) {
@@ -203,7 +217,7 @@ public final class Registry {
   synchronized io.sparkps.spark.coord.proto.HeartbeatReply heartbeat(HeartbeatRequest h) {
     Member m = members.get(key(h.getRole(), h.getIndex()));
     if (m != null) {
-      Member now = m.seen(h.hasProgress() ? h.getProgress() : m.progress(), h.getFinished());
+      Member now = m.seen(h.hasProgress() ? h.getProgress() : m.progress(), h.getFinished(), clock.getAsLong());
       members.put(key(h.getRole(), h.getIndex()), now);
       if (h.hasProgress() && !h.getProgress().equals(m.progress()) && history.size() < MAX_HISTORY) {
         history.add(now);
