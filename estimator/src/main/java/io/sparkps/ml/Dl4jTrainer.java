@@ -149,7 +149,7 @@ public final class Dl4jTrainer {
       cluster.withEvaluator(evaluator);
     }
     return new Launch(cluster.runAsync(rowsToTrain.javaRDD(), worker, s.workerUpdates() ? null
-        : finalParameters(probe, group(s, spec.numWorkers()).name())), worker.totalSteps(), stepsPerEpoch);
+        : finalParameters(probe, group(s, spec.numWorkers()).name(), s)), worker.totalSteps(), stepsPerEpoch);
   }
 
   /**
@@ -166,14 +166,55 @@ public final class Dl4jTrainer {
 
   /**
    * Reads the trained parameters from the shards on the driver, in the network's flat order (the
-   * chief returns none; with worker-side updates it returns what it holds instead).
+   * chief returns none; with worker-side updates it returns what it holds instead). When a shard
+   * cannot be read (a ps lost after the last step, with no worker left to refill it), they are read
+   * from the run's latest checkpoint instead (the chief saves one at the end), through in-process
+   * shards restored from it; without checkpoints the failure says so.
    */
-  private static java.util.function.Function<io.sparkps.ps.PsClient, float[]> finalParameters(Net probe, String group) {
+  static java.util.function.Function<io.sparkps.ps.PsClient, float[]> finalParameters(Net probe, String group,
+      Settings s) {
     return ps -> {
-      org.nd4j.linalg.api.ndarray.INDArray flat = probe.params().ulike();
-      ps.pullInto(NetworkVariables.of(probe, group, false).views(flat));
-      return flat.toFloatVector();
+      try {
+        return readParameters(probe, group, ps);
+      } catch (io.sparkps.ps.PsUnavailableException | io.sparkps.ps.PsTimeoutException lost) {
+        if (s.checkpointDir() == null) {
+          throw new IllegalStateException("the trained parameters could not be read from the ps shards (a ps was lost "
+              + "after the last step: " + lost.getMessage() + ") and the run has no checkpoints to read them from: set "
+              + "checkpointDir to survive this", lost);
+        }
+        return fromCheckpoint(probe, group, s, ps.numShards(), lost);
+      }
     };
+  }
+
+  private static float[] readParameters(Net probe, String group, io.sparkps.ps.PsClient ps) {
+    org.nd4j.linalg.api.ndarray.INDArray flat = probe.params().ulike();
+    ps.pullInto(NetworkVariables.of(probe, group, false).views(flat));
+    return flat.toFloatVector();
+  }
+
+  private static float[] fromCheckpoint(Net probe, String group, Settings s, int numShards, RuntimeException lost) {
+    String run = "sparkps-final-read-" + java.util.UUID.randomUUID();
+    io.sparkps.ps.PsToken token = io.sparkps.ps.PsToken.generate();
+    java.util.List<io.sparkps.ps.ParameterServer> servers = new java.util.ArrayList<>();
+    try {
+      for (int i = 0; i < numShards; i++) {
+        servers.add(io.sparkps.ps.ParameterServer.builder().setShardIndex(i).setToken(token).optInProcess(run + "-" + i)
+            .build().start());
+      }
+      try (io.sparkps.ps.PsClient restored = io.sparkps.ps.PsClient.builder()
+          .setShards(servers.stream().map(io.sparkps.ps.ParameterServer::address).toList()).setToken(token).build()) {
+        Checkpoints.Restored r = Checkpoints.restore(restored, s.checkpointDir(), NetworkVariables.of(probe, null),
+            s.gradientAccumulation()).orElseThrow(() -> new IllegalStateException("the trained parameters could not "
+                + "be read from the ps shards (" + lost.getMessage() + ") and " + s.checkpointDir() + " holds no "
+                + "checkpoint", lost));
+        LOG.warn("SparkPS: a ps was lost after the last step ({}): the trained parameters are those of the checkpoint "
+            + "of step {} in {}", lost.getMessage(), r.marker().step(), r.marker().path());
+        return readParameters(probe, group, restored);
+      }
+    } finally {
+      servers.forEach(io.sparkps.ps.ParameterServer::close);
+    }
   }
 
   static ConsistencyGroup group(Settings s, int workers) {

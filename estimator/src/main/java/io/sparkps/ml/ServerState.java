@@ -55,15 +55,29 @@ final class ServerState {
     }
   }
 
+  /**
+   * Fresh servers: a new run, a resumed one, or one whose every shard was lost (with the workers
+   * that held copies). The latest checkpoint is restored, else the variables are initialized; a
+   * loss awaiting its refill is told what refilled it (nothing is told when no shard was lost).
+   */
   private static String freshStart(PsClient ps, NetworkVariables variables, String checkpoints,
       int gradientAccumulation) {
     Checkpoints.Restored restored = checkpoints == null ? null
         : Checkpoints.restore(ps, checkpoints, variables, gradientAccumulation).orElse(null);
     if (restored == null) {
       ps.initializeAll();
+      for (int shard = 0; shard < ps.numShards(); shard++) {
+        ps.reportRefill(shard, 0, "the initializers: every shard was lost with no copy left and no checkpoint, so "
+            + "training started over");
+      }
       return null;
     }
-    return "resumed from the checkpoint of step " + restored.marker().step() + " in " + restored.marker().path()
+    long step = restored.marker().step();
+    for (int shard = 0; shard < ps.numShards(); shard++) {
+      ps.reportRefill(shard, step, "the checkpoint of step " + step + " in " + restored.marker().path()
+          + " (every shard was lost; all restored from it)");
+    }
+    return "resumed from the checkpoint of step " + step + " in " + restored.marker().path()
         + (restored.skipped().isEmpty() ? "" : "; newer ones were damaged: " + restored.skipped());
   }
 

@@ -3,7 +3,6 @@ package io.sparkps.ml;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sparkps.ml.data.IdxDataFrames;
 import io.sparkps.ps.Consistency;
 import io.sparkps.spark.LocalClusters;
 import io.sparkps.spark.PsRecovery;
@@ -15,12 +14,6 @@ import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
-import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
-import org.apache.spark.sql.SparkSession;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -39,26 +32,16 @@ class ChaosSharedExecutorTest {
   static Path home;
   @TempDir
   Path checkpoints;
-  private static JavaSparkContext sc;
-  private static SparkSession spark;
-  private static Dataset<Row> train;
-  private static Dataset<Row> eval;
-  private static FashionMnistTestSet test;
+  private static Faults cluster;
 
   @BeforeAll
   static void start() throws IOException {
-    sc = LocalClusters.start(home, 3, 2, 2048, LocalClusters.conf().setAppName("chaos-shared"));
-    spark = SparkSession.builder().sparkContext(sc.sc()).getOrCreate();
-    train = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 2).cache();
-    train.count();
-    eval = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "t10k", 1).limit(2000).cache();
-    eval.count();
-    test = FashionMnistTestSet.read();
+    cluster = Faults.start(home, 3, 2, 2048, "chaos-shared");
   }
 
   @AfterAll
   static void stop() {
-    LocalClusters.stop(sc);
+    cluster.stop();
   }
 
   private Dl4jEstimator estimator() {
@@ -83,19 +66,19 @@ class ChaosSharedExecutorTest {
 
   @Test
   void anExecutorHoldingAWorkerAndAPs_dies_theRunEndsWell_neverHalfReset() throws Exception {
-    LocalClusters.awaitExecutors(sc, 3, 180);
-    Dl4jModel cleanModel = estimator().setCheckpointDir(checkpoints.resolve("clean").toUri().toString()).fit(train);
-    double clean = test.accuracy((MultiLayerNetwork) cleanModel.network());
+    LocalClusters.awaitExecutors(cluster.sc, 3, 180);
+    double clean = cluster.accuracy(estimator().setCheckpointDir(checkpoints.resolve("clean").toUri().toString())
+        .fit(cluster.train));
 
-    LocalClusters.awaitExecutors(sc, 3, 180);
-    FitJob job = estimator().fitAsync(train, eval);
-    List<TaskProgress> roles = awaitChiefStep(job, job.totalSteps() * 4 / 10);
+    LocalClusters.awaitExecutors(cluster.sc, 3, 180);
+    FitJob job = estimator().fitAsync(cluster.train, cluster.eval);
+    List<TaskProgress> roles = Faults.awaitChiefStep(job, job.totalSteps() * 4 / 10);
     Set<String> executors = victims(roles);
     for (String e : executors) {
-      LocalClusters.signal(LocalClusters.executorProcess(sc, e), "KILL");
+      LocalClusters.signal(LocalClusters.executorProcess(cluster.sc, e), "KILL");
     }
     Dl4jModel model = job.get(Duration.ofMinutes(8));
-    double accuracy = test.accuracy((MultiLayerNetwork) model.network());
+    double accuracy = cluster.accuracy(model);
     List<PsRecovery> recoveries = model.summary().psRecoveries();
     System.out.printf("chaos: executors %s (of %s) killed at 40%%: %.4f against a clean %.4f, %d stage attempts, %s%n",
         executors, roles, accuracy, clean, model.summary().stageAttempts(), recoveries);
@@ -107,15 +90,35 @@ class ChaosSharedExecutorTest {
         .filter(r -> r.source() != null).map(PsRecovery::shard).distinct().count(), "every lost shard was refilled");
   }
 
-  private static List<TaskProgress> awaitChiefStep(FitJob job, long step) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
-    while (System.nanoTime() < deadline && !job.status().isDone()) {
-      List<TaskProgress> now = job.progress();
-      if (now.stream().anyMatch(p -> p.role() == Role.CHIEF && p.step() >= step)) {
-        return now;
-      }
-      Thread.sleep(50);
+  /**
+   * Two ps of three lost at once (SYNC): both are replaced and refilled, each by a worker's copy or
+   * by the rollback to the checkpoint, and the run ends with its accuracy.
+   */
+  @Test
+  void twoPsOfThree_killedAtOnce_bothRefilled() throws Exception {
+    LocalClusters.awaitExecutors(cluster.sc, 3, 180);
+    Dl4jEstimator sync = estimator().setNumPs(3).setConsistency(Consistency.SYNC);
+    double clean = cluster.accuracy(sync.copy(new org.apache.spark.ml.param.ParamMap())
+        .setCheckpointDir(checkpoints.resolve("clean").toUri().toString()).fit(cluster.train));
+    LocalClusters.awaitExecutors(cluster.sc, 3, 180);
+    FitJob job = sync.fitAsync(cluster.train);
+    List<TaskProgress> roles = Faults.awaitChiefStep(job, job.totalSteps() / 2);
+    Set<ProcessHandle> victims = new LinkedHashSet<>();
+    roles.stream().filter(r -> r.role() == Role.PS && r.index() > 0)
+        .forEach(r -> victims.add(LocalClusters.executorProcess(cluster.sc, r.executor())));
+    for (ProcessHandle p : victims) {
+      LocalClusters.signal(p, "KILL");
     }
-    throw new AssertionError("the chief did not reach step " + step + ": " + job.status() + " " + job.progress());
+    Dl4jModel model = job.get(Duration.ofMinutes(8));
+    double accuracy = cluster.accuracy(model);
+    List<PsRecovery> recoveries = model.summary().psRecoveries();
+    System.out.printf("chaos: ps 1 and 2 of 3 killed at 50%% (%d executors): %.4f against a clean %.4f, %d stage "
+        + "attempts, %s%n", victims.size(), accuracy, clean, model.summary().stageAttempts(), recoveries);
+    assertTrue(accuracy >= clean - 0.01, accuracy + " against a clean " + clean);
+    // Executors hold two slots: ps 0 may have gone down with them, and the workers with it.
+    Set<Integer> lost = recoveries.stream().map(PsRecovery::shard).collect(java.util.stream.Collectors.toSet());
+    assertTrue(lost.containsAll(Set.of(1, 2)), recoveries.toString());
+    assertTrue(recoveries.stream().allMatch(r -> r.source() != null && (r.source().startsWith("worker ")
+        || r.source().startsWith("the checkpoint of step "))), "every lost shard refilled: " + recoveries);
   }
 }

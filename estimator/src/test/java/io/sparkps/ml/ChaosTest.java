@@ -3,7 +3,6 @@ package io.sparkps.ml;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sparkps.ml.data.IdxDataFrames;
 import io.sparkps.ps.Consistency;
 import io.sparkps.spark.LocalClusters;
 import io.sparkps.spark.PsRecovery;
@@ -13,12 +12,6 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
-import org.apache.spark.sql.SparkSession;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -37,27 +30,17 @@ class ChaosTest {
   private static final Duration ROLE_TIMEOUT = Duration.ofSeconds(20);
   @TempDir
   static Path home;
-  private static JavaSparkContext sc;
-  private static SparkSession spark;
-  private static Dataset<Row> train;
-  private static Dataset<Row> eval;
-  private static FashionMnistTestSet test;
+  private static Faults cluster;
   private static double clean = Double.NaN;
 
   @BeforeAll
   static void start() throws IOException {
-    sc = LocalClusters.start(home, 4, 1, 1536, LocalClusters.conf().setAppName("chaos"));
-    spark = SparkSession.builder().sparkContext(sc.sc()).getOrCreate();
-    train = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 2).cache();
-    train.count();
-    eval = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "t10k", 1).limit(2000).cache();
-    eval.count();
-    test = FashionMnistTestSet.read();
+    cluster = Faults.start(home, 4, 1, 1536, "chaos");
   }
 
   @AfterAll
   static void stop() {
-    LocalClusters.stop(sc);
+    cluster.stop();
   }
 
   /**
@@ -76,62 +59,32 @@ class ChaosTest {
   }
 
   private static Outcome run(Fault fault) throws Exception {
-    LocalClusters.awaitExecutors(sc, 4, 180);
+    LocalClusters.awaitExecutors(cluster.sc, 4, 180);
     long started = System.nanoTime();
-    FitJob job = estimator().fitAsync(train, eval);
+    FitJob job = estimator().fitAsync(cluster.train, cluster.eval);
     ProcessHandle victim = null;
     long[] times = {-1, -1};
     try {
       if (fault != null) {
-        List<TaskProgress> roles = awaitChiefStep(job, (long) (job.totalSteps() * fault.at()));
+        List<TaskProgress> roles = Faults.awaitChiefStep(job, (long) (job.totalSteps() * fault.at()));
         TaskProgress target = roles.stream().filter(r -> r.role() == fault.role() && r.index() == fault.index())
             .findFirst().orElseThrow(() -> new AssertionError("no " + fault.role() + " " + fault.index() + ": " + roles));
-        victim = LocalClusters.executorProcess(sc, target.executor());
+        victim = LocalClusters.executorProcess(cluster.sc, target.executor());
         long signalled = System.nanoTime();
         LocalClusters.signal(victim, fault.signal());
         if (fault.role() == Role.PS) {
-          times = awaitRecovery(job, signalled);
+          times = Faults.awaitRecovery(job, signalled);
         }
       }
       Dl4jModel model = job.get(Duration.ofMinutes(8));
       TrainingSummary summary = model.summary();
-      return new Outcome(test.accuracy((MultiLayerNetwork) model.network()), summary.psRecoveries(), summary.stageAttempts(),
+      return new Outcome(cluster.accuracy(model), summary.psRecoveries(), summary.stageAttempts(),
           (System.nanoTime() - started) / 1_000_000_000L, times[0], times[1], summary.recoveredFailures());
     } finally {
       if (victim != null && victim.isAlive()) {
         LocalClusters.signal(victim, "KILL"); // a stopped process never comes back
       }
     }
-  }
-
-  /** Milliseconds from {@code since} until the run declared a ps lost, and until it was refilled (polled live). */
-  private static long[] awaitRecovery(FitJob job, long since) throws InterruptedException {
-    long noticed = -1;
-    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(4);
-    while (System.nanoTime() < deadline && !job.status().isDone()) {
-      List<PsRecovery> now = job.psRecoveries();
-      long ms = (System.nanoTime() - since) / 1_000_000;
-      if (!now.isEmpty() && noticed < 0) {
-        noticed = ms;
-      }
-      if (!now.isEmpty() && now.get(0).source() != null) {
-        return new long[] {noticed, ms};
-      }
-      Thread.sleep(50);
-    }
-    return new long[] {noticed, -1};
-  }
-
-  private static List<TaskProgress> awaitChiefStep(FitJob job, long step) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
-    while (System.nanoTime() < deadline && !job.status().isDone()) {
-      List<TaskProgress> now = job.progress();
-      if (now.stream().anyMatch(p -> p.role() == Role.CHIEF && p.step() >= step)) {
-        return now;
-      }
-      Thread.sleep(50);
-    }
-    throw new AssertionError("the chief did not reach step " + step + ": " + job.status() + " " + job.progress());
   }
 
   private static synchronized double clean() throws Exception {
@@ -194,7 +147,7 @@ class ChaosTest {
   @Test
   void aRelativeCheckpointDirAcrossJvms_isRefusedBeforeLaunch() {
     IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-        () -> estimator().setCheckpointDir("ckpt-here").fitAsync(train, eval));
+        () -> estimator().setCheckpointDir("ckpt-here").fitAsync(cluster.train, cluster.eval));
     assertTrue(e.getMessage().startsWith("checkpointDir 'ckpt-here' is relative: each executor would resolve it"),
         e.getMessage());
   }

@@ -44,13 +44,15 @@ class ServerStateTest {
   private final List<String> refills = new CopyOnWriteArrayList<>();
   private NetworkVariables variables;
 
+  private static final String NETWORK = new NeuralNetConfiguration.Builder().seed(1).dataType(DataType.FLOAT)
+      .updater(new Adam(0.01)).list()
+      .layer(new DenseLayer.Builder().nIn(300).nOut(300).activation(Activation.TANH).build())
+      .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(300).nOut(2).activation(Activation.SOFTMAX)
+          .build()).build().toJson();
+
   @BeforeEach
   void start() {
-    variables = NetworkVariables.of(Net.fromJson(new NeuralNetConfiguration.Builder().seed(1).dataType(DataType.FLOAT)
-        .updater(new Adam(0.01)).list()
-        .layer(new DenseLayer.Builder().nIn(300).nOut(300).activation(Activation.TANH).build())
-        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(300).nOut(2).activation(Activation.SOFTMAX)
-            .build()).build().toJson()), "dl4j");
+    variables = NetworkVariables.of(Net.fromJson(NETWORK), "dl4j");
     String run = "state-test-" + UUID.randomUUID();
     for (int s = 0; s < 2; s++) {
       servers.add(ParameterServer.builder().setShardIndex(s).setToken(token).optInProcess(run + "-" + s).build().start());
@@ -197,6 +199,39 @@ class ServerStateTest {
       fill(chief, 5);
       assertNull(ServerState.prepare(chief, variables, checkpoints(), 1, Duration.ofMillis(300)));
       assertEquals(List.of(5f), values(chief, variables));
+    }
+  }
+
+  /**
+   * The driver's read of the trained parameters when a ps was lost after the last step (no worker
+   * is left to refill it): from the run's latest checkpoint; without checkpoints, a failure that
+   * says so and what to set.
+   */
+  @Test
+  void theFinalRead_withAPsLostAfterTheLastStep_readsTheLatestCheckpoint_orSaysWhatToSet() {
+    try (PsClient first = client()) {
+      first.initializeAll();
+      fill(first, 3);
+      Checkpoints.save(first, checkpoints(), 100, variables, 3, 1); // the chief's checkpoint at the end
+    }
+    List<String> addresses = servers.stream().map(ParameterServer::address).toList();
+    servers.get(1).close();
+    Net probe = Net.fromJson(NETWORK);
+    Dl4jTrainer.Settings withCheckpoints = new Dl4jTrainer.Settings(NETWORK, "features", "label",
+        io.sparkps.ps.Consistency.ASYNC, 0, 1, 0, 16, 1, checkpoints(), 100, 3);
+    Dl4jTrainer.Settings without = Dl4jTrainer.Settings.of(NETWORK, "features", "label", io.sparkps.ps.Consistency.ASYNC,
+        1, 16, 1);
+    try (PsClient reader = PsClient.builder().setShards(addresses).setToken(token)
+        .optCallTimeout(Duration.ofSeconds(5)).build()) {
+      float[] params = Dl4jTrainer.finalParameters(probe, "dl4j", withCheckpoints).apply(reader);
+      assertEquals(probe.params().length(), params.length);
+      for (float p : params) {
+        assertEquals(3f, p, 0f);
+      }
+      IllegalStateException e = assertThrows(IllegalStateException.class,
+          () -> Dl4jTrainer.finalParameters(probe, "dl4j", without).apply(reader));
+      assertTrue(e.getMessage().startsWith("the trained parameters could not be read from the ps shards (a ps was lost "
+          + "after the last step: ") && e.getMessage().endsWith("set checkpointDir to survive this"), e.getMessage());
     }
   }
 }

@@ -153,4 +153,21 @@ class SupervisorTest {
         + "because its task ended (killed again) at h5:7002"), f.getMessage());
     assertEquals(List.of("relaunch ps 0", "relaunch ps 0"), actions.log);
   }
+
+  @Test
+  void oneRefill_makesGoodEveryLossOfItsShardAwaitingOne_andARefillWithoutALossRecordsNothing() {
+    tasks.refilled(0, 0, 7, "the checkpoint of step 7 (a resumed run)");
+    assertEquals(List.of(), Views.psRecoveries(registry), "no loss, no recovery");
+    actions.ended = "";
+    supervisor.check(); // lost at h1:7000
+    tasks.register(Role.PS, 0, 100, "h4", 7001, "4", 13);
+    actions.ended = " (again)";
+    supervisor.check(); // its replacement lost too, before anyone refilled it
+    tasks.register(Role.PS, 0, 200, "h5", 7002, "5", 14);
+    tasks.refilled(0, 1, 9, "worker 1's copy of step 9");
+    List<PsRecovery> recoveries = Views.psRecoveries(registry);
+    assertEquals(List.of("h1:7000 -> h4:7001", "h4:7001 -> h5:7002"), recoveries.stream()
+        .map(r -> r.lostAddress() + " -> " + r.replacement()).toList());
+    assertTrue(recoveries.stream().allMatch(r -> "worker 1's copy of step 9".equals(r.source())), recoveries.toString());
+  }
 }

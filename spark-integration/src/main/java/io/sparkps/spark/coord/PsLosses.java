@@ -47,16 +47,24 @@ final class PsLosses {
     }
   }
 
-  /** Records that {@code source} refilled ps {@code index} (now serving at {@code now}, if known) at {@code step}. */
-  void recovered(int index, String now, long step, String source, long nanos) {
+  /**
+   * Records that {@code source} refilled ps {@code index} (now serving at {@code now}, if known) at
+   * {@code step}: its latest loss, and any earlier one of it still awaiting a refill (a replacement
+   * lost before anyone refilled it), which this refill makes good too. False when no loss of it awaited one.
+   */
+  boolean recovered(int index, String now, long step, String source, long nanos) {
+    boolean latest = true;
+    boolean any = false;
     for (int i = losses.size() - 1; i >= 0; i--) {
       PsLoss l = losses.get(i);
       if (l.shard() == index && l.source() == null) {
         losses.set(i, new PsLoss(l.shard(), l.lostAddress(), l.reason(), l.atStep(), l.lostNanos(),
-            now == null ? l.replacement() : now, source, step, nanos));
-        return;
+            now == null || !latest ? l.replacement() : now, source, step, nanos));
+        any = true;
       }
+      latest &= l.shard() != index;
     }
+    return any;
   }
 
   List<PsLoss> all() {

@@ -136,9 +136,10 @@ public final class Registry {
   /** Records that worker {@code worker} refilled the replacement of ps {@code index} from {@code source}. */
   synchronized void recovered(int index, int worker, long step, String source) {
     Member now = members.get(key(Role.PS, index));
-    losses.recovered(index, now == null ? null : now.address(), step, source, clock.getAsLong());
-    LOG.info("SparkPS: ps {}{} refilled at step {} by worker {} from {}", index,
-        now == null ? "" : " at " + now.address(), step, worker, source);
+    if (losses.recovered(index, now == null ? null : now.address(), step, source, clock.getAsLong())) {
+      LOG.info("SparkPS: ps {}{} refilled at step {} by worker {} from {}", index,
+          now == null ? "" : " at " + now.address(), step, worker, source);
+    }
   }
 
   /**

@@ -25,6 +25,11 @@ public final class RegistryDriver {
         .setProgress(Progress.newBuilder().setStep(step)).build());
   }
 
+  /** Worker {@code worker} refilled ps {@code index} at {@code step} from {@code source}. */
+  public void refilled(int index, int worker, long step, String source) {
+    registry.recovered(index, worker, step, source);
+  }
+
   /** The last heartbeat of {@code role} {@code index}: its work is done. */
   public void finish(Role role, int index, int attempt) {
     registry.heartbeat(HeartbeatRequest.newBuilder().setRole(role).setIndex(index).setAttempt(attempt)

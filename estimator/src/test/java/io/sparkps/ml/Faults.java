@@ -1,0 +1,86 @@
+package io.sparkps.ml;
+
+import io.sparkps.ml.data.IdxDataFrames;
+import io.sparkps.spark.LocalClusters;
+import io.sparkps.spark.PsRecovery;
+import io.sparkps.spark.Role;
+import io.sparkps.spark.TaskProgress;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * What the fault tests and the fault soak share: a {@code local-cluster} with Fashion-MNIST cached
+ * (train, 2,000 test images for the evaluator, the whole test set to score), and waits on a
+ * running fit (for the chief to reach a step, for a lost ps to be declared lost and refilled).
+ */
+final class Faults {
+  final JavaSparkContext sc;
+  final SparkSession spark;
+  final Dataset<Row> train;
+  final Dataset<Row> eval;
+  final FashionMnistTestSet test;
+
+  private Faults(JavaSparkContext sc) throws IOException {
+    this.sc = sc;
+    this.spark = SparkSession.builder().sparkContext(sc.sc()).getOrCreate();
+    this.train = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 2).cache();
+    train.count();
+    this.eval = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "t10k", 1).limit(2000).cache();
+    eval.count();
+    this.test = FashionMnistTestSet.read();
+  }
+
+  /** {@code local-cluster[executors,cores,memoryMb]} (SPARK_HOME below {@code home}) with the data cached. */
+  static Faults start(Path home, int executors, int cores, int memoryMb, String name) throws IOException {
+    return new Faults(LocalClusters.start(home, executors, cores, memoryMb, LocalClusters.conf().setAppName(name)));
+  }
+
+  void stop() {
+    LocalClusters.stop(sc);
+  }
+
+  /** The test accuracy of a model of the tests' MLP. */
+  double accuracy(Dl4jModel model) {
+    return test.accuracy((org.deeplearning4j.nn.multilayer.MultiLayerNetwork) model.network());
+  }
+
+  /** Waits (5 minutes at most) until the chief reported step {@code step}; every role's progress then. */
+  static List<TaskProgress> awaitChiefStep(FitJob job, long step) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+    while (System.nanoTime() < deadline && !job.status().isDone()) {
+      List<TaskProgress> now = job.progress();
+      if (now.stream().anyMatch(p -> p.role() == Role.CHIEF && p.step() >= step)) {
+        return now;
+      }
+      Thread.sleep(50);
+    }
+    throw new AssertionError("the chief did not reach step " + step + ": " + job.status() + " " + job.progress());
+  }
+
+  /**
+   * Milliseconds from {@code since} until the run declared a ps lost, and until it was refilled
+   * (-1 for what did not happen within 4 minutes or before the run ended), polled live.
+   */
+  static long[] awaitRecovery(FitJob job, long since) throws InterruptedException {
+    long noticed = -1;
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(4);
+    while (System.nanoTime() < deadline && !job.status().isDone()) {
+      List<PsRecovery> now = job.psRecoveries();
+      long ms = (System.nanoTime() - since) / 1_000_000;
+      if (!now.isEmpty() && noticed < 0) {
+        noticed = ms;
+      }
+      if (!now.isEmpty() && now.get(0).source() != null) {
+        return new long[] {noticed, ms};
+      }
+      Thread.sleep(50);
+    }
+    return new long[] {noticed, -1};
+  }
+}
