@@ -91,11 +91,12 @@ class ChaosSharedExecutorTest {
   }
 
   /**
-   * Two ps of three lost at once (SYNC): both are replaced and refilled, each by a worker's copy or
-   * by the rollback to the checkpoint, and the run ends with its accuracy.
+   * The executors of ps 1 and ps 2 of three killed at once (SYNC), with whatever else they hold
+   * (ps 0 and a worker, often): every lost shard is replaced and refilled, by a worker's copy or
+   * from the checkpoint every shard rolls back to, and the run ends with its accuracy.
    */
   @Test
-  void twoPsOfThree_killedAtOnce_bothRefilled() throws Exception {
+  void twoPsOfThree_killedAtOnceWithTheirExecutors_everyLostShardRefilled() throws Exception {
     LocalClusters.awaitExecutors(cluster.sc, 3, 180);
     Dl4jEstimator sync = estimator().setNumPs(3).setConsistency(Consistency.SYNC);
     double clean = cluster.accuracy(sync.copy(new org.apache.spark.ml.param.ParamMap())
