@@ -250,7 +250,7 @@ public final class PsClient implements AutoCloseable {
    */
   public List<ShardSnapshot> save(String dir) {
     checkOpen();
-    return Snapshotting.save(shards, dir, config.callTimeout);
+    return Snapshotting.save(shards, dir, Snapshotting.bound(config.callTimeout, catalog.placement().loadBytes()));
   }
 
   /** Restores every shard's state from {@code dir}. */
@@ -265,7 +265,8 @@ public final class PsClient implements AutoCloseable {
    */
   public void restore(String dir, List<ShardSnapshot> expected, boolean verifyOnly) {
     checkOpen();
-    Snapshotting.restore(shards, dir, expected, verifyOnly, config.callTimeout);
+    Snapshotting.restore(shards, dir, expected, verifyOnly,
+        Snapshotting.bound(config.callTimeout, catalog.placement().loadBytes()));
   }
 
   /** Asks every shard to stop. */

@@ -7,12 +7,29 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-/** The snapshot calls of {@link PsClient}: every shard saves, checks or restores its own file. */
+/**
+ * The snapshot calls of {@link PsClient}: every shard saves, checks or restores its own file.
+ * Their deadline grows with the largest shard (values and up to two optimizer states per value,
+ * at a slow file system's {@value #BYTES_PER_SECOND} bytes a second): a large shard is never cut
+ * off by the deadline of an ordinary call.
+ */
 final class Snapshotting {
+  /** The slowest write or read rate a snapshot's deadline allows for (8 MiB/s). */
+  static final long BYTES_PER_SECOND = 8L << 20;
+
   private Snapshotting() {}
 
-  static List<ShardSnapshot> save(List<ShardStub> shards, String dir, Duration callTimeout) {
-    List<SnapshotReply> replies = Calls.all(shards, "save to " + dir, s -> s.snapshot(dir), callTimeout,
+  /** An ordinary call's {@code callTimeout} plus the time the largest of {@code loadBytes} takes at the slowest rate. */
+  static Duration bound(Duration callTimeout, long[] loadBytes) {
+    long largest = 0;
+    for (long b : loadBytes) {
+      largest = Math.max(largest, b);
+    }
+    return callTimeout.plusMillis(3 * largest * 1000 / BYTES_PER_SECOND);
+  }
+
+  static List<ShardSnapshot> save(List<ShardStub> shards, String dir, Duration bound) {
+    List<SnapshotReply> replies = Calls.all(shards, "save to " + dir, s -> s.snapshot(dir, bound), bound,
         Calls.Recoverer.NONE);
     List<ShardSnapshot> saved = new ArrayList<>();
     for (int i = 0; i < replies.size(); i++) {
@@ -22,12 +39,12 @@ final class Snapshotting {
   }
 
   static void restore(List<ShardStub> shards, String dir, List<ShardSnapshot> expected, boolean verifyOnly,
-      Duration callTimeout) {
+      Duration bound) {
     Calls.all(shards, (verifyOnly ? "check the snapshot in " : "restore from ") + dir, s -> {
       SnapshotRequest.Builder r = SnapshotRequest.newBuilder().setPath(dir).setVerifyOnly(verifyOnly);
       expected.stream().filter(e -> e.shard() == s.index()).findFirst()
           .ifPresent(e -> r.setExpectedBytes(e.bytes()).setExpectedSha256(e.sha256()));
-      return s.restore(r.build());
-    }, callTimeout, Calls.Recoverer.NONE);
+      return s.restore(r.build(), bound);
+    }, bound, Calls.Recoverer.NONE);
   }
 }

@@ -105,7 +105,12 @@ public final class ShardStub {
 
   /** Writes a snapshot. */
   public CompletableFuture<SnapshotReply> snapshot(String path) {
-    return unary(PsMethods.SNAPSHOT, SnapshotRequest.newBuilder().setPath(path).build(), callTimeout);
+    return snapshot(path, callTimeout);
+  }
+
+  /** Writes a snapshot, with {@code deadline} (a large shard takes longer than an ordinary call). */
+  public CompletableFuture<SnapshotReply> snapshot(String path, Duration deadline) {
+    return unary(PsMethods.SNAPSHOT, SnapshotRequest.newBuilder().setPath(path).build(), deadline);
   }
 
   /** Restores a snapshot. */
@@ -115,7 +120,12 @@ public final class ShardStub {
 
   /** Restores (or only checks) a snapshot as the request says. */
   public CompletableFuture<SnapshotReply> restore(SnapshotRequest request) {
-    return unary(PsMethods.RESTORE, request, callTimeout);
+    return restore(request, callTimeout);
+  }
+
+  /** Restores (or only checks) a snapshot as the request says, with {@code deadline}. */
+  public CompletableFuture<SnapshotReply> restore(SnapshotRequest request, Duration deadline) {
+    return unary(PsMethods.RESTORE, request, deadline);
   }
 
   /** The shard's identity and bulk port. */
