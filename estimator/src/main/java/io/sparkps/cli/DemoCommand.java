@@ -44,7 +44,7 @@ final class DemoCommand implements Callable<Integer> {
     SparkSession spark = Sessions.get(common.master, common.conf, workers + 2);
     var conf = spark.sparkContext().hadoopConfiguration();
     RunDirectory dir = RunDirectory.prepare(output != null ? output : RunDirectory.firstFree("sparkps-demo", conf),
-        overwrite, conf);
+        overwrite, conf, spark.sparkContext().applicationId());
     SparkPsCli.OUT.println("sparkps demo: the run directory is " + dir);
     Dataset<Row> train;
     Dataset<Row> test;

@@ -32,6 +32,15 @@ final class RunDirectory {
    * file is left as it is. A file at {@code location} is refused.
    */
   static RunDirectory prepare(String location, boolean overwrite, Configuration conf) {
+    return prepare(location, overwrite, conf, null);
+  }
+
+  /**
+   * As above, for the run of Spark application {@code appId} (null: none known). A directory this
+   * same application began (a second attempt of it on YARN, after its first driver died) is its
+   * own to go on writing; the application is recorded in {@value #OWNER}.
+   */
+  static RunDirectory prepare(String location, boolean overwrite, Configuration conf, String appId) {
     try {
       Path path = new Path(location);
       FileSystem fs = path.getFileSystem(conf);
@@ -40,21 +49,38 @@ final class RunDirectory {
       }
       Path dir = fs.makeQualified(path);
       List<String> held = held(fs, dir, location);
-      if (!held.isEmpty() && !overwrite) {
+      boolean ours = appId != null && held.contains(OWNER) && appId.equals(readOwner(fs, new Path(dir, OWNER)));
+      if (!held.isEmpty() && !overwrite && !ours) {
         throw new UsageException("--output " + location + " is not empty (it holds " + describe(held) + "): choose "
             + "a new directory, or add --overwrite to replace the files a run writes there (" + String.join(", ",
                 WRITTEN) + ") and keep the others");
       }
       fs.mkdirs(dir);
-      return new RunDirectory(fs, dir);
+      RunDirectory run = new RunDirectory(fs, dir);
+      if (appId != null) {
+        run.write(OWNER, appId + "\n");
+      }
+      return run;
     } catch (IOException | IllegalArgumentException e) {
       throw new UsageException("--output " + location + ": cannot create it (" + e.getMessage() + ")", e);
     }
   }
 
+  /** The file naming the Spark application whose run the directory holds. */
+  static final String OWNER = ".sparkps-run";
+
+  private static String readOwner(FileSystem fs, Path file) throws IOException {
+    if (fs.getFileStatus(file).getLen() > 1024) {
+      return null; // not ours: we write an application id
+    }
+    try (java.io.InputStream in = fs.open(file)) {
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
+    }
+  }
+
   /** What a run writes into its directory (with {@code --overwrite}, only these are replaced). */
   static final List<String> WRITTEN = List.of("metrics.jsonl", "summary.json", "report.html", "model/",
-      "model.dl4j.zip");
+      "model.dl4j.zip", OWNER);
 
   /**
    * The first free one of {@code base}, {@code base-2}, {@code base-3}, ...: where a command whose

@@ -58,7 +58,8 @@ final class RunExperimentCommand implements Callable<Integer> {
       throw new UsageException("--experiment " + file + ": " + e.getMessage(), e);
     }
     SparkSession spark = Sessions.get(common.master, common.conf, experiment.numWorkers() + experiment.numPs() + 1);
-    RunDirectory dir = RunDirectory.prepare(output, overwrite, spark.sparkContext().hadoopConfiguration());
+    RunDirectory dir = RunDirectory.prepare(output, overwrite, spark.sparkContext().hadoopConfiguration(),
+        spark.sparkContext().applicationId());
     var train = experiment.trainSpec().input().load(spark);
     var eval = experiment.evalSpec() == null || experiment.evalSpec().input() == null ? null
         : experiment.evalSpec().input().load(spark).limit(experiment.evalSpec().maxRows());

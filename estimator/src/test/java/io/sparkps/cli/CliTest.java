@@ -320,4 +320,18 @@ class CliTest {
     Files.createDirectories(dir.resolve("sparkps-demo-2"));
     assertEquals(base + "-3", RunDirectory.firstFree(base.toString(), conf));
   }
+
+  /** A second attempt of the same application (YARN restarts a driver that died) goes on in its own directory. */
+  @Test
+  void aRunDirectory_isItsApplicationsToGoOnWriting_notAnothers() throws Exception {
+    org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.conf.Configuration();
+    String run = dir.resolve("run").toString();
+    RunDirectory.prepare(run, false, conf, "application_1_0001").write("metrics.jsonl", "{}\n");
+    RunDirectory.prepare(run, false, conf, "application_1_0001").write("summary.json", "{}");
+    UsageException other = org.junit.jupiter.api.Assertions.assertThrows(UsageException.class,
+        () -> RunDirectory.prepare(run, false, conf, "application_1_0002"));
+    assertTrue(other.getMessage().contains("is not empty (it holds .sparkps-run, metrics.jsonl, summary.json)"),
+        other.getMessage());
+    assertEquals("application_1_0001\n", Files.readString(dir.resolve("run").resolve(".sparkps-run")));
+  }
 }
