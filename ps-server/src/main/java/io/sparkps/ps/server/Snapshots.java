@@ -30,7 +30,9 @@ import org.apache.hadoop.fs.Path;
  * them again. Restoring replaces the shard's slices; do it before training resumes, not during.
  */
 public final class Snapshots {
-  private static final String MAGIC = "SPARKPS-SHARD-SNAPSHOT-1";
+  /** Version 2 records each slice's {@code stateSince}; version 1 files (without it) still read, as 0. */
+  private static final String MAGIC = "SPARKPS-SHARD-SNAPSHOT-2";
+  private static final String MAGIC_1 = "SPARKPS-SHARD-SNAPSHOT-1";
   private final ShardStore store;
 
   /** Snapshots of {@code store}. */
@@ -104,6 +106,7 @@ public final class Snapshots {
       writeBytes(out, VariableInfoProto.newBuilder().setSpec(s.spec).setRowStart(s.rowStart)
           .setRowEnd(s.rowEnd).setVersion(s.version).setInitialized(s.initialized).build().toByteArray());
       out.writeLong(s.iteration);
+      out.writeLong(s.rule.stateSince());
       float[][] state = s.rule.state();
       out.writeInt(state.length);
       writeFloats(out, s.values);
@@ -141,9 +144,11 @@ public final class Snapshots {
     List<VariableSlice> slices = new ArrayList<>();
     MessageDigest sha = sha256();
     try (DataInputStream in = new DataInputStream(new DigestInputStream(fs.open(source), sha))) {
-      if (!MAGIC.equals(in.readUTF())) {
+      String magic = in.readUTF();
+      if (!MAGIC.equals(magic) && !MAGIC_1.equals(magic)) {
         throw PsError.invalid(source + " is not a SparkPS shard snapshot");
       }
+      boolean withStateSince = MAGIC.equals(magic);
       int shard = in.readInt();
       if (shard != store.shardIndex) {
         throw PsError.invalid(source + " holds ps " + shard + ", not ps " + store.shardIndex);
@@ -168,7 +173,7 @@ public final class Snapshots {
       }
       int sliceCount = in.readInt();
       for (int i = 0; i < sliceCount; i++) {
-        slices.add(readSlice(in, bytes));
+        slices.add(readSlice(in, bytes, withStateSince));
       }
       if (in.read() != -1) {
         throw PsError.invalid(source + " is damaged: it goes on after its last variable");
@@ -195,7 +200,7 @@ public final class Snapshots {
         .setFile(source.getName()).build();
   }
 
-  private VariableSlice readSlice(DataInputStream in, long fileBytes) throws IOException {
+  private VariableSlice readSlice(DataInputStream in, long fileBytes, boolean withStateSince) throws IOException {
     VariableInfoProto info = VariableInfoProto.parseFrom(readBytes(in, fileBytes));
     long elements = store.limits.check(io.sparkps.ps.grpc.proto.SliceDecl.newBuilder().setSpec(info.getSpec())
         .setRowStart(info.getRowStart()).setRowEnd(info.getRowEnd()).build(), store.shardIndex);
@@ -208,6 +213,9 @@ public final class Snapshots {
     s.version = info.getVersion();
     s.initialized = info.getInitialized();
     s.iteration = in.readLong();
+    if (withStateSince) {
+      s.rule.stateSince(in.readLong());
+    }
     int states = in.readInt();
     float[][] state = s.rule.state();
     if (states != state.length) {

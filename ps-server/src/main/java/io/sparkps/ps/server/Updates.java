@@ -283,6 +283,7 @@ public final class Updates {
           }
         }
         s.iteration = s.version;
+        s.rule.stateSince(s.iteration); // refilled without the optimizer's state: it starts afresh here
         reply.addInitialized(s.name);
       }
       case GRADIENT -> {
