@@ -192,9 +192,19 @@ class DataPlacementTest {
     }
   }
 
+  /**
+   * The spill files below the local directory. A file that goes away while the tree is walked (what
+   * these tests wait for) makes the walk throw NoSuchFileException: it is walked again, up to 100 times.
+   */
   private static List<Path> spillFiles() throws IOException {
-    try (var files = Files.walk(localDir)) {
-      return files.filter(f -> f.getFileName().toString().startsWith("sparkps-spill-")).toList();
+    for (int attempt = 1; ; attempt++) {
+      try (var files = Files.walk(localDir)) {
+        return files.filter(f -> f.getFileName().toString().startsWith("sparkps-spill-")).toList();
+      } catch (java.io.UncheckedIOException e) {
+        if (!(e.getCause() instanceof java.nio.file.NoSuchFileException) || attempt == 100) {
+          throw e;
+        }
+      }
     }
   }
 
