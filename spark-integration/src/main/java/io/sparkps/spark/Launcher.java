@@ -262,43 +262,17 @@ final class Launcher<T, R> implements Supervisor.Actions {
    */
   private JavaRDD<T> place() {
     if (placement == null || (placement.identity() && data.getNumPartitions() == spec.numWorkers()
-        && samePartitionsUpToShuffle(data.rdd(), spec.numWorkers()))) {
-      return perWorker(data, spec.numWorkers());
+        && PerWorker.samePartitionsUpToShuffle(data.rdd(), spec.numWorkers()))) {
+      return PerWorker.of(data, spec.numWorkers());
     }
     if (!GroupedRdd.readable(sc.sc(), data.rdd())) {
       LOG.info("SparkPS run {} shuffles its input: it comes from a shuffle that is not cached (cache it to have it "
           + "read where it lies)", runId);
-      return perWorker(data, spec.numWorkers());
+      return PerWorker.of(data, spec.numWorkers());
     }
     LOG.info("SparkPS run {}: {}", runId, placement);
     grouped = true;
     return JavaRDD.fromRDD(new GroupedRdd<>(data.rdd(), placement.groups(), data.classTag()), data.classTag());
-  }
-
-  /**
-   * The data with one partition per worker: as it is when it has that many partitions and a barrier
-   * stage can run on it (no narrow ancestor with another partition count, such as a coalesce or a
-   * union, up to the last shuffle); otherwise spread evenly by a shuffle.
-   */
-  static <T> JavaRDD<T> perWorker(JavaRDD<T> data, int workers) {
-    return data.getNumPartitions() == workers && samePartitionsUpToShuffle(data.rdd(), workers) ? data
-        : data.repartition(workers);
-  }
-
-  private static boolean samePartitionsUpToShuffle(RDD<?> rdd, int partitions) {
-    java.util.ArrayDeque<RDD<?>> todo = new java.util.ArrayDeque<>(List.of(rdd));
-    while (!todo.isEmpty()) {
-      RDD<?> r = todo.pop();
-      if (r.getNumPartitions() != partitions) {
-        return false;
-      }
-      for (org.apache.spark.Dependency<?> d : scala.collection.JavaConverters.seqAsJavaList(r.dependencies())) {
-        if (!(d instanceof org.apache.spark.ShuffleDependency)) {
-          todo.push(d.rdd());
-        }
-      }
-    }
-    return true;
   }
 
   /** Lets the evaluator finish on its own within {@code grace}, else cancels its job; whether it finished. */
@@ -382,19 +356,10 @@ final class Launcher<T, R> implements Supervisor.Actions {
         + (role == Role.PS ? "task" : "stage") + " attempt " + first.getAttempt() + ") failed: " + remote.getMessage()
         + (first.getDeterministic() && role != Role.PS ? " (not retried: another attempt would meet the same error)"
             : attempts > 1 ? " (the barrier stage failed in " + attempts + " attempts; the last one because "
-                + lastAttemptFailure(failures) + ")" : "");
+                + RemoteErrors.lastAttemptFailure(failures) + ")" : "");
     boolean worker = role == Role.CHIEF || role == Role.WORKER;
     return new TrainingFailure(message, role, first.getIndex(), first.getHost(), first.getAttempt(), remote,
         worker ? recreation(first.getIndex(), first.getAttempt()) : null);
-  }
-
-  /** The first worker failure of the latest failed stage attempt, in one line. */
-  private static String lastAttemptFailure(List<FailureReport> failures) {
-    int last = failures.stream().filter(f -> f.getRole() != io.sparkps.spark.coord.proto.Role.PS)
-        .mapToInt(FailureReport::getAttempt).max().orElse(0);
-    return failures.stream().filter(f -> f.getRole() != io.sparkps.spark.coord.proto.Role.PS && f.getAttempt() == last)
-        .findFirst().map(f -> f.getRole().name().toLowerCase() + " " + f.getIndex() + " on " + f.getHost() + " failed: "
-            + RemoteErrors.fromProto(f.getError()).getMessage()).orElse("?");
   }
 
   /** Reruns worker {@code index}'s function in the driver, on its partition, against in-process ps shards. */
@@ -407,7 +372,7 @@ final class Launcher<T, R> implements Supervisor.Actions {
         rows = data.mapPartitionsWithIndex((i, it) -> mine.contains(i) ? it : Collections.<T>emptyIterator(), true)
             .collect();
       } else {
-        JavaRDD<T> source = partitioned != null ? partitioned : perWorker(data, spec.numWorkers());
+        JavaRDD<T> source = partitioned != null ? partitioned : PerWorker.of(data, spec.numWorkers());
         rows = source.mapPartitionsWithIndex((i, it) -> i == index ? it : Collections.<T>emptyIterator(), true)
             .collect();
       }

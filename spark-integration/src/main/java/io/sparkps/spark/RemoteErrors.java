@@ -38,4 +38,13 @@ final class RemoteErrors {
     }
     return new RemoteException(e.getClassName(), e.getMessage(), stack, e.hasCause() ? fromProto(e.getCause()) : null);
   }
+
+  /** The first worker failure of the latest failed stage attempt, in one line. */
+  static String lastAttemptFailure(java.util.List<io.sparkps.spark.coord.proto.FailureReport> failures) {
+    int last = failures.stream().filter(f -> f.getRole() != io.sparkps.spark.coord.proto.Role.PS)
+        .mapToInt(io.sparkps.spark.coord.proto.FailureReport::getAttempt).max().orElse(0);
+    return failures.stream().filter(f -> f.getRole() != io.sparkps.spark.coord.proto.Role.PS && f.getAttempt() == last)
+        .findFirst().map(f -> f.getRole().name().toLowerCase() + " " + f.getIndex() + " on " + f.getHost() + " failed: "
+            + RemoteErrors.fromProto(f.getError()).getMessage()).orElse("?");
+  }
 }

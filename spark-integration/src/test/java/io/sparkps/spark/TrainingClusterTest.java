@@ -89,11 +89,11 @@ class TrainingClusterTest {
   @Test
   void dataWithOnePartitionPerWorker_staysWhereItIs_unlessABarrierStageCannotRunOnIt() {
     JavaRDD<Integer> two = sc.parallelize(IntStream.range(0, 10).boxed().toList(), 2);
-    assertTrue(Launcher.perWorker(two, 2) == two, "no shuffle for data already split per worker");
+    assertTrue(PerWorker.of(two, 2) == two, "no shuffle for data already split per worker");
     JavaRDD<Integer> coalesced = numbers(10).coalesce(2);
-    JavaRDD<Integer> spread = Launcher.perWorker(coalesced, 2);
+    JavaRDD<Integer> spread = PerWorker.of(coalesced, 2);
     assertTrue(spread != coalesced && spread.getNumPartitions() == 2, "a coalesce cannot feed a barrier stage");
-    assertEquals(2, Launcher.perWorker(numbers(10), 2).getNumPartitions());
+    assertEquals(2, PerWorker.of(numbers(10), 2).getNumPartitions());
   }
 
   @Test

@@ -20,11 +20,10 @@ import java.util.TreeSet;
 public final class Registry {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Registry.class);
   private static final int MAX_HISTORY = 100_000;
-  private static final int MAX_FAILURES = 1000;
   private final int numPs;
   private final int numWorkers;
   private final Map<String, Member> members = new TreeMap<>();
-  private final List<FailureReport> failures = new ArrayList<>();
+  private final FailureLog failures = new FailureLog();
   private final List<Member> history = new ArrayList<>();
   /** The last barrier each worker reached, by stage attempt and worker index. */
   private final Map<Integer, Map<Integer, Integer>> arrivals = new java.util.HashMap<>();
@@ -236,9 +235,6 @@ public final class Registry {
 
   /** Records a failure: a task's report, or one the driver found (a silent worker). */
   public synchronized void fail(FailureReport report) {
-    if (failures.size() >= MAX_FAILURES) {
-      failures.remove(0); // the latest attempts' failures are the ones that decide
-    }
     failures.add(report);
     notifyAll();
   }
@@ -264,28 +260,14 @@ public final class Registry {
     return stopping;
   }
 
-  /**
-   * The failure that ends the run now instead of another attempt of the barrier stage: the first
-   * worker failure of an attempt (the others of that attempt follow from it: their peer is gone)
-   * when it is deterministic or the attempt is the last one allowed; null while another attempt
-   * may get past what has failed so far.
-   */
+  /** The failure that ends the run now instead of another attempt of the barrier stage ({@link FailureLog#finalFailure}). */
   public synchronized FailureReport finalFailure(int maxStageAttempts) {
-    java.util.Set<Integer> attempts = new java.util.HashSet<>();
-    for (FailureReport f : failures) {
-      boolean worker = f.getRole() == io.sparkps.spark.coord.proto.Role.CHIEF
-          || f.getRole() == io.sparkps.spark.coord.proto.Role.WORKER;
-      if (worker && attempts.add(f.getAttempt())
-          && (f.getDeterministic() || f.getAttempt() >= maxStageAttempts - 1)) {
-        return f;
-      }
-    }
-    return null;
+    return failures.finalFailure(maxStageAttempts);
   }
 
   /** Failures reported so far, the first first. */
   public synchronized List<FailureReport> failures() {
-    return List.copyOf(failures);
+    return failures.all();
   }
 
   /** Every registered role instance, by role and index. */
@@ -402,8 +384,7 @@ public final class Registry {
 
   /** The first worker failure reported for stage attempt {@code attempt}, or null. */
   synchronized FailureReport failedWorker(int attempt) {
-    return failures.stream().filter(f -> (f.getRole() == Role.CHIEF || f.getRole() == Role.WORKER)
-        && f.getAttempt() == attempt).findFirst().orElse(null);
+    return failures.firstOfWorkers(attempt);
   }
 
   /** Latest progress of each worker, by index. */
