@@ -1,6 +1,7 @@
 package io.sparkps.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -178,23 +179,25 @@ class CliTest {
   void badArguments_exitWithCode2_namingTheArgument() throws Exception {
     Path csv = dir.resolve("points.csv");
     Files.write(csv, List.of("x,y,label", "0.1,0.2,0", "0.9,0.8,1", "0.2,0.1,0", "0.8,0.9,1"));
+    Path refused = dir.resolve("refused");
     assertUsage(sparkps("train", "--data", csv.toString(), "--bogus"), "Unknown option: '--bogus'");
     assertUsage(sparkps("train"), "Missing required option: '--data=PATH'");
-    assertUsage(sparkps("train", "--data", dir.resolve("nope.parquet").toString()), "--data", "no such file");
-    assertUsage(sparkps("train", "--data", csv.toString(), "--feature-cols", "x,z"), "--feature-cols",
+    assertUsage(sparkps(refused, "train", "--data", dir.resolve("nope.parquet").toString()), "--data", "no such file");
+    assertUsage(sparkps(refused, "train", "--data", csv.toString(), "--feature-cols", "x,z"), "--feature-cols",
         "column 'z' is not in the data");
-    assertUsage(sparkps("train", "--data", csv.toString(), "--feature-cols", "x,y", "--label", "y2"), "--label",
+    assertUsage(sparkps(refused, "train", "--data", csv.toString(), "--feature-cols", "x,y", "--label", "y2"), "--label",
         "column 'y2'");
     Path bad = dir.resolve("net.json");
     Files.writeString(bad, "{\"layers\": 3}");
-    assertUsage(sparkps("train", "--data", csv.toString(), "--feature-cols", "x,y", "--network", bad.toString()),
+    assertUsage(sparkps(refused, "train", "--data", csv.toString(), "--feature-cols", "x,y", "--network", bad.toString()),
         "--network " + bad, "not a DL4J");
-    assertUsage(sparkps("train", "--data", csv.toString(), "--feature-cols", "x,y", "--network", "mlp:8,x"),
+    assertUsage(sparkps(refused, "train", "--data", csv.toString(), "--feature-cols", "x,y", "--network", "mlp:8,x"),
         "--network mlp:8,x");
-    assertUsage(sparkps("train", "--data", csv.toString(), "--consistency", "SOMETIMES"), "--consistency",
+    assertUsage(sparkps(refused, "train", "--data", csv.toString(), "--consistency", "SOMETIMES"), "--consistency",
         "SOMETIMES");
-    assertUsage(sparkps("train", "--data", csv.toString(), "--feature-cols", "x,y", "--gradient-accumulation", "0"),
+    assertUsage(sparkps(refused, "train", "--data", csv.toString(), "--feature-cols", "x,y", "--gradient-accumulation", "0"),
         "--gradient-accumulation 0", "1 or more");
+    assertFalse(Files.exists(refused), "a refused train leaves no run directory behind");
     assertUsage(sparkps("predict", "--model", dir.toString(), "--data", csv.toString()), "--model", "no saved model");
     assertUsage(sparkps("frobnicate"), "Unmatched argument");
   }
@@ -231,6 +234,14 @@ class CliTest {
         "--output", dir.resolve("failed").toString());
     assertEquals(1, failed.code(), failed.err() + failed.out());
     assertTrue(failed.err().contains("column 'features' holds NaN in row 50 of input partition 0"), failed.err());
+  }
+
+  /** {@link #sparkps} with {@code --output output} added. */
+  private Result sparkps(Path output, String... args) throws Exception {
+    String[] all = java.util.Arrays.copyOf(args, args.length + 2);
+    all[args.length] = "--output";
+    all[args.length + 1] = output.toString();
+    return sparkps(all);
   }
 
   /** Runs {@code SparkPsCli.main} in a new JVM with this one's class path and Spark's opens; at most 3 minutes. */
