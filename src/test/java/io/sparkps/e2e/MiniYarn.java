@@ -104,9 +104,17 @@ final class MiniYarn implements AutoCloseable {
 
   /** Settings every submission to this cluster needs. */
   Map<String, String> sparkConf() {
-    return Map.of("spark.yarn.jars", "local:" + sparkHome.resolve("jars") + "/*",
-        "spark.yarn.appMasterEnv.SPARK_LOCAL_IP", "127.0.0.1", "spark.executorEnv.SPARK_LOCAL_IP", "127.0.0.1",
-        "spark.ui.enabled", "false", "spark.yarn.submit.waitAppCompletion", "true");
+    Map<String, String> conf = new java.util.HashMap<>(Map.of("spark.yarn.jars", "local:" + sparkHome.resolve("jars")
+        + "/*", "spark.yarn.appMasterEnv.SPARK_LOCAL_IP", "127.0.0.1", "spark.executorEnv.SPARK_LOCAL_IP", "127.0.0.1",
+        "spark.ui.enabled", "false", "spark.yarn.submit.waitAppCompletion", "true"));
+    // The build's options for the JVMs tests start (pom.xml, test.childJvmOptions): YARN does not pass the
+    // environment on to its containers, so they are handed to the application master's and executors' JVMs.
+    String childJvm = System.getenv("JAVA_TOOL_OPTIONS");
+    if (childJvm != null && !childJvm.isBlank()) {
+      conf.put("spark.yarn.appMasterEnv.JAVA_TOOL_OPTIONS", childJvm);
+      conf.put("spark.executorEnv.JAVA_TOOL_OPTIONS", childJvm);
+    }
+    return conf;
   }
 
   /** The environment of spark-submit. */
