@@ -13,6 +13,6 @@ public final class BenchDenseBackprop {
 
   /** The Spark conf key that turns it off for the workers (set to false). */
   public static String conf() {
-    return ForwardReuse.CONF;
+    return io.sparkps.spark.SparkPsConf.TRAIN_REUSE_FORWARD_PASS.key();
   }
 }

@@ -41,6 +41,30 @@ final class RunDirectory {
    * own to go on writing; the application is recorded in {@value #OWNER}.
    */
   static RunDirectory prepare(String location, boolean overwrite, Configuration conf, String appId) {
+    return check(location, overwrite, conf, appId).create();
+  }
+
+  /** A run directory checked as {@link #prepare} does, not yet created: {@link #create()} makes it. */
+  record Checked(FileSystem fs, Path dir, String location, String appId) {
+    RunDirectory create() {
+      try {
+        fs.mkdirs(dir);
+      } catch (IOException e) {
+        throw new UsageException("--output " + location + ": cannot create it (" + e.getMessage() + ")", e);
+      }
+      RunDirectory run = new RunDirectory(fs, dir);
+      if (appId != null) {
+        run.write(OWNER, appId + "\n");
+      }
+      return run;
+    }
+  }
+
+  /**
+   * Checks {@code location} as {@link #prepare} does, and creates nothing: a command refuses a
+   * taken directory before anything else, and leaves none behind when its other arguments fail.
+   */
+  static Checked check(String location, boolean overwrite, Configuration conf, String appId) {
     try {
       Path path = new Path(location);
       FileSystem fs = path.getFileSystem(conf);
@@ -55,12 +79,7 @@ final class RunDirectory {
             + "a new directory, or add --overwrite to replace the files a run writes there (" + String.join(", ",
                 WRITTEN) + ") and keep the others");
       }
-      fs.mkdirs(dir);
-      RunDirectory run = new RunDirectory(fs, dir);
-      if (appId != null) {
-        run.write(OWNER, appId + "\n");
-      }
-      return run;
+      return new Checked(fs, dir, location, appId);
     } catch (IOException | IllegalArgumentException e) {
       throw new UsageException("--output " + location + ": cannot create it (" + e.getMessage() + ")", e);
     }

@@ -58,12 +58,12 @@ final class RunExperimentCommand implements Callable<Integer> {
       throw new UsageException("--experiment " + file + ": " + e.getMessage(), e);
     }
     SparkSession spark = Sessions.get(common.master, common.conf, experiment.numWorkers() + experiment.numPs() + 1);
+    RunDirectory.Checked checked = RunDirectory.check(output, overwrite,
+        spark.sparkContext().hadoopConfiguration(), spark.sparkContext().applicationId());
     var train = experiment.trainSpec().input().load(spark);
     var eval = experiment.evalSpec() == null || experiment.evalSpec().input() == null ? null
         : experiment.evalSpec().input().load(spark).limit(experiment.evalSpec().maxRows());
-    // Only once the inputs load: a refused command leaves no run directory behind.
-    RunDirectory dir = RunDirectory.prepare(output, overwrite, spark.sparkContext().hadoopConfiguration(),
-        spark.sparkContext().applicationId());
+    RunDirectory dir = checked.create(); // once the inputs load: a refused command leaves no directory
     var summary = TrainingRun.execute(experiment.estimator(), train, eval, dir, false, SparkPsCli.OUT);
     SparkPsCli.OUT.println(TrainingRun.describe(summary, dir));
     return SparkPsCli.OK;

@@ -38,7 +38,7 @@ final class Sessions {
     }
     conf.forEach(b::config);
     SparkSession session = b.getOrCreate();
-    session.sparkContext().setLogLevel(conf.getOrDefault("sparkps.logLevel", "WARN"));
+    session.sparkContext().setLogLevel(io.sparkps.spark.SparkPsConf.CLI_LOG_LEVEL.get(session.conf()));
     if (embed) {
       embedded = session;
     }

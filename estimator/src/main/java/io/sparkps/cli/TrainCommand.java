@@ -86,12 +86,12 @@ final class TrainCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     SparkSession spark = Sessions.get(common.master, common.conf, workers + ps + 1);
+    RunDirectory.Checked checked = RunDirectory.check(output, overwrite,
+        spark.sparkContext().hadoopConfiguration(), spark.sparkContext().applicationId());
     Dataset<Row> train = columns.load(spark, data, "--data", workers);
     Dataset<Row> eval = evalData == null ? null : columns.load(spark, evalData, "--eval-data", workers);
     Dl4jEstimator estimator = estimator(train);
-    // Only once the arguments are known good: a refused command leaves no run directory behind.
-    RunDirectory dir = RunDirectory.prepare(output, overwrite, spark.sparkContext().hadoopConfiguration(),
-        spark.sparkContext().applicationId());
+    RunDirectory dir = checked.create(); // once the arguments check out: a refused command leaves no directory
     var summary = TrainingRun.execute(estimator, train, eval, dir, !common.noProgress && ConsoleProgress.terminal(),
         SparkPsCli.OUT);
     SparkPsCli.OUT.println(TrainingRun.describe(summary, dir));

@@ -221,14 +221,11 @@ final class Checkpoints {
     return Optional.empty();
   }
 
-  /** Set to true when a {@code file:} checkpoint directory is a mount every host of the cluster shares. */
-  static final String SHARED_FILE_SYSTEM = "spark.sparkps.checkpoint.sharedFileSystem";
-
   /**
    * Refuses, before launch, a checkpoint directory that the run's JVMs would not see as one: a
    * relative path (each executor resolves it against its own working directory) when the run
    * spans JVMs, and a local file system path when executors run on other hosts than the driver
-   * (each host would hold part of a checkpoint), unless {@value #SHARED_FILE_SYSTEM} says it is shared.
+   * (each host would hold part of a checkpoint), unless {@link io.sparkps.spark.SparkPsConf#CHECKPOINT_SHARED_FILE_SYSTEM} says it is shared.
    */
   static void checkShared(org.apache.spark.SparkContext sc, String dir) {
     if (sc.isLocal()) {
@@ -242,7 +239,7 @@ final class Checkpoints {
     }
     String scheme = uri.getScheme() != null ? uri.getScheme()
         : FileSystem.getDefaultUri(sc.hadoopConfiguration()).getScheme();
-    if (!"file".equals(scheme) || sc.getConf().getBoolean(SHARED_FILE_SYSTEM, false)) {
+    if (!"file".equals(scheme) || io.sparkps.spark.SparkPsConf.CHECKPOINT_SHARED_FILE_SYSTEM.get(sc.getConf())) {
       return;
     }
     java.util.Set<String> elsewhere = new java.util.TreeSet<>();
@@ -255,7 +252,7 @@ final class Checkpoints {
       throw new IllegalArgumentException("checkpointDir '" + dir + "' is on the local file system, and executors run on "
           + "other hosts than the driver " + elsewhere + ": each host would hold part of a checkpoint. "
           + "Use a file system they all reach (hdfs://...), or, if the path is a mount every host shares, set "
-          + SHARED_FILE_SYSTEM + "=true");
+          + io.sparkps.spark.SparkPsConf.CHECKPOINT_SHARED_FILE_SYSTEM.key() + "=true");
     }
   }
 

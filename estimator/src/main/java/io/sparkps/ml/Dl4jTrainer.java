@@ -7,6 +7,7 @@ import io.sparkps.ps.ConsistencyGroup;
 import io.sparkps.spark.ClusterSpec;
 import io.sparkps.spark.InputPlacement;
 import io.sparkps.spark.RunResult;
+import io.sparkps.spark.SparkPsConf;
 import io.sparkps.spark.TrainingCluster;
 import io.sparkps.spark.TrainingJob;
 import java.io.Serializable;
@@ -111,6 +112,7 @@ public final class Dl4jTrainer {
   static Launch launch(SparkSession spark, ClusterSpec spec, Dataset<Row> data, Settings s, EvalWorker evaluator,
       Net probe) {
     LabelKind kind = Schemas.labelKind(data.schema(), s.labelCol(), probe.classification(), probe.outputs());
+    SparkPsConf.validate(spark.conf());
     boolean alwaysShuffle = DataConf.alwaysShuffle(spark);
     io.sparkps.ml.data.Minibatches.Limits limits = DataConf.limits(spark);
     boolean reuseForwardPass = ForwardReuse.enabled(spark);
@@ -137,7 +139,7 @@ public final class Dl4jTrainer {
         : java.util.Optional.empty();
     if (placement.isEmpty()) {
       LOG.info("SparkPS shuffles the input over {} workers: {}", spec.numWorkers(), alwaysShuffle
-          ? DataConf.SHUFFLE + " is always" : !inPlace ? "it comes from a shuffle that is not cached (cache it to "
+          ? SparkPsConf.DATA_ALWAYS_SHUFFLE.key() + " is always" : !inPlace ? "it comes from a shuffle that is not cached (cache it to "
           + "have it read where it lies)" : InputPlacement.whyShuffle(partitions.rows(), spec.numWorkers()));
       rowsToTrain = rowsToTrain.repartition(spec.numWorkers());
     }

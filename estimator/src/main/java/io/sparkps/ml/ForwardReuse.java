@@ -1,7 +1,7 @@
 package io.sparkps.ml;
 
+import io.sparkps.spark.SparkPsConf;
 import java.util.Arrays;
-import java.util.Locale;
 import org.apache.spark.sql.SparkSession;
 import org.deeplearning4j.nn.api.Layer;
 import org.deeplearning4j.nn.conf.BackpropType;
@@ -33,20 +33,11 @@ import org.nd4j.linalg.factory.Nd4j;
  * true) turns it off.
  */
 final class ForwardReuse {
-  /** Spark conf: whether workers' dense layers reuse the forward pass in the backward pass. */
-  static final String CONF = "spark.sparkps.train.reuseForwardPass";
-
   private ForwardReuse() {}
 
-  /** Whether {@value #CONF} is on (true unless set to false). */
+  /** Whether {@link SparkPsConf#TRAIN_REUSE_FORWARD_PASS} is on (true unless set to false). */
   static boolean enabled(SparkSession spark) {
-    String value = spark.conf().get(CONF, "true");
-    return switch (value.trim().toLowerCase(Locale.ROOT)) {
-      case "true" -> true;
-      case "false" -> false;
-      default -> throw new IllegalArgumentException(CONF + " is '" + value + "': set it to true (dense layers reuse "
-          + "their forward pass when computing gradients) or false (DL4J's own backward pass)");
-    };
+    return SparkPsConf.TRAIN_REUSE_FORWARD_PASS.get(spark.conf());
   }
 
   /**

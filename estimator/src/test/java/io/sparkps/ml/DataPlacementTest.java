@@ -1,5 +1,6 @@
 package io.sparkps.ml;
 
+import io.sparkps.spark.SparkPsConf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -103,8 +104,8 @@ class DataPlacementTest {
 
   @AfterEach
   void defaultsAgain() {
-    spark.conf().unset(DataConf.IN_MEMORY_MAX);
-    spark.conf().unset(DataConf.SHUFFLE);
+    spark.conf().unset(SparkPsConf.DATA_IN_MEMORY_MAX.key());
+    spark.conf().unset(SparkPsConf.DATA_ALWAYS_SHUFFLE.key());
   }
 
   private static Dl4jEstimator estimator(int epochs) {
@@ -167,20 +168,20 @@ class DataPlacementTest {
         WRITES.jobs.toString());
     reshuffled.unpersist();
 
-    spark.conf().set(DataConf.SHUFFLE, "always");
+    spark.conf().set(SparkPsConf.DATA_ALWAYS_SHUFFLE.key(), "always");
     WRITES.reset();
     estimator(1).setMaxSteps(2).fit(Prototypes.dataFrame(spark, 600, 1, 6));
     settle();
-    assertEquals(600 + 2, WRITES.shuffleRecords.get(), DataConf.SHUFFLE + "=always shuffles balanced input too");
+    assertEquals(600 + 2, WRITES.shuffleRecords.get(), SparkPsConf.DATA_ALWAYS_SHUFFLE.key() + "=always shuffles balanced input too");
   }
 
   @Test
   void badDataSettings_failBeforeLaunch_namingTheSetting() {
     Dataset<Row> data = Prototypes.dataFrame(spark, 100, 1, 2);
-    for (String[] bad : new String[][] {{DataConf.SHUFFLE, "sometimes", "set it to auto"},
-        {DataConf.IN_MEMORY_MAX, "lots", "give a size such as 128m"},
-        {DataConf.SHUFFLE_WINDOW, "0", "give a number of rows >= 1"},
-        {ForwardReuse.CONF, "maybe", "set it to true"}}) {
+    for (String[] bad : new String[][] {{SparkPsConf.DATA_ALWAYS_SHUFFLE.key(), "sometimes", "set it to auto"},
+        {SparkPsConf.DATA_IN_MEMORY_MAX.key(), "lots", "give a size such as 128m"},
+        {SparkPsConf.DATA_SHUFFLE_WINDOW.key(), "0", "give a number of rows >= 1"},
+        {SparkPsConf.TRAIN_REUSE_FORWARD_PASS.key(), "maybe", "set it to true"}}) {
       spark.conf().set(bad[0], bad[1]);
       WRITES.reset();
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> estimator(1).fit(data));
@@ -189,6 +190,18 @@ class DataPlacementTest {
       settle();
       assertEquals(List.of(), WRITES.jobs, "no job ran");
       spark.conf().unset(bad[0]);
+    }
+    // A mistyped key is not ignored.
+    spark.conf().set("spark.sparkps.data.shufle", "always");
+    try {
+      WRITES.reset();
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> estimator(1).fit(data));
+      assertTrue(e.getMessage().startsWith("unknown SparkPS setting 'spark.sparkps.data.shufle': the settings are "),
+          e.getMessage());
+      settle();
+      assertEquals(List.of(), WRITES.jobs, "no job ran");
+    } finally {
+      spark.conf().unset("spark.sparkps.data.shufle");
     }
   }
 
@@ -228,7 +241,7 @@ class DataPlacementTest {
 
   @Test
   void spillFiles_areDeletedAfterSuccessFailureAndCancel() throws Exception {
-    spark.conf().set(DataConf.IN_MEMORY_MAX, "0");
+    spark.conf().set(SparkPsConf.DATA_IN_MEMORY_MAX.key(), "0");
     Dataset<Row> data = Prototypes.dataFrame(spark, 4000, 1, 2);
 
     FitJob ok = estimator(3).fitAsync(data);

@@ -47,7 +47,7 @@ class SpillTrainingTest {
   static void start() throws IOException {
     sc = LocalClusters.start(home, 2, 1, HEAP_MB, LocalClusters.conf().setAppName("spill-training")
         .set("spark.executor.metrics.pollingInterval", "100ms")
-        .set(DataConf.IN_MEMORY_MAX, "32m")
+        .set(io.sparkps.spark.SparkPsConf.DATA_IN_MEMORY_MAX.key(), "32m")
         // Spark reserves 300 MiB of every heap and refuses heaps under 450 MiB; a smaller reserve lets the heap be small.
         .set("spark.testing.reservedMemory", String.valueOf(64L << 20)));
     spark = SparkSession.builder().sparkContext(sc.sc()).getOrCreate();

@@ -1,7 +1,6 @@
 package io.sparkps.spark;
 
 import io.sparkps.ps.ParameterServer;
-import io.sparkps.ps.server.WireLimits;
 import io.sparkps.spark.coord.CoordinatorClient;
 import java.util.Iterator;
 import org.apache.spark.SparkEnv;
@@ -16,10 +15,6 @@ import org.apache.spark.api.java.function.VoidFunction;
  */
 final class PsTask implements VoidFunction<Iterator<Integer>> {
   private static final long serialVersionUID = 1L;
-  /** Fault injection for tests: milliseconds a ps task sleeps before it starts. */
-  static final String TEST_START_DELAY = "spark.sparkps.test.psStartDelayMs";
-  /** The most elements one variable may have on the ps (default 2^30); see {@code WireLimits}. */
-  static final String MAX_VARIABLE_ELEMENTS = "spark.sparkps.ps.maxVariableElements";
 
   /** Attempt numbers per driver launch: launch l's Spark attempts are l * 100 + 0, 1, .... */
   static final int ATTEMPTS_PER_LAUNCH = 100;
@@ -39,14 +34,10 @@ final class PsTask implements VoidFunction<Iterator<Integer>> {
     // Attempts number the ps's incarnations: Spark's retries of one launch, then the driver's relaunches.
     int attempt = launch * ATTEMPTS_PER_LAUNCH + TaskContext.get().attemptNumber();
     String host = ExecutorHost.get();
-    long delay = SparkEnv.get().conf().getLong(TEST_START_DELAY, 0);
-    if (delay > 0) {
-      Thread.sleep(delay);
-    }
     try (CoordinatorClient coordinator = env.coordinatorClient()) {
       // A few bulk connections per client: the workers, the evaluator, the driver's own calls.
       int bulkConnections = Math.max(16, 4 * (env.spec().numWorkers() + 2));
-      long maxElements = SparkEnv.get().conf().getLong(MAX_VARIABLE_ELEMENTS, WireLimits.DEFAULT_MAX_VARIABLE_ELEMENTS);
+      long maxElements = SparkPsConf.PS_MAX_VARIABLE_ELEMENTS.get(SparkEnv.get().conf());
       try (ParameterServer ps = env.psServer(index).optHost(host)
               .optMaxBulkConnections(bulkConnections).optMaxVariableElements(maxElements).build().start();
            Heartbeats heartbeats = new Heartbeats(coordinator, Role.PS, index, attempt, env.spec().heartbeatInterval(),

@@ -13,7 +13,7 @@ import org.apache.spark.SparkConf;
  */
 final class RunSecurity {
   /** The Spark conf that turns TLS on or off when the {@link ClusterSpec} does not say. */
-  static final String TLS_CONF = "spark.sparkps.tls.enabled";
+  static final String TLS_CONF = SparkPsConf.TLS_ENABLED.key();
 
   /** The run's TLS identity (null: plaintext) and the warnings to log once for it. */
   record Decision(PsTls tls, List<String> warnings) {}
@@ -23,7 +23,7 @@ final class RunSecurity {
   static Decision decide(SparkConf conf, ClusterSpec spec) {
     String master = conf.get("spark.master", "local");
     boolean acrossJvms = spansJvms(master);
-    boolean on = spec.tls() != null ? spec.tls() : fromConf(conf.get(TLS_CONF, "auto"), acrossJvms);
+    boolean on = spec.tls() != null ? spec.tls() : fromConf(SparkPsConf.TLS_ENABLED.get(conf), acrossJvms);
     List<String> warnings = new ArrayList<>();
     if (acrossJvms && !on) {
       warnings.add("TLS is turned off for a SparkPS run across JVMs (master " + master + "): the run's token and "
@@ -47,11 +47,6 @@ final class RunSecurity {
   }
 
   private static boolean fromConf(String value, boolean acrossJvms) {
-    return switch (value.trim().toLowerCase(java.util.Locale.ROOT)) {
-      case "auto" -> acrossJvms;
-      case "true" -> true;
-      case "false" -> false;
-      default -> throw new IllegalArgumentException(TLS_CONF + " is '" + value + "': set it to true, false or auto");
-    };
+    return value.equals("auto") ? acrossJvms : Boolean.parseBoolean(value);
   }
 }

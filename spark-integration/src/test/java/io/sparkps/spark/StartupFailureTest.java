@@ -37,7 +37,7 @@ class StartupFailureTest {
   @Test
   void psThatNeverStarts_failsAfterThePsStartTimeout_namingTheMissingPs() throws Exception {
     JavaSparkContext sc = new JavaSparkContext(SparkTestSupport.conf("local[4]")
-        .set(PsTask.TEST_START_DELAY, "600000"));
+        .set("spark.plugins", SlowPsStart.class.getName()));
     try {
       ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2)
           .optPsStartTimeout(Duration.ofSeconds(3)).optHeartbeatInterval(Duration.ofMillis(100)).build();

@@ -83,7 +83,7 @@ final class RowStore implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create a spill file in " + dir + " (" + e.getMessage() + "): give the "
           + "executors writable local directories with room for their partitions (spark.local.dir), or raise "
-          + "spark.sparkps.data.inMemoryMax", e);
+          + io.sparkps.spark.SparkPsConf.DATA_IN_MEMORY_MAX.key(), e);
     }
     blocks.forEach(b -> write(b, blockRows));
     blocks.clear();
