@@ -15,6 +15,8 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.deeplearning4j.nn.api.Model;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Trains a DL4J network (a MultiLayerConfiguration's or ComputationGraphConfiguration's JSON) on
@@ -93,7 +95,7 @@ public final class Dl4jTrainer {
     }
   }
 
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Dl4jTrainer.class);
+  private static final Logger LOG = LoggerFactory.getLogger(Dl4jTrainer.class);
 
   private Dl4jTrainer() {}
 

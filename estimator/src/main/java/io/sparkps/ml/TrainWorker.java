@@ -16,6 +16,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.spark.sql.Row;
 import org.nd4j.linalg.dataset.DataSet;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A worker of {@link Dl4jTrainer}: builds the network, declares its variables (the chief
@@ -48,7 +50,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   /** Attempts at saving one checkpoint before it is skipped, and the wait before the second (longer after). */
   private static final int SAVE_ATTEMPTS = 3;
   private static final Duration SAVE_BACKOFF = Duration.ofSeconds(1);
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TrainWorker.class);
+  private static final Logger LOG = LoggerFactory.getLogger(TrainWorker.class);
   /** Longest a start thread left running by a failed read is waited for once interrupted. */
   private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
 
@@ -114,6 +116,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
       String done = ServerState.prepare(ps, variables, settings.checkpointDir(), settings.gradientAccumulation(),
           REFILL_GRACE);
       if (done != null) {
+        LOG.info("SparkPS chief: {}", done);
         ctx.progress().message(done);
       }
     } else {
@@ -215,6 +218,8 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
       try {
         Checkpoints.save(ps, settings.checkpointDir(), step, variables, settings.checkpointsKept(),
             settings.gradientAccumulation());
+        LOG.info("SparkPS chief: saved the checkpoint of step {} in {}{}", step, settings.checkpointDir(),
+            attempt > 1 ? " (attempt " + attempt + ")" : "");
         return;
       } catch (RuntimeException e) {
         if (Thread.currentThread().isInterrupted()) {

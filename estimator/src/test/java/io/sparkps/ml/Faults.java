@@ -52,15 +52,26 @@ final class Faults {
 
   /** Waits (5 minutes at most) until the chief reported step {@code step}; every role's progress then. */
   static List<TaskProgress> awaitChiefStep(FitJob job, long step) throws InterruptedException {
+    return awaitChiefStep(job::progress, () -> job.status().isDone(), () -> job.status().toString(), step);
+  }
+
+  /** As above, for a run of the trainer alone. */
+  static List<TaskProgress> awaitChiefStep(io.sparkps.spark.TrainingJob<?> job, long step) throws InterruptedException {
+    return awaitChiefStep(job::progress, job::isDone, () -> job.status().toString(), step);
+  }
+
+  private static List<TaskProgress> awaitChiefStep(java.util.function.Supplier<List<TaskProgress>> progress,
+      java.util.function.BooleanSupplier done, java.util.function.Supplier<String> status, long step)
+      throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
-    while (System.nanoTime() < deadline && !job.status().isDone()) {
-      List<TaskProgress> now = job.progress();
+    while (System.nanoTime() < deadline && !done.getAsBoolean()) {
+      List<TaskProgress> now = progress.get();
       if (now.stream().anyMatch(p -> p.role() == Role.CHIEF && p.step() >= step)) {
         return now;
       }
       Thread.sleep(50);
     }
-    throw new AssertionError("the chief did not reach step " + step + ": " + job.status() + " " + job.progress());
+    throw new AssertionError("the chief did not reach step " + step + ": " + status.get() + " " + progress.get());
   }
 
   /**

@@ -25,6 +25,8 @@ import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.rdd.RDD;
 import scala.Tuple2;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
 
@@ -50,7 +52,7 @@ final class Launcher<T, R> implements Supervisor.Actions {
   private volatile JavaRDD<T> partitioned;
   private boolean cancelled;
 
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Launcher.class);
+  private static final Logger LOG = LoggerFactory.getLogger(Launcher.class);
   /** How often the driver looks for a failure that ends the run while the barrier stage runs. */
   private static final long FAILURE_POLL_MILLIS = 100;
   /** Progress of a recreated worker goes nowhere. */

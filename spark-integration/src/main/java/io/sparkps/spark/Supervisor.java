@@ -7,6 +7,8 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Watches a run's roles from the driver while the barrier stage runs (called every 100 ms): a ps
@@ -48,7 +50,7 @@ final class Supervisor {
   private final ClusterSpec spec;
   private static final Duration MIN_UNREACHABLE_GRACE = Duration.ofMillis(1500);
   private final Set<Integer> killedAttempts = new HashSet<>();
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Supervisor.class);
+  private static final Logger LOG = LoggerFactory.getLogger(Supervisor.class);
 
   Supervisor(Actions actions, Registry registry, ClusterSpec spec) {
     this.actions = actions;

@@ -17,6 +17,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A training run in progress, as a future (Dask style): it returns at once; {@link #status()},
@@ -27,7 +29,7 @@ import org.apache.spark.api.java.JavaSparkContext;
  * @param <R> the workers' result type
  */
 public final class TrainingJob<R> {
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TrainingJob.class);
+  private static final Logger LOG = LoggerFactory.getLogger(TrainingJob.class);
   /** The runs of this JVM that have started and not ended, for notebooks' interrupt and for inspection. */
   private static final Set<TrainingJob<?>> RUNNING = ConcurrentHashMap.newKeySet();
   /** Longest {@link #inspect()} waits for the ps shards' variables. */
@@ -57,7 +59,7 @@ public final class TrainingJob<R> {
     this.sc = sc;
     this.spec = spec;
     RunSecurity.Decision security = RunSecurity.decide(sc.getConf(), spec);
-    security.warnings().forEach(w -> org.slf4j.LoggerFactory.getLogger(TrainingJob.class).warn(w));
+    security.warnings().forEach(w -> LOG.warn(w));
     this.tls = security.tls();
     this.registry = new Registry(spec.numPs(), spec.numWorkers());
     registry.setHeartbeatInterval(spec.heartbeatInterval());
@@ -98,8 +100,13 @@ public final class TrainingJob<R> {
     try {
       status = JobStatus.LAUNCHING;
       coordinator = new CoordinatorServer(sc.getConf().get("spark.driver.host", "127.0.0.1"), token, tls, registry);
+      LOG.info("SparkPS run {}: launching {} ps, {} workers{} on {} (coordinator at {}, TLS {})", runId, spec.numPs(),
+          spec.numWorkers(), spec.hasEvaluator() ? " and an evaluator" : "", sc.master(), coordinator.address(),
+          tls != null ? "on" : "off");
       TaskEnv env = env(coordinator.address());
       psAddresses = launcher.startPs(env, registry, () -> cancelled);
+      LOG.info("SparkPS run {}: every ps serves ({}) after {} ms", runId, psAddresses,
+          (System.nanoTime() - t0) / 1_000_000);
       env = env.withPs(psAddresses);
       launcher.startEvaluator(env);
       status = JobStatus.RUNNING;
@@ -121,6 +128,13 @@ public final class TrainingJob<R> {
       }
     } finally {
       status = outcome;
+      if (outcome == JobStatus.SUCCEEDED) {
+        LOG.info("SparkPS run {}: SUCCEEDED in {} ms; everything it started is stopped", runId,
+            (System.nanoTime() - t0) / 1_000_000);
+      } else {
+        LOG.info("SparkPS run {}: {} after {} ms ({}); everything it started is stopped", runId, outcome,
+            (System.nanoTime() - t0) / 1_000_000, failure == null ? "" : failure.getMessage());
+      }
       RUNNING.remove(this);
       done.countDown();
       listeners.end(outcome, failure);

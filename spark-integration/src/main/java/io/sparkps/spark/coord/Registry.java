@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What the coordinator knows of a run: who registered (per role, index and attempt), their
@@ -18,7 +20,7 @@ import java.util.TreeSet;
  * its monitor and are always bounded.
  */
 public final class Registry {
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Registry.class);
+  private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
   private static final int MAX_HISTORY = 100_000;
   private final int numPs;
   private final int numWorkers;
@@ -97,6 +99,9 @@ public final class Registry {
     if (r.getRole() == Role.PS) {
       LOG.info("SparkPS: ps {} serves at {} (executor {}, task attempt {})", r.getIndex(), m.address(),
           r.getExecutorId(), r.getAttempt());
+    } else {
+      LOG.info("SparkPS: {} {} registered on {} (executor {}, {} attempt {})", r.getRole().name().toLowerCase(),
+          r.getIndex(), r.getHost(), r.getExecutorId(), worker ? "stage" : "task", r.getAttempt());
     }
     members.put(key(r.getRole(), r.getIndex()), m);
     notifyAll();
@@ -235,6 +240,8 @@ public final class Registry {
 
   /** Records a failure: a task's report, or one the driver found (a silent worker). */
   public synchronized void fail(FailureReport report) {
+    LOG.info("SparkPS: {} {} on {} (attempt {}) failed: {}", report.getRole().name().toLowerCase(), report.getIndex(),
+        report.getHost(), report.getAttempt(), firstLine(report.getError().getMessage()));
     failures.add(report);
     notifyAll();
   }

@@ -11,9 +11,12 @@ import org.apache.hadoop.yarn.api.records.ApplicationReport;
 import org.apache.hadoop.yarn.api.records.FinalApplicationStatus;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.spark.launcher.SparkAppHandle;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** A submitted YARN application: its id, state and tracking URL; wait for it, or kill it. */
 public final class YarnRun {
+  private static final Logger LOG = LoggerFactory.getLogger(YarnRun.class);
   private final SparkAppHandle handle;
   private final String name;
   private final CountDownLatch ended = new CountDownLatch(1);
@@ -49,7 +52,7 @@ public final class YarnRun {
       try {
         java.nio.file.Files.deleteIfExists(f);
       } catch (java.io.IOException e) {
-        org.slf4j.LoggerFactory.getLogger(YarnRun.class).warn("could not delete the staged file {}: {}", f, e.toString());
+        LOG.warn("could not delete the staged file {}: {}", f, e.toString());
       }
     }
   }
