@@ -4,9 +4,8 @@ import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.sparkps.ps.PsToken;
-import io.sparkps.ps.grpc.Connections;
+import io.sparkps.ps.RunChannels;
 import io.sparkps.ps.tls.PsTls;
-import io.sparkps.ps.grpc.Auth;
 import io.sparkps.spark.coord.proto.AwaitWorkersRequest;
 import io.sparkps.spark.coord.proto.CoordinatorGrpc;
 import io.sparkps.spark.coord.proto.FailureReport;
@@ -26,8 +25,8 @@ public final class CoordinatorClient implements AutoCloseable {
   /** A client of the coordinator at {@code host:port}, over TLS pinned to {@code tls} unless it is null. */
   public CoordinatorClient(String address, PsToken token, PsTls tls, Duration callTimeout) {
     int colon = address.lastIndexOf(':');
-    this.channel = Connections.secured(NettyChannelBuilder.forAddress(address.substring(0, colon),
-        Integer.parseInt(address.substring(colon + 1))), tls).intercept(Auth.client(token)).build();
+    this.channel = RunChannels.secured(NettyChannelBuilder.forAddress(address.substring(0, colon),
+        Integer.parseInt(address.substring(colon + 1))), tls).intercept(RunChannels.tokenOnEveryCall(token)).build();
     this.stub = CoordinatorGrpc.newBlockingStub(channel);
     this.callTimeout = callTimeout;
   }

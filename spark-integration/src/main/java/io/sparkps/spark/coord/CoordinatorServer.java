@@ -12,8 +12,8 @@ import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import io.grpc.stub.StreamObserver;
 import io.sparkps.ps.ParameterServer;
 import io.sparkps.ps.PsToken;
+import io.sparkps.ps.RunChannels;
 import io.sparkps.ps.tls.PsTls;
-import io.sparkps.ps.grpc.Auth;
 import io.sparkps.spark.coord.proto.Ack;
 import io.sparkps.spark.coord.proto.AwaitWorkersReply;
 import io.sparkps.spark.coord.proto.AwaitWorkersRequest;
@@ -59,7 +59,7 @@ public final class CoordinatorServer implements AutoCloseable {
       }
       server = ParameterServer.hardened(builder).channelType(NioServerSocketChannel.class)
           .bossEventLoopGroup(loops).workerEventLoopGroup(loops).executor(executor)
-          .addService(ServerInterceptors.intercept(new Service(), Auth.server(token, "the SparkPS coordinator")))
+          .addService(ServerInterceptors.intercept(new Service(), RunChannels.requireToken(token, "the SparkPS coordinator")))
           .build().start();
     } catch (IOException e) {
       close();

@@ -1,0 +1,37 @@
+package io.sparkps.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The modules above ps-server use its public API (io.sparkps.ps, io.sparkps.ps.tls), never its
+ * internal packages (grpc, server, bulk), whose classes may change with any release.
+ */
+class PsServerApiTest {
+  private static final Path ROOT = Path.of("").toAbsolutePath().getParent();
+  private static final Pattern INTERNAL = Pattern.compile("io\\.sparkps\\.ps\\.(grpc|server|bulk)\\.");
+
+  @Test
+  void mainCodeAboveThePsServer_usesOnlyItsPublicPackages() throws IOException {
+    List<String> found = new ArrayList<>();
+    for (String module : List.of("spark-integration", "estimator", "notebooks")) {
+      try (Stream<Path> files = Files.walk(ROOT.resolve(module).resolve("src/main/java"))) {
+        for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+          if (INTERNAL.matcher(Files.readString(f)).find()) {
+            found.add(ROOT.relativize(f).toString());
+          }
+        }
+      }
+    }
+    assertEquals(List.of(), found, "these name ps-server's internal packages: use io.sparkps.ps's public classes "
+        + "(RunChannels for the run's token and TLS)");
+  }
+}
