@@ -1,10 +1,6 @@
 package io.sparkps.spark;
 
-import io.sparkps.ps.ParameterServer;
-import io.sparkps.ps.PsClient;
-import io.sparkps.ps.PsToken;
 import io.sparkps.spark.coord.Registry;
-import io.sparkps.spark.coord.proto.FailureReport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -12,7 +8,6 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -24,15 +19,16 @@ import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.rdd.RDD;
-import scala.Tuple2;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import scala.Tuple2;
 import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
 
 /**
  * Submits a run's Spark jobs (ps tasks, evaluator, barrier stage), each in a job group of its own
- * so the Spark UI names them and they can be cancelled apart, and explains failures.
+ * so the Spark UI names them and they can be cancelled apart; {@link FailureExplainer} explains a
+ * failed run.
  */
 final class Launcher<T, R> implements Supervisor.Actions {
   private final JavaSparkContext sc;
@@ -55,15 +51,6 @@ final class Launcher<T, R> implements Supervisor.Actions {
   private static final Logger LOG = LoggerFactory.getLogger(Launcher.class);
   /** How often the driver looks for a failure that ends the run while the barrier stage runs. */
   private static final long FAILURE_POLL_MILLIS = 100;
-  /** Progress of a recreated worker goes nowhere. */
-  private static final ProgressReporter NO_PROGRESS = new ProgressReporter() {
-    @Override
-    public void report(long step, long examples, Map<String, Double> metrics) {}
-
-    @Override
-    public void message(String message) {}
-  };
-
   Launcher(JavaSparkContext sc, ClusterSpec spec, String runId, JavaRDD<T> data, WorkerFunction<T, R> function,
       EvaluatorFunction evaluator, InputPlacement placement) {
     this.placement = placement;
@@ -333,66 +320,18 @@ final class Launcher<T, R> implements Supervisor.Actions {
 
   /** One exception for a failed run: the first task failure, with its remote stack, or Spark's own error. */
   RuntimeException explain(Throwable t, Registry registry) {
-    if (t instanceof TrainingFailure f) {
-      return f;
-    }
-    if (t instanceof ExecutionException e && e.getCause() instanceof TrainingFailure f) {
-      return f;
-    }
-    List<FailureReport> failures = registry.failures().stream()
-        .filter(f -> f.getRole() != io.sparkps.spark.coord.proto.Role.EVALUATOR).toList();
-    if (failures.isEmpty()) {
-      Throwable root = t;
-      while (root.getCause() != null && root.getCause() != root) {
-        root = root.getCause();
-      }
-      return new TrainingFailure("the SparkPS run " + runId + " failed before any task reported an error: " + root, null,
-          -1, null, -1, t, null);
-    }
-    FailureReport first = failures.get(0);
-    Role role = Role.valueOf(first.getRole().name());
-    RemoteException remote = RemoteErrors.fromProto(first.getError());
-    long attempts = failures.stream().filter(f -> f.getRole() != io.sparkps.spark.coord.proto.Role.PS)
-        .mapToInt(FailureReport::getAttempt).distinct().count();
-    String message = role.name().toLowerCase() + " " + first.getIndex() + " on " + first.getHost() + " ("
-        + (role == Role.PS ? "task" : "stage") + " attempt " + first.getAttempt() + ") failed: " + remote.getMessage()
-        + (first.getDeterministic() && role != Role.PS ? " (not retried: another attempt would meet the same error)"
-            : attempts > 1 ? " (the barrier stage failed in " + attempts + " attempts; the last one because "
-                + RemoteErrors.lastAttemptFailure(failures) + ")" : "");
-    boolean worker = role == Role.CHIEF || role == Role.WORKER;
-    return new TrainingFailure(message, role, first.getIndex(), first.getHost(), first.getAttempt(), remote,
-        worker ? recreation(first.getIndex(), first.getAttempt()) : null);
+    return new FailureExplainer<>(runId, spec, function, this::rowsOf).explain(t, registry);
   }
 
-  /** Reruns worker {@code index}'s function in the driver, on its partition, against in-process ps shards. */
-  private TrainingFailure.Recreation recreation(int index, int attempt) {
-    return () -> {
-      List<T> rows;
-      if (grouped) {
-        java.util.Set<Integer> mine = java.util.Arrays.stream(placement.groups()[index]).boxed()
-            .collect(java.util.stream.Collectors.toSet());
-        rows = data.mapPartitionsWithIndex((i, it) -> mine.contains(i) ? it : Collections.<T>emptyIterator(), true)
-            .collect();
-      } else {
-        JavaRDD<T> source = partitioned != null ? partitioned : PerWorker.of(data, spec.numWorkers());
-        rows = source.mapPartitionsWithIndex((i, it) -> i == index ? it : Collections.<T>emptyIterator(), true)
-            .collect();
-      }
-      String run = "sparkps-recreate-" + UUID.randomUUID();
-      PsToken token = PsToken.generate();
-      List<ParameterServer> servers = new ArrayList<>();
-      try {
-        for (int s = 0; s < spec.numPs(); s++) {
-          servers.add(ParameterServer.builder().setShardIndex(s).setToken(token).optInProcess(run + "-" + s).build().start());
-        }
-        try (PsClient client = PsClient.builder().setShards(servers.stream().map(ParameterServer::address).toList())
-            .setToken(token).optWorker(index).optCallTimeout(spec.callTimeout()).build()) {
-          return function.run(new WorkerTask.Context<>(Role.ofWorker(index), index, spec.numWorkers(), attempt,
-              "driver (recreated)", rows.iterator(), client, NO_PROGRESS, () -> { })); // alone: barriers pass
-        }
-      } finally {
-        servers.forEach(ParameterServer::close);
-      }
-    };
+  /** The rows worker {@code index} trained on, read again in the driver (to recreate its failure). */
+  private List<T> rowsOf(int index) {
+    if (grouped) {
+      java.util.Set<Integer> mine = java.util.Arrays.stream(placement.groups()[index]).boxed()
+          .collect(java.util.stream.Collectors.toSet());
+      return data.mapPartitionsWithIndex((i, it) -> mine.contains(i) ? it : Collections.<T>emptyIterator(), true)
+          .collect();
+    }
+    JavaRDD<T> source = partitioned != null ? partitioned : PerWorker.of(data, spec.numWorkers());
+    return source.mapPartitionsWithIndex((i, it) -> i == index ? it : Collections.<T>emptyIterator(), true).collect();
   }
 }
