@@ -27,8 +27,7 @@ public final class Registry {
   private final Map<String, Member> members = new TreeMap<>();
   private final FailureLog failures = new FailureLog();
   private final List<Member> history = new ArrayList<>();
-  /** The last barrier each worker reached, by stage attempt and worker index. */
-  private final Map<Integer, Map<Integer, Integer>> arrivals = new java.util.HashMap<>();
+  private final BarrierArrivals arrivals = new BarrierArrivals();
   private final PsLosses losses = new PsLosses();
   private boolean stopping;
   private boolean evaluatorStopping;
@@ -349,8 +348,7 @@ public final class Registry {
       if (index < 0 || index >= numWorkers) {
         throw new IllegalArgumentException("no worker " + index + " in this run (" + numWorkers + " workers)");
       }
-      arrivals.computeIfAbsent(attempt, a -> new java.util.HashMap<>()).merge(index, phase, Math::max);
-      arrivals.keySet().removeIf(a -> a < attempt - 2); // only the latest attempts still meet at barriers
+      arrivals.arrive(attempt, index, phase);
       notifyAll();
     }
     long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
@@ -366,17 +364,7 @@ public final class Registry {
   }
 
   private List<Integer> missingWorkers(int attempt, int phase) {
-    if (phase == 0) {
-      return missingWorkers(attempt);
-    }
-    Map<Integer, Integer> reached = arrivals.getOrDefault(attempt, Map.of());
-    List<Integer> missing = new ArrayList<>();
-    for (int i = 0; i < numWorkers; i++) {
-      if (reached.getOrDefault(i, 0) < phase) {
-        missing.add(i);
-      }
-    }
-    return missing;
+    return phase == 0 ? missingWorkers(attempt) : arrivals.missing(attempt, phase, numWorkers);
   }
 
   /** Every change of progress reported so far (at most 100,000), oldest first. */
