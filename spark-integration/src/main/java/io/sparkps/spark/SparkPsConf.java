@@ -13,9 +13,8 @@ import org.apache.spark.sql.RuntimeConfig;
  * {@code docs/configuration.md} is checked against {@link #markdownTable()} by a test, and no
  * other main class may name a {@code spark.sparkps.} key.
  *
- * <p>Settings are read on the driver before launch (from the session's runtime conf, so
- * {@code spark.conf().set(...)} between fits counts) unless the table says executors read them
- * from the application's conf.
+ * <p>Each setting says where it is read: from the session's runtime conf at each fit (so {@code
+ * spark.conf().set(...)} between fits counts), or from the application's conf.
  */
 public final class SparkPsConf {
   /** One setting: its key, type, default (as written in a conf), meaning and parser. */
@@ -25,9 +24,15 @@ public final class SparkPsConf {
     private final String defaultValue;
     private final String doc;
     private final Function<String, T> parser;
-    private boolean session;
+    private final boolean session;
 
     private Setting(String key, String type, String defaultValue, String doc, Function<String, T> parser) {
+      this(key, type, defaultValue, doc, parser, false);
+    }
+
+    private Setting(String key, String type, String defaultValue, String doc, Function<String, T> parser,
+        boolean session) {
+      this.session = session;
       this.key = key;
       this.type = type;
       this.defaultValue = defaultValue;
@@ -60,9 +65,9 @@ public final class SparkPsConf {
       return session;
     }
 
+    /** This setting, read from the session's runtime conf at each fit. */
     private Setting<T> readPerSession() {
-      this.session = true;
-      return this;
+      return new Setting<>(key, type, defaultValue, doc, parser, true);
     }
 
     /** {@code value} parsed (the default when null); IllegalArgumentException naming the key when bad. */
