@@ -1,6 +1,7 @@
 package io.sparkps.bench;
 
 import io.sparkps.ml.Dl4jTrainer;
+import io.sparkps.ml.TrainingConfig;
 import io.sparkps.ps.Consistency;
 import io.sparkps.spark.ClusterSpec;
 import io.sparkps.spark.TrainingJob;
@@ -150,9 +151,10 @@ public final class DataBenchmark {
     AtomicLong steps = new AtomicLong();
     java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
     long start = System.nanoTime();
-    TrainingJob<float[]> job = Dl4jTrainer.trainAsync(spark, ClusterSpec.builder().setNumWorkers(2).setNumPs(1)
-        .optHeartbeatInterval(Duration.ofMillis(20)).build(), data, new Dl4jTrainer.Settings(json, "features", "label",
-        Consistency.SYNC, 2, epochs, maxSteps, BATCH, 3, null, 100, 3));
+    TrainingConfig config = TrainingConfig.builder().optConsistency(Consistency.SYNC).optEpochs(epochs)
+        .optMaxSteps(maxSteps).optBatchSize(BATCH).optSeed(3).build();
+    TrainingJob<float[]> job = Dl4jTrainer.trainAsync(spark, config.clusterSpec()
+        .optHeartbeatInterval(Duration.ofMillis(20)).build(), data, json, config);
     job.addListener(new io.sparkps.spark.ProgressListener() {
       private long lastStep;
 

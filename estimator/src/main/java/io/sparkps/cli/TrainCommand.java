@@ -4,6 +4,7 @@ import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.max;
 
 import io.sparkps.ml.Dl4jEstimator;
+import io.sparkps.ml.TrainingConfig;
 import io.sparkps.ps.Consistency;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -80,8 +81,27 @@ final class TrainCommand implements Callable<Integer> {
       + "mean gradient a worker pushes as one step (default: ${DEFAULT-VALUE}, every minibatch)")
   int gradientAccumulation = 1;
 
+  @Option(names = "--checkpoints-kept", defaultValue = "3", description = "how many of the newest checkpoints are "
+      + "kept (default: ${DEFAULT-VALUE})")
+  int checkpointsKept = 3;
+
+  @Option(names = "--staleness-aware-rate", description = "ASYNC and SSP: apply each gradient at the learning rate "
+      + "divided by 1 + its staleness")
+  boolean stalenessAwareRate;
+
+  @Option(names = "--bf16", description = "gradients and parameters travel as bfloat16 between executors")
+  boolean bf16;
+
+  @Option(names = "--sparse-density", paramLabel = "D", defaultValue = "0", description = "ASYNC and SSP: the fraction "
+      + "of each large variable's elements pushes and pulls send (default: ${DEFAULT-VALUE}, dense)")
+  double sparseDensity;
+
   @Option(names = "--eval-every", defaultValue = "1", description = "least seconds between evaluations")
-  double evalEverySeconds;
+  double evalEverySeconds = 1;
+
+  @Option(names = "--eval-deferred", description = "the evaluator copies the variables while training runs and "
+      + "scores the copies after it (no cores taken from training)")
+  boolean evalDeferred;
 
   @Override
   public Integer call() throws Exception {
@@ -99,24 +119,51 @@ final class TrainCommand implements Callable<Integer> {
   }
 
   Dl4jEstimator estimator(Dataset<Row> train) {
-    if (gradientAccumulation < 1) {
-      throw new UsageException("--gradient-accumulation " + gradientAccumulation + ": give the number of minibatches "
-          + "pushed as one step, 1 or more (1: every minibatch)");
-    }
+    TrainingConfig config = config();
     DataOptions.require(train, columns.featuresCol, columns.featureCols == null ? "--features" : "--feature-cols");
     DataOptions.require(train, columns.labelCol, "--label");
     String json = network.equals("mlp") || network.startsWith("mlp:") || network.equals("lenet")
         ? Networks.resolve(network, inputWidth(train), classes(train), seed, learningRate)
         : Networks.resolve(network, 0, 0, seed, learningRate);
-    Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(json).setFeaturesCol(columns.featuresCol)
-        .setLabelCol(columns.labelCol).setNumWorkers(workers).setNumPs(ps).setConsistency(consistency)
-        .setStaleness(staleness).setEpochs(epochs).setMaxSteps(steps).setBatchSize(batchSize).setSeed(seed)
-        .setCheckpointInterval(checkpointInterval).setEvalEverySeconds(evalEverySeconds)
-        .setGradientAccumulation(gradientAccumulation);
-    if (checkpointDir != null) {
-      e.setCheckpointDir(checkpointDir);
+    return new Dl4jEstimator().setNetworkJson(json).setConfig(config);
+  }
+
+  /** The flags as a training configuration: the one place where they map onto it; a bad value names its flag. */
+  TrainingConfig config() {
+    TrainingConfig.Builder b = TrainingConfig.builder();
+    flag("--features", columns.featuresCol, () -> b.optFeaturesCol(columns.featuresCol));
+    flag("--label", columns.labelCol, () -> b.optLabelCol(columns.labelCol));
+    flag("--workers", workers, () -> b.optNumWorkers(workers));
+    flag("--ps", ps, () -> b.optNumPs(ps));
+    flag("--consistency", consistency, () -> b.optConsistency(consistency));
+    flag("--staleness", staleness, () -> b.optStaleness(staleness));
+    flag("--staleness-aware-rate", stalenessAwareRate, () -> b.optStalenessAwareRate(stalenessAwareRate));
+    flag("--epochs", epochs, () -> b.optEpochs(epochs));
+    flag("--steps", steps, () -> b.optMaxSteps(steps));
+    flag("--batch-size", batchSize, () -> b.optBatchSize(batchSize));
+    flag("--seed", seed, () -> b.optSeed(seed));
+    flag("--checkpoint-dir", checkpointDir, () -> b.optCheckpointDir(checkpointDir));
+    flag("--checkpoint-interval", checkpointInterval, () -> b.optCheckpointInterval(checkpointInterval));
+    flag("--checkpoints-kept", checkpointsKept, () -> b.optCheckpointsKept(checkpointsKept));
+    flag("--gradient-accumulation", gradientAccumulation, () -> b.optGradientAccumulation(gradientAccumulation));
+    flag("--bf16", bf16, () -> b.optBf16Transfers(bf16));
+    flag("--sparse-density", sparseDensity, () -> b.optSparseDensity(sparseDensity));
+    flag("--eval-every", evalEverySeconds, () -> b.optEvalEverySeconds(evalEverySeconds));
+    flag("--eval-deferred", evalDeferred, () -> b.optEvalDeferred(evalDeferred));
+    try {
+      return b.build();
+    } catch (IllegalArgumentException e) {
+      throw new UsageException(e.getMessage().replace("sparseDensity", "--sparse-density")
+          .replace("gradientAccumulation", "--gradient-accumulation").replace("set consistency", "set --consistency"));
     }
-    return e;
+  }
+
+  private static void flag(String name, Object value, Runnable set) {
+    try {
+      set.run();
+    } catch (IllegalArgumentException e) {
+      throw new UsageException(name + " " + value + ": " + e.getMessage());
+    }
   }
 
   private long inputWidth(Dataset<Row> train) {

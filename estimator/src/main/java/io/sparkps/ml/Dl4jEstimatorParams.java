@@ -103,6 +103,27 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     setDefault(seed, 0L);
   }
 
+  /**
+   * The training options as set (or defaulted) here, all but the network and the output columns:
+   * the one place where this estimator's Params become a {@link TrainingConfig}. Options that do
+   * not go together are refused here, naming them.
+   */
+  public TrainingConfig getConfig() {
+    return TrainingConfig.builder().optFeaturesCol(getOrDefault(featuresCol)).optLabelCol(getOrDefault(labelCol))
+        .optNumWorkers((Integer) getOrDefault(numWorkers)).optNumPs((Integer) getOrDefault(numPs))
+        .optBatchSize((Integer) getOrDefault(batchSize)).optEpochs((Integer) getOrDefault(epochs))
+        .optMaxSteps((Long) getOrDefault(maxSteps))
+        .optConsistency(io.sparkps.ps.Consistency.valueOf(getOrDefault(consistency)))
+        .optStaleness((Integer) getOrDefault(staleness)).optStalenessAwareRate((Boolean) getOrDefault(stalenessAwareRate))
+        .optSeed((Long) getOrDefault(seed)).optCheckpointDir(isDefined(checkpointDir) ? getOrDefault(checkpointDir) : null)
+        .optCheckpointInterval((Integer) getOrDefault(checkpointInterval))
+        .optCheckpointsKept((Integer) getOrDefault(checkpointsKept))
+        .optGradientAccumulation((Integer) getOrDefault(gradientAccumulation))
+        .optBf16Transfers((Boolean) getOrDefault(bf16Transfers)).optSparseDensity((Double) getOrDefault(sparseDensity))
+        .optEvalEverySeconds((Double) getOrDefault(evalEverySeconds)).optEvalDeferred((Boolean) getOrDefault(evalDeferred))
+        .build();
+  }
+
   /** The input features column (vector or array of numbers). */
   public Param<String> featuresCol() {
     return featuresCol;

@@ -2,15 +2,12 @@ package io.sparkps.ml;
 
 import io.sparkps.ml.data.LabelKind;
 import io.sparkps.ml.data.Origins;
-import io.sparkps.ps.Consistency;
-import io.sparkps.ps.ConsistencyGroup;
 import io.sparkps.spark.ClusterSpec;
 import io.sparkps.spark.InputPlacement;
 import io.sparkps.spark.RunResult;
 import io.sparkps.spark.SparkPsConf;
 import io.sparkps.spark.TrainingCluster;
 import io.sparkps.spark.TrainingJob;
-import java.io.Serializable;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -26,82 +23,27 @@ import org.slf4j.LoggerFactory;
  * Estimator wraps this.
  */
 public final class Dl4jTrainer {
-  /**
-   * What to train and how.
-   *
-   * @param networkJson the {@code MultiLayerConfiguration} or {@code ComputationGraphConfiguration} as JSON
-   * @param featuresCol the features column (vector or array of numbers)
-   * @param labelCol the label column (class index or one-hot vector for classifiers; value or values for regressors)
-   * @param consistency ASYNC, SYNC or SSP
-   * @param staleness SSP's bound
-   * @param epochs passes over the data (when {@code maxSteps} is 0)
-   * @param maxSteps steps per worker in all, or 0 to run {@code epochs}
-   * @param batchSize examples per minibatch and worker
-   * @param seed shuffling seed
-   * @param checkpointDir where to save checkpoints and resume from (a Hadoop path), or null
-   * @param checkpointInterval steps between checkpoints (and one at the end)
-   * @param checkpointsKept how many of the newest checkpoints are kept
-   * @param stalenessAwareRate ASYNC and SSP: apply each gradient at the learning rate divided by 1 +
-   *     its staleness (see {@link ConsistencyGroup#withStalenessAwareRate()})
-   * @param workerUpdates each worker runs DL4J's updaters and pushes their updates, which the shards
-   *     subtract (they keep no optimizer); for sparse transfers, whose updates must keep their size
-   * @param gradientAccumulation minibatches whose mean gradient each worker pushes as one step,
-   *     all computed from the values of one pull (1: every minibatch is a step)
-   */
-  public record Settings(String networkJson, String featuresCol, String labelCol, Consistency consistency,
-      int staleness, int epochs, long maxSteps, int batchSize, long seed, String checkpointDir,
-      int checkpointInterval, int checkpointsKept, boolean stalenessAwareRate, boolean workerUpdates,
-      int gradientAccumulation) implements Serializable {
-    /** Settings that push every minibatch's gradient. */
-    public Settings(String networkJson, String featuresCol, String labelCol, Consistency consistency, int staleness,
-        int epochs, long maxSteps, int batchSize, long seed, String checkpointDir, int checkpointInterval,
-        int checkpointsKept, boolean stalenessAwareRate, boolean workerUpdates) {
-      this(networkJson, featuresCol, labelCol, consistency, staleness, epochs, maxSteps, batchSize, seed, checkpointDir,
-          checkpointInterval, checkpointsKept, stalenessAwareRate, workerUpdates, 1);
-    }
-
-    /** Settings without the staleness-aware rate. */
-    public Settings(String networkJson, String featuresCol, String labelCol, Consistency consistency, int staleness,
-        int epochs, long maxSteps, int batchSize, long seed, String checkpointDir, int checkpointInterval,
-        int checkpointsKept) {
-      this(networkJson, featuresCol, labelCol, consistency, staleness, epochs, maxSteps, batchSize, seed, checkpointDir,
-          checkpointInterval, checkpointsKept, false, false);
-    }
-
-    /** Checks the values. */
-    public Settings {
-      if (epochs < 1 && maxSteps < 1) {
-        throw new IllegalArgumentException("epochs is " + epochs + " and maxSteps " + maxSteps + ": set one >= 1");
-      }
-      if (batchSize < 1 || checkpointInterval < 1 || checkpointsKept < 1 || staleness < 0) {
-        throw new IllegalArgumentException("batchSize (" + batchSize + "), checkpointInterval (" + checkpointInterval
-            + ") and checkpointsKept (" + checkpointsKept + ") must be >= 1, staleness (" + staleness + ") >= 0");
-      }
-      if (gradientAccumulation < 1) {
-        throw new IllegalArgumentException("gradientAccumulation is " + gradientAccumulation + ": it counts the "
-            + "minibatches pushed as one step, so it must be >= 1 (1 pushes every minibatch)");
-      }
-      if (gradientAccumulation > 1 && workerUpdates) {
-        throw new IllegalArgumentException("gradientAccumulation " + gradientAccumulation + " does not go with sparse "
-            + "transfers, whose workers run DL4J's updater after every minibatch: set sparseDensity to 0, or "
-            + "gradientAccumulation to 1");
-      }
-    }
-
-    /** Settings for {@code epochs} epochs without checkpoints. */
-    public static Settings of(String networkJson, String featuresCol, String labelCol, Consistency consistency,
-        int epochs, int batchSize, long seed) {
-      return new Settings(networkJson, featuresCol, labelCol, consistency, 2, epochs, 0, batchSize, seed, null, 100, 3);
-    }
-  }
-
   private static final Logger LOG = LoggerFactory.getLogger(Dl4jTrainer.class);
 
   private Dl4jTrainer() {}
 
-  /** Starts training; the job's result is the chief's final parameters (and the others' null). */
-  public static TrainingJob<float[]> trainAsync(SparkSession spark, ClusterSpec spec, Dataset<Row> data, Settings s) {
-    return launch(spark, spec, data, s, null, Net.fromJson(s.networkJson())).job();
+  /**
+   * Starts training the network {@code networkJson} (a {@code MultiLayerConfiguration}'s or
+   * {@code ComputationGraphConfiguration}'s JSON) as {@code config} says, on a cluster of its
+   * workers and ps; the job's result is the chief's final parameters (and the others' null).
+   */
+  public static TrainingJob<float[]> trainAsync(SparkSession spark, Dataset<Row> data, String networkJson,
+      TrainingConfig config) {
+    return trainAsync(spark, config.clusterSpec().build(), data, networkJson, config);
+  }
+
+  /**
+   * {@link #trainAsync(SparkSession, Dataset, String, TrainingConfig)} on a cluster with its own
+   * timeouts: {@code spec}, made from {@code config.clusterSpec()}.
+   */
+  public static TrainingJob<float[]> trainAsync(SparkSession spark, ClusterSpec spec, Dataset<Row> data,
+      String networkJson, TrainingConfig config) {
+    return launch(spark, spec, data, networkJson, config, null, Net.fromJson(networkJson)).job();
   }
 
   /** A started run and how many steps each worker will take. */
@@ -109,10 +51,11 @@ public final class Dl4jTrainer {
 
   /**
    * Starts a run, with an evaluator (the spec must ask for one) when {@code evaluator} is not null;
-   * {@code probe} is the settings' network, built once on the driver for the checks.
+   * {@code probe} is the network of {@code networkJson}, built once on the driver for the checks.
    */
-  static Launch launch(SparkSession spark, ClusterSpec spec, Dataset<Row> data, Settings s, EvalWorker evaluator,
-      Net probe) {
+  static Launch launch(SparkSession spark, ClusterSpec spec, Dataset<Row> data, String networkJson, TrainingConfig s,
+      EvalWorker evaluator, Net probe) {
+    s.checkCluster(spec);
     LabelKind kind = Schemas.labelKind(data.schema(), s.labelCol(), probe.classification(), probe.outputs());
     SparkPsConf.validate(spark.conf());
     boolean alwaysShuffle = DataConf.alwaysShuffle(spark);
@@ -146,24 +89,24 @@ public final class Dl4jTrainer {
       rowsToTrain = rowsToTrain.repartition(spec.numWorkers());
     }
     int stepsPerEpoch = (int) Math.max(1, rows / ((long) spec.numWorkers() * s.batchSize()));
-    TrainWorker worker = new TrainWorker(s, kind, stepsPerEpoch, limits, (int) probe.inputWidth(),
+    TrainWorker worker = new TrainWorker(networkJson, s, kind, stepsPerEpoch, limits, (int) probe.inputWidth(),
         (int) probe.outputs(), reuseForwardPass);
     TrainingCluster cluster = new TrainingCluster(spark, spec).withPlacement(placement.orElse(null));
     if (evaluator != null) {
       cluster.withEvaluator(evaluator);
     }
     return new Launch(cluster.runAsync(rowsToTrain.javaRDD(), worker, s.workerUpdates() ? null
-        : finalParameters(probe, group(s, spec.numWorkers()).name(), s)), worker.totalSteps(), stepsPerEpoch);
+        : finalParameters(probe, s.group(spec.numWorkers()).name(), s)), worker.totalSteps(), stepsPerEpoch);
   }
 
   /**
    * Trains and returns the network (a {@code MultiLayerNetwork} or {@code ComputationGraph}, as
    * the JSON says) with the final parameters.
    */
-  public static Model train(SparkSession spark, ClusterSpec spec, Dataset<Row> data, Settings s)
+  public static Model train(SparkSession spark, Dataset<Row> data, String networkJson, TrainingConfig config)
       throws InterruptedException {
-    RunResult<float[]> result = trainAsync(spark, spec, data, s).join();
-    Net net = Net.fromJson(s.networkJson());
+    RunResult<float[]> result = trainAsync(spark, data, networkJson, config).join();
+    Net net = Net.fromJson(networkJson);
     net.setParams(result.chief());
     return net.model();
   }
@@ -176,7 +119,7 @@ public final class Dl4jTrainer {
    * shards restored from it; without checkpoints the failure says so.
    */
   static java.util.function.Function<io.sparkps.ps.PsClient, float[]> finalParameters(Net probe, String group,
-      Settings s) {
+      TrainingConfig s) {
     return ps -> {
       try {
         return readParameters(probe, group, ps);
@@ -197,7 +140,7 @@ public final class Dl4jTrainer {
     return flat.toFloatVector();
   }
 
-  private static float[] fromCheckpoint(Net probe, String group, Settings s, int numShards, RuntimeException lost) {
+  private static float[] fromCheckpoint(Net probe, String group, TrainingConfig s, int numShards, RuntimeException lost) {
     String run = "sparkps-final-read-" + java.util.UUID.randomUUID();
     io.sparkps.ps.PsToken token = io.sparkps.ps.PsToken.generate();
     java.util.List<io.sparkps.ps.ParameterServer> servers = new java.util.ArrayList<>();
@@ -219,15 +162,5 @@ public final class Dl4jTrainer {
     } finally {
       servers.forEach(io.sparkps.ps.ParameterServer::close);
     }
-  }
-
-  static ConsistencyGroup group(Settings s, int workers) {
-    return switch (s.consistency()) {
-      case SYNC -> ConsistencyGroup.sync("dl4j", workers);
-      case SSP -> s.stalenessAwareRate() ? ConsistencyGroup.ssp("dl4j", workers, s.staleness()).withStalenessAwareRate()
-          : ConsistencyGroup.ssp("dl4j", workers, s.staleness());
-      case ASYNC -> s.stalenessAwareRate() ? ConsistencyGroup.async("dl4j").withStalenessAwareRate()
-          : ConsistencyGroup.async("dl4j");
-    };
   }
 }

@@ -14,11 +14,13 @@ public final class EvalSpec implements Serializable {
   private final InputFn input;
   private final double throttleSeconds;
   private final int maxRows;
+  private final boolean deferred;
 
-  private EvalSpec(InputFn input, double throttleSeconds, int maxRows) {
+  private EvalSpec(InputFn input, double throttleSeconds, int maxRows, boolean deferred) {
     this.input = input;
     this.throttleSeconds = throttleSeconds;
     this.maxRows = maxRows;
+    this.deferred = deferred;
   }
 
   /** A builder with the defaults: an evaluation at most every second, on at most 10,000 rows. */
@@ -36,6 +38,11 @@ public final class EvalSpec implements Serializable {
     return throttleSeconds;
   }
 
+  /** Whether the evaluator copies the variables while training runs and scores the copies after it. */
+  public boolean deferred() {
+    return deferred;
+  }
+
   /** The most rows scored. */
   public int maxRows() {
     return maxRows;
@@ -43,7 +50,7 @@ public final class EvalSpec implements Serializable {
 
   @Override
   public String toString() {
-    return "EvalSpec{throttleSeconds=" + throttleSeconds + ", maxRows=" + maxRows
+    return "EvalSpec{throttleSeconds=" + throttleSeconds + ", maxRows=" + maxRows + (deferred ? ", deferred" : "")
         + (input == null ? "" : ", input=" + input.getClass().getName()) + "}";
   }
 
@@ -52,6 +59,7 @@ public final class EvalSpec implements Serializable {
     private InputFn input;
     private double throttleSeconds = 1.0;
     private int maxRows = 10_000;
+    private boolean deferred;
 
     private Builder() {}
 
@@ -76,9 +84,18 @@ public final class EvalSpec implements Serializable {
       return this;
     }
 
+    /**
+     * Copies of the variables taken every throttleSeconds while training runs, scored only once
+     * it has stopped, so that scoring takes no cores from training ({@link Dl4jEstimator#setEvalDeferred}).
+     */
+    public Builder optDeferred(boolean deferred) {
+      this.deferred = deferred;
+      return this;
+    }
+
     /** The spec. */
     public EvalSpec build() {
-      return new EvalSpec(input, throttleSeconds, maxRows);
+      return new EvalSpec(input, throttleSeconds, maxRows, deferred);
     }
   }
 }

@@ -28,8 +28,8 @@ public final class Experiment implements Serializable {
     networkJson = b.networkJson;
     train = b.train;
     eval = b.eval;
-    numWorkers = b.numWorkers;
-    numPs = b.numPs;
+    numWorkers = b.numWorkers != null ? b.numWorkers : b.train.config().numWorkers();
+    numPs = b.numPs != null ? b.numPs : b.train.config().numPs();
   }
 
   /** A builder; the network and the TrainSpec are required. */
@@ -64,18 +64,11 @@ public final class Experiment implements Serializable {
 
   /** The Spark ML estimator with this experiment's settings (use it on DataFrames of your own). */
   public Dl4jEstimator estimator() {
-    TrainSpec t = train;
-    Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(networkJson()).setNumWorkers(numWorkers).setNumPs(numPs)
-        .setFeaturesCol(t.featuresCol()).setLabelCol(t.labelCol()).setBatchSize(t.batchSize()).setEpochs(t.epochs())
-        .setMaxSteps(t.maxSteps()).setConsistency(t.consistency()).setStaleness(t.staleness()).setSeed(t.seed())
-        .setCheckpointInterval(t.checkpointInterval()).setCheckpointsKept(t.checkpointsKept())
-        .setGradientAccumulation(t.gradientAccumulation());
-    if (t.checkpointDir() != null) {
-      e.setCheckpointDir(t.checkpointDir());
+    TrainingConfig.Builder config = train.config().toBuilder().optNumWorkers(numWorkers).optNumPs(numPs);
+    if (eval != null) {
+      config.optEvalEverySeconds(eval.throttleSeconds()).optEvalDeferred(eval.deferred());
     }
-    if (evalSpec() != null) {
-      e.setEvalEverySeconds(evalSpec().throttleSeconds());
-    }
+    Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(networkJson()).setConfig(config.build());
     e.experimentRecord = record();
     return e;
   }
@@ -119,8 +112,8 @@ public final class Experiment implements Serializable {
     private String networkJson;
     private TrainSpec train;
     private EvalSpec eval;
-    private int numWorkers = 2;
-    private int numPs = 1;
+    private Integer numWorkers;
+    private Integer numPs;
 
     private Builder() {}
 
@@ -155,7 +148,7 @@ public final class Experiment implements Serializable {
       return this;
     }
 
-    /** Workers (>= 1, default 2) and parameter servers (>= 1, default 1). */
+    /** Workers (>= 1) and parameter servers (>= 1); by default the TrainSpec config's (2 and 1 unless set there). */
     public Builder optCluster(int workers, int ps) {
       numWorkers = TrainSpec.Builder.atLeast(workers, 1, "workers");
       numPs = TrainSpec.Builder.atLeast(ps, 1, "ps");

@@ -2,7 +2,6 @@ package io.sparkps.ml;
 
 import io.sparkps.ml.data.LabelKind;
 import io.sparkps.ml.data.Minibatches;
-import io.sparkps.ps.Consistency;
 import io.sparkps.spark.ClusterSpec;
 import io.sparkps.spark.JobStatus;
 import io.sparkps.spark.ProgressListener;
@@ -26,38 +25,18 @@ final class Fitting {
 
   private Fitting() {}
 
-  /** The sparse density, refused with SYNC by name. */
-  private static double sparseDensity(Dl4jEstimator e) {
-    double density = (Double) e.getOrDefault(e.sparseDensity());
-    if (density > 0 && Consistency.valueOf(e.getOrDefault(e.consistency())) == Consistency.SYNC) {
-      throw new IllegalArgumentException("sparseDensity " + density + " needs consistency ASYNC or SSP: SYNC workers "
-          + "must compute from the same values, which sparse pulls do not give; set consistency to ASYNC or SSP, or "
-          + "sparseDensity to 0");
-    }
-    return density;
-  }
-
   static FitJob start(Dl4jEstimator e, Dataset<?> dataset, Dataset<?> evaluation) {
     Net probe = e.probe(); // the one network this fit builds on the driver
     e.transformSchema(dataset.schema(), probe);
-    String featuresCol = e.getOrDefault(e.featuresCol());
-    String labelCol = e.getOrDefault(e.labelCol());
-    ClusterSpec spec = ClusterSpec.builder().setNumPs(intOf(e, e.numPs())).setNumWorkers(intOf(e, e.numWorkers()))
-        .optEvaluator(evaluation != null).optBf16Transfers((Boolean) e.getOrDefault(e.bf16Transfers()))
-        .optSparseTransfers(sparseDensity(e))
+    TrainingConfig config = e.getConfig();
+    ClusterSpec spec = config.clusterSpec().optEvaluator(evaluation != null)
         // a deferred evaluator scores its copies after training: up to 256 MiB of them
-        .optEvaluatorGrace((Boolean) e.getOrDefault(e.evalDeferred()) ? DEFERRED_GRACE : null).build();
+        .optEvaluatorGrace(config.evalDeferred() ? DEFERRED_GRACE : null).build();
     String json = e.getOrDefault(e.networkJson());
-    Dl4jTrainer.Settings settings = new Dl4jTrainer.Settings(json, featuresCol, labelCol,
-        Consistency.valueOf(e.getOrDefault(e.consistency())), intOf(e, e.staleness()), intOf(e, e.epochs()),
-        (Long) e.getOrDefault(e.maxSteps()), intOf(e, e.batchSize()), (Long) e.getOrDefault(e.seed()),
-        e.isDefined(e.checkpointDir()) ? e.getOrDefault(e.checkpointDir()) : null, intOf(e, e.checkpointInterval()),
-        intOf(e, e.checkpointsKept()), (Boolean) e.getOrDefault(e.stalenessAwareRate()), spec.sparseDensity() > 0,
-        intOf(e, e.gradientAccumulation()));
-    EvalWorker evaluator = evaluation == null ? null : evalWorker(e, evaluation, probe);
+    EvalWorker evaluator = evaluation == null ? null : evalWorker(e, config, evaluation, probe);
     Dl4jTrainer.Launch launch;
     try {
-      launch = Dl4jTrainer.launch(dataset.sparkSession(), spec, dataset.toDF(), settings, evaluator, probe);
+      launch = Dl4jTrainer.launch(dataset.sparkSession(), spec, dataset.toDF(), json, config, evaluator, probe);
     } catch (RuntimeException failure) {
       if (evaluator != null) {
         evaluator.release();
@@ -81,7 +60,7 @@ final class Fitting {
     return new FitJob(launch, result -> {
       Dl4jModel model = new Dl4jModel(e.uid(), json, result.chief()).withProvenance(provenance)
           .withSummary(TrainingSummary.of(result));
-      model.set(model.featuresCol(), featuresCol).set(model.predictionCol(), e.getOrDefault(e.predictionCol()))
+      model.set(model.featuresCol(), config.featuresCol()).set(model.predictionCol(), e.getOrDefault(e.predictionCol()))
           .set(model.probabilityCol(), e.getOrDefault(e.probabilityCol()))
           .set(model.rawPredictionCol(), e.getOrDefault(e.rawPredictionCol()));
       return model.setParent(e);
@@ -89,10 +68,10 @@ final class Fitting {
   }
 
   /** The evaluator of {@code evaluation}: its rows checked like training rows, then broadcast. */
-  private static EvalWorker evalWorker(Dl4jEstimator e, Dataset<?> evaluation, Net probe) {
+  private static EvalWorker evalWorker(Dl4jEstimator e, TrainingConfig config, Dataset<?> evaluation, Net probe) {
     e.transformSchema(evaluation.schema(), probe);
-    String featuresCol = e.getOrDefault(e.featuresCol());
-    String labelCol = e.getOrDefault(e.labelCol());
+    String featuresCol = config.featuresCol();
+    String labelCol = config.labelCol();
     LabelKind kind = Schemas.labelKind(evaluation.schema(), labelCol, probe.classification(), probe.outputs());
     List<Row> rows = evaluation.toDF().select(featuresCol, labelCol).collectAsList();
     if (rows.isEmpty()) {
@@ -103,10 +82,6 @@ final class Fitting {
     Broadcast<EvalWorker.Rows> broadcast = JavaSparkContext.fromSparkContext(evaluation.sparkSession().sparkContext())
         .broadcast(new EvalWorker.Rows(checked.features(), checked.labels(), checked.size()));
     return new EvalWorker(e.getOrDefault(e.networkJson()), broadcast,
-        (long) (1000 * (Double) e.getOrDefault(e.evalEverySeconds())), (Boolean) e.getOrDefault(e.evalDeferred()));
-  }
-
-  private static int intOf(Dl4jEstimator e, org.apache.spark.ml.param.IntParam p) {
-    return (Integer) e.getOrDefault(p);
+        (long) (1000 * config.evalEverySeconds()), config.evalDeferred());
   }
 }

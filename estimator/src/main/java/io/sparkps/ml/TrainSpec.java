@@ -5,41 +5,19 @@ import java.io.Serializable;
 import java.util.Objects;
 
 /**
- * How to train, as tf-yarn's TrainSpec: the input and its columns, the minibatch size, how long
- * (epochs, or maxSteps per worker), consistency, the seed and checkpoints. Immutable; made with
- * {@link #builder()}.
+ * How to train, as tf-yarn's TrainSpec: the input and the {@link TrainingConfig} (its columns,
+ * minibatch size, how long, consistency, transfers, the seed and checkpoints). The experiment's
+ * cluster ({@link Experiment.Builder#optCluster}) and evaluation ({@link EvalSpec}) override the
+ * config's workers, ps and evaluation options. Immutable; made with {@link #builder()}.
  */
 public final class TrainSpec implements Serializable {
-  private static final long serialVersionUID = 1L;
+  private static final long serialVersionUID = 2L;
   private final InputFn input;
-  private final String featuresCol;
-  private final String labelCol;
-  private final int batchSize;
-  private final int epochs;
-  private final long maxSteps;
-  private final Consistency consistency;
-  private final int staleness;
-  private final long seed;
-  private final String checkpointDir;
-  private final int checkpointInterval;
-  private final int checkpointsKept;
-  /** 0 in specs serialized before it existed: read as 1. */
-  private final int gradientAccumulation;
+  private final TrainingConfig config;
 
   private TrainSpec(Builder b) {
     input = b.input;
-    featuresCol = b.featuresCol;
-    labelCol = b.labelCol;
-    batchSize = b.batchSize;
-    epochs = b.epochs;
-    maxSteps = b.maxSteps;
-    consistency = b.consistency;
-    staleness = b.staleness;
-    seed = b.seed;
-    checkpointDir = b.checkpointDir;
-    checkpointInterval = b.checkpointInterval;
-    checkpointsKept = b.checkpointsKept;
-    gradientAccumulation = b.gradientAccumulation;
+    config = b.config.build();
   }
 
   /** A builder with the defaults: columns features/label, batch 64, 1 epoch, SYNC, seed 0, no checkpoints. */
@@ -52,110 +30,98 @@ public final class TrainSpec implements Serializable {
     return input;
   }
 
+  /** Every training option. */
+  public TrainingConfig config() {
+    return config;
+  }
+
   /** The features column. */
   public String featuresCol() {
-    return featuresCol;
+    return config.featuresCol();
   }
 
   /** The label column. */
   public String labelCol() {
-    return labelCol;
+    return config.labelCol();
   }
 
   /** Examples per minibatch and worker. */
   public int batchSize() {
-    return batchSize;
+    return config.batchSize();
   }
 
   /** Passes over the data (when maxSteps is 0). */
   public int epochs() {
-    return epochs;
+    return config.epochs();
   }
 
   /** Steps per worker in all, or 0 to run epochs. */
   public long maxSteps() {
-    return maxSteps;
+    return config.maxSteps();
   }
 
   /** ASYNC, SYNC or SSP. */
   public Consistency consistency() {
-    return consistency;
+    return config.consistency();
   }
 
   /** SSP's staleness bound. */
   public int staleness() {
-    return staleness;
+    return config.staleness();
   }
 
   /** The seed of the minibatch shuffles. */
   public long seed() {
-    return seed;
+    return config.seed();
   }
 
   /** The checkpoint directory (a Hadoop path), or null. */
   public String checkpointDir() {
-    return checkpointDir;
+    return config.checkpointDir();
   }
 
   /** Steps between checkpoints. */
   public int checkpointInterval() {
-    return checkpointInterval;
+    return config.checkpointInterval();
   }
 
   /** Minibatches whose mean gradient a worker pushes as one step (1: every minibatch). */
   public int gradientAccumulation() {
-    return Math.max(1, gradientAccumulation);
+    return config.gradientAccumulation();
   }
 
   /** How many of the newest checkpoints are kept. */
   public int checkpointsKept() {
-    return checkpointsKept;
+    return config.checkpointsKept();
   }
 
   /** A builder holding this spec's values. */
   public Builder toBuilder() {
     Builder b = new Builder();
     b.input = input;
-    b.featuresCol = featuresCol;
-    b.labelCol = labelCol;
-    b.batchSize = batchSize;
-    b.epochs = epochs;
-    b.maxSteps = maxSteps;
-    b.consistency = consistency;
-    b.staleness = staleness;
-    b.seed = seed;
-    b.checkpointDir = checkpointDir;
-    b.checkpointInterval = checkpointInterval;
-    b.checkpointsKept = checkpointsKept;
-    b.gradientAccumulation = gradientAccumulation();
+    b.config = config.toBuilder();
     return b;
   }
 
   @Override
   public String toString() {
-    return "TrainSpec{featuresCol=" + featuresCol + ", labelCol=" + labelCol + ", batchSize=" + batchSize
-        + (maxSteps > 0 ? ", maxSteps=" + maxSteps : ", epochs=" + epochs) + ", consistency=" + consistency
-        + (consistency == Consistency.SSP ? ", staleness=" + staleness : "")
-        + (gradientAccumulation() > 1 ? ", gradientAccumulation=" + gradientAccumulation() : "") + ", seed=" + seed
-        + (checkpointDir == null ? "" : ", checkpointDir=" + checkpointDir + ", checkpointInterval=" + checkpointInterval)
+    TrainingConfig c = config;
+    return "TrainSpec{featuresCol=" + c.featuresCol() + ", labelCol=" + c.labelCol() + ", batchSize=" + c.batchSize()
+        + (c.maxSteps() > 0 ? ", maxSteps=" + c.maxSteps() : ", epochs=" + c.epochs()) + ", consistency="
+        + c.consistency() + (c.consistency() == Consistency.SSP ? ", staleness=" + c.staleness() : "")
+        + (c.stalenessAwareRate() ? ", stalenessAwareRate=true" : "")
+        + (c.gradientAccumulation() > 1 ? ", gradientAccumulation=" + c.gradientAccumulation() : "")
+        + (c.bf16Transfers() ? ", bf16Transfers=true" : "")
+        + (c.sparseDensity() > 0 ? ", sparseDensity=" + c.sparseDensity() : "") + ", seed=" + c.seed()
+        + (c.checkpointDir() == null ? "" : ", checkpointDir=" + c.checkpointDir() + ", checkpointInterval="
+            + c.checkpointInterval())
         + (input == null ? "" : ", input=" + input.getClass().getName()) + "}";
   }
 
   /** Builds a {@link TrainSpec}; every setting has a default. */
   public static final class Builder {
     private InputFn input;
-    private String featuresCol = "features";
-    private String labelCol = "label";
-    private int batchSize = 64;
-    private int epochs = 1;
-    private long maxSteps;
-    private Consistency consistency = Consistency.SYNC;
-    private int staleness = 2;
-    private long seed;
-    private String checkpointDir;
-    private int checkpointInterval = 100;
-    private int checkpointsKept = 3;
-    private int gradientAccumulation = 1;
+    private TrainingConfig.Builder config = TrainingConfig.builder();
 
     private Builder() {}
 
@@ -165,59 +131,70 @@ public final class TrainSpec implements Serializable {
       return this;
     }
 
+    /** Every training option at once, replacing those set before. */
+    public Builder optConfig(TrainingConfig c) {
+      config = Objects.requireNonNull(c, "config").toBuilder();
+      return this;
+    }
+
     /** The features column (a vector or an array of numbers). */
     public Builder optFeaturesCol(String col) {
-      featuresCol = Objects.requireNonNull(col, "featuresCol");
+      config.optFeaturesCol(col);
       return this;
     }
 
     /** The label column. */
     public Builder optLabelCol(String col) {
-      labelCol = Objects.requireNonNull(col, "labelCol");
+      config.optLabelCol(col);
       return this;
     }
 
     /** Examples per minibatch and worker (>= 1). */
     public Builder optBatchSize(int n) {
-      batchSize = atLeast(n, 1, "batchSize");
+      config.optBatchSize(n);
       return this;
     }
 
     /** Passes over the data (>= 1). */
     public Builder optEpochs(int n) {
-      epochs = atLeast(n, 1, "epochs");
+      config.optEpochs(n);
       return this;
     }
 
     /** Steps per worker in all (>= 1), instead of epochs. */
     public Builder optMaxSteps(long n) {
-      maxSteps = atLeast(n, 1, "maxSteps");
+      config.optMaxSteps(atLeast(n, 1, "maxSteps"));
       return this;
     }
 
     /** Consistency; {@code staleness} is SSP's bound (ignored otherwise). */
     public Builder optConsistency(Consistency c, int staleness) {
-      consistency = Objects.requireNonNull(c, "consistency");
-      this.staleness = atLeast(staleness, 0, "staleness");
+      config.optConsistency(c).optStaleness(staleness);
+      return this;
+    }
+
+    /** ASYNC and SSP: each gradient applied at the learning rate divided by 1 + its staleness. */
+    public Builder optStalenessAwareRate(boolean enabled) {
+      config.optStalenessAwareRate(enabled);
       return this;
     }
 
     /** The seed of the minibatch shuffles. */
     public Builder optSeed(long s) {
-      seed = s;
+      config.optSeed(s);
       return this;
     }
 
     /** Checkpoints below {@code dir} (a Hadoop path) every {@code interval} steps and at the end; resumes from there. */
     public Builder optCheckpoints(String dir, int interval) {
-      checkpointDir = Objects.requireNonNull(dir, "checkpoint directory");
-      checkpointInterval = atLeast(interval, 1, "checkpoint interval");
+      config.optCheckpointDir(Objects.requireNonNull(dir, "checkpoint directory"))
+          .optCheckpointInterval(atLeast(interval, 1, "checkpoint interval"));
       return this;
     }
 
     /** How many of the newest checkpoints are kept (>= 1, default 3); older ones are deleted. */
     public Builder optCheckpointsKept(int n) {
-      checkpointsKept = atLeast(n, 1, "checkpointsKept");
+      config.optCheckpointsKept(n);
       return this;
     }
 
@@ -226,20 +203,29 @@ public final class TrainSpec implements Serializable {
      * minibatches, computed from one pull, as one step ({@link Dl4jEstimator#setGradientAccumulation}).
      */
     public Builder optGradientAccumulation(int k) {
-      gradientAccumulation = atLeast(k, 1, "gradientAccumulation");
+      config.optGradientAccumulation(atLeast(k, 1, "gradientAccumulation"));
       return this;
     }
 
-    /** The spec. */
+    /** Gradients and parameters as bfloat16 between executors ({@link Dl4jEstimator#setBf16Transfers}). */
+    public Builder optBf16Transfers(boolean enabled) {
+      config.optBf16Transfers(enabled);
+      return this;
+    }
+
+    /** ASYNC and SSP: sparse transfers of this density ({@link Dl4jEstimator#setSparseTransfers}). */
+    public Builder optSparseTransfers(double density) {
+      config.optSparseDensity(density);
+      return this;
+    }
+
+    /** The spec; refuses options that do not go together. */
     public TrainSpec build() {
       return new TrainSpec(this);
     }
 
     static int atLeast(long n, long min, String what) {
-      if (n < min) {
-        throw new IllegalArgumentException(what + " is " + n + "; it must be >= " + min);
-      }
-      return (int) Math.min(n, Integer.MAX_VALUE);
+      return TrainingConfig.Builder.atLeast(n, min, what);
     }
   }
 }

@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
  */
 final class TrainWorker implements WorkerFunction<Row, float[]> {
   private static final long serialVersionUID = 1L;
-  private final Dl4jTrainer.Settings settings;
+  private final String networkJson;
+  private final TrainingConfig config;
   private final LabelKind labelKind;
   private final int stepsPerEpoch;
   private final Minibatches.Limits limits;
@@ -58,9 +59,10 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
    * A worker for a network of {@code inputs} features and {@code outputs} outputs, whose dense
    * layers reuse the forward pass in the backward pass if {@code reuseForwardPass} ({@link ForwardReuse}).
    */
-  TrainWorker(Dl4jTrainer.Settings settings, LabelKind labelKind, int stepsPerEpoch, Minibatches.Limits limits,
+  TrainWorker(String networkJson, TrainingConfig config, LabelKind labelKind, int stepsPerEpoch, Minibatches.Limits limits,
       int inputs, int outputs, boolean reuseForwardPass) {
-    this.settings = settings;
+    this.networkJson = networkJson;
+    this.config = config;
     this.reuseForwardPass = reuseForwardPass;
     this.inputs = inputs;
     this.outputs = outputs;
@@ -71,7 +73,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
 
   /** Steps each worker runs in all: maxSteps when set, else epochs over its partition. */
   long totalSteps() {
-    return settings.maxSteps() > 0 ? settings.maxSteps() : (long) settings.epochs() * stepsPerEpoch;
+    return config.maxSteps() > 0 ? config.maxSteps() : (long) config.epochs() * stepsPerEpoch;
   }
 
   /** What a worker trains from: its network, the variables it declared, the minibatches done already. */
@@ -86,7 +88,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     starter.setDaemon(true);
     starter.start();
     // Read once into memory or a spill file that is deleted when the task ends, however it ends.
-    try (Minibatches data = Minibatches.of(ctx.data(), ctx.index(), settings.featuresCol(), settings.labelCol(),
+    try (Minibatches data = Minibatches.of(ctx.data(), ctx.index(), config.featuresCol(), config.labelCol(),
         inputs, labelKind, outputs, limits, DataConf.spillDir(ctx.index()))) {
       if (data.spillFile() != null) {
         ctx.progress().message("worker " + ctx.index() + " spilled its " + data.rows() + " rows to " + data.spillFile());
@@ -103,17 +105,17 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
    * latest checkpoint; the others wait for it), and finds where a resumed or retried run continues.
    */
   private Start start(WorkerContext<Row> ctx) {
-    Net net = Net.fromJson(settings.networkJson());
+    Net net = Net.fromJson(networkJson);
     if (reuseForwardPass) {
       net.reuseForwardPass();
     }
-    ConsistencyGroup group = Dl4jTrainer.group(settings, ctx.numWorkers());
-    NetworkVariables variables = NetworkVariables.of(net, group.name(), settings.workerUpdates());
+    ConsistencyGroup group = config.group(ctx.numWorkers());
+    NetworkVariables variables = NetworkVariables.of(net, group.name(), config.workerUpdates());
     PsClient ps = ctx.ps();
     ps.createGroup(group);
     ps.create(variables.specs());
     if (ctx.isChief()) {
-      String done = ServerState.prepare(ps, variables, settings.checkpointDir(), settings.gradientAccumulation(),
+      String done = ServerState.prepare(ps, variables, config.checkpointDir(), config.gradientAccumulation(),
           REFILL_GRACE);
       if (done != null) {
         LOG.info("SparkPS chief: {}", done);
@@ -126,8 +128,8 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     // version; ASYNC and SSP versions count every worker's pushes.
     long version = ps.read(variables.names().get(0)).version();
     ps.setStep(version);
-    long pushes = settings.consistency() == Consistency.SYNC ? version : version / ctx.numWorkers();
-    return new Start(net, variables, Math.min(totalSteps(), pushes * settings.gradientAccumulation()));
+    long pushes = config.consistency() == Consistency.SYNC ? version : version / ctx.numWorkers();
+    return new Start(net, variables, Math.min(totalSteps(), pushes * config.gradientAccumulation()));
   }
 
   private static Start await(FutureTask<Start> start, String thread) {
@@ -159,16 +161,16 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
 
   private float[] train(WorkerContext<Row> ctx, Net net, NetworkVariables variables, PsClient ps, Minibatches data,
       long done) {
-    String checkpoints = settings.checkpointDir();
-    PsTrainingStep step = new PsTrainingStep(net, variables, ps, settings.workerUpdates());
+    String checkpoints = config.checkpointDir();
+    PsTrainingStep step = new PsTrainingStep(net, variables, ps, config.workerUpdates());
     long total = totalSteps();
-    int perStep = settings.gradientAccumulation();
+    int perStep = config.gradientAccumulation();
     while (done < total) {
       int epoch = (int) (done / stepsPerEpoch);
       // The next minibatch is built while a step waits for the servers, at its pull (closed
       // before the next epoch starts, which ends this one's batches).
       try (Prefetched<DataSet> batches = new Prefetched<>(data.epoch(epoch, (int) (done % stepsPerEpoch),
-          stepsPerEpoch, settings.batchSize(), settings.seed() + ctx.index()),
+          stepsPerEpoch, config.batchSize(), config.seed() + ctx.index()),
           "sparkps-minibatches-worker-" + ctx.index(), BATCH_TIMEOUT)) {
         while (done < total && batches.hasNext()) {
           // With gradient accumulation, minibatches [first, first + of) make one step (fewer at the end).
@@ -182,10 +184,10 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
           double loss = step.step(batch, done, epoch, position, of);
           done++;
           // wireBytes: what this worker's client moved over the shards' bulk ports (sockets) so far
-          ctx.progress().report(done, done * settings.batchSize(), Map.of("loss", loss, "epoch", (double) epoch,
+          ctx.progress().report(done, done * config.batchSize(), Map.of("loss", loss, "epoch", (double) epoch,
               "wireBytes", (double) ps.bulkWireBytes()));
           // at the first step boundary at or after each multiple of the interval
-          if (ctx.isChief() && checkpoints != null && done % perStep == 0 && done % settings.checkpointInterval() < perStep
+          if (ctx.isChief() && checkpoints != null && done % perStep == 0 && done % config.checkpointInterval() < perStep
               && done < total) {
             checkpoint(ctx, ps, done, variables);
           }
@@ -199,7 +201,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     if (checkpoints != null) {
       checkpoint(ctx, ps, done, variables);
     }
-    if (!settings.workerUpdates()) {
+    if (!config.workerUpdates()) {
       return null; // the driver reads the parameters from the shards (Dl4jTrainer.finalParameters)
     }
     // With worker-side updates the chief's network holds what it pulled less its own unsent updates.
@@ -216,9 +218,9 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     RuntimeException last = null;
     for (int attempt = 1; attempt <= SAVE_ATTEMPTS; attempt++) {
       try {
-        Checkpoints.save(ps, settings.checkpointDir(), step, variables, settings.checkpointsKept(),
-            settings.gradientAccumulation());
-        LOG.info("SparkPS chief: saved the checkpoint of step {} in {}{}", step, settings.checkpointDir(),
+        Checkpoints.save(ps, config.checkpointDir(), step, variables, config.checkpointsKept(),
+            config.gradientAccumulation());
+        LOG.info("SparkPS chief: saved the checkpoint of step {} in {}{}", step, config.checkpointDir(),
             attempt > 1 ? " (attempt " + attempt + ")" : "");
         return;
       } catch (RuntimeException e) {
@@ -234,7 +236,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
         }
       }
     }
-    String skipped = "the checkpoint of step " + step + " in " + settings.checkpointDir() + " was skipped after "
+    String skipped = "the checkpoint of step " + step + " in " + config.checkpointDir() + " was skipped after "
         + SAVE_ATTEMPTS + " attempts (" + last.getMessage() + "); training goes on, the next checkpoint is tried as usual";
     LOG.warn(skipped, last);
     ctx.progress().message(skipped);

@@ -154,11 +154,11 @@ class ChaosTest {
    */
   private static void trainerSurvives(int numPs, int kill) throws Exception {
     LocalClusters.awaitExecutors(cluster.sc, 4, 180);
-    ClusterSpec spec = ClusterSpec.builder().setNumPs(numPs).setNumWorkers(2).optRoleTimeout(Duration.ofSeconds(10))
-        .build();
-    Dl4jTrainer.Settings settings = Dl4jTrainer.Settings.of(FashionMnistTestSet.mlp(), "features", "label",
-        Consistency.SYNC, 1, BATCH, 7);
-    TrainingJob<float[]> job = Dl4jTrainer.trainAsync(cluster.spark, spec, cluster.train, settings);
+    TrainingConfig config = TrainingConfig.builder().optNumPs(numPs).optNumWorkers(2).optConsistency(Consistency.SYNC)
+        .optEpochs(1).optBatchSize(BATCH).optSeed(7).build();
+    ClusterSpec spec = config.clusterSpec().optRoleTimeout(Duration.ofSeconds(10)).build();
+    TrainingJob<float[]> job = Dl4jTrainer.trainAsync(cluster.spark, spec, cluster.train, FashionMnistTestSet.mlp(),
+        config);
     long total = 60_000L / (2 * BATCH);
     List<TaskProgress> roles = Faults.awaitChiefStep(job, total * 3 / 10);
     TaskProgress ps = roles.stream().filter(r -> r.role() == Role.PS && r.index() == kill).findFirst().orElseThrow();

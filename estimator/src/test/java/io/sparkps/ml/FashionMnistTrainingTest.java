@@ -36,10 +36,10 @@ class FashionMnistTrainingTest {
   @ParameterizedTest
   @EnumSource(value = Consistency.class, names = {"SYNC", "ASYNC"})
   void mlp_twoWorkersOnePs_reaches85PercentTestAccuracy(Consistency consistency) throws Exception {
-    ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2).build();
+    TrainingConfig config = TrainingConfig.builder().optNumPs(1).optNumWorkers(2).optConsistency(consistency)
+        .optEpochs(3).optBatchSize(64).optSeed(7).build();
     long t0 = System.nanoTime();
-    MultiLayerNetwork net = (MultiLayerNetwork) Dl4jTrainer.train(spark, spec, train,
-        Dl4jTrainer.Settings.of(FashionMnistTestSet.mlp(), "features", "label", consistency, 3, 64, 7));
+    MultiLayerNetwork net = (MultiLayerNetwork) Dl4jTrainer.train(spark, train, FashionMnistTestSet.mlp(), config);
     double seconds = (System.nanoTime() - t0) / 1e9;
     double accuracy = test.accuracy(net);
     System.out.printf("Fashion-MNIST %s: test accuracy %.4f after 3 epochs in %.1f s%n", consistency, accuracy, seconds);

@@ -217,10 +217,9 @@ class ServerStateTest {
     List<String> addresses = servers.stream().map(ParameterServer::address).toList();
     servers.get(1).close();
     Net probe = Net.fromJson(NETWORK);
-    Dl4jTrainer.Settings withCheckpoints = new Dl4jTrainer.Settings(NETWORK, "features", "label",
-        io.sparkps.ps.Consistency.ASYNC, 0, 1, 0, 16, 1, checkpoints(), 100, 3);
-    Dl4jTrainer.Settings without = Dl4jTrainer.Settings.of(NETWORK, "features", "label", io.sparkps.ps.Consistency.ASYNC,
-        1, 16, 1);
+    TrainingConfig without = TrainingConfig.builder().optConsistency(io.sparkps.ps.Consistency.ASYNC).optStaleness(0)
+        .optBatchSize(16).optSeed(1).build();
+    TrainingConfig withCheckpoints = without.toBuilder().optCheckpointDir(checkpoints()).build();
     try (PsClient reader = PsClient.builder().setShards(addresses).setToken(token)
         .optCallTimeout(Duration.ofSeconds(5)).build()) {
       float[] params = Dl4jTrainer.finalParameters(probe, "dl4j", withCheckpoints).apply(reader);
