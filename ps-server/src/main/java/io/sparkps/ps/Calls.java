@@ -1,7 +1,7 @@
 package io.sparkps.ps;
 
 import io.sparkps.ps.grpc.ShardStub;
-import io.sparkps.ps.grpc.StatusMapping;
+import io.sparkps.ps.wire.StatusMapping;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;

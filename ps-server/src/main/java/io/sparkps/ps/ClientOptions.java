@@ -125,7 +125,7 @@ abstract class ClientOptions<B extends ClientOptions<B>> {
 
   /**
    * Sparse transfers (default 0, off): with {@code density} in (0, 1], each gradient push sends,
-   * per slice of {@value io.sparkps.ps.server.SparseValues#MIN_ELEMENTS} elements or more, at most
+   * per slice of {@value io.sparkps.ps.wire.SparseValues#MIN_ELEMENTS} elements or more, at most
    * that fraction of its elements: those of largest magnitude after adding what earlier pushes did
    * not send (kept here, one float per element of the variables pushed). Each {@code pullInto}
    * into the same arrays receives at most that fraction: the elements that moved most since this

@@ -1,7 +1,7 @@
 package io.sparkps.ps;
 
 import io.sparkps.ps.grpc.Connections;
-import io.sparkps.ps.grpc.ProtoConvert;
+import io.sparkps.ps.wire.ProtoConvert;
 import io.sparkps.ps.grpc.ShardStub;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.EchoMessage;

@@ -1,6 +1,6 @@
 package io.sparkps.ps;
 
-import io.sparkps.ps.server.SparseValues;
+import io.sparkps.ps.wire.SparseValues;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;

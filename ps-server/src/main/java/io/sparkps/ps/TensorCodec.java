@@ -3,7 +3,7 @@ package io.sparkps.ps;
 import io.sparkps.ps.grpc.Frame;
 import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.Segment;
-import io.sparkps.ps.server.FiniteCheck;
+import io.sparkps.ps.wire.FiniteCheck;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;

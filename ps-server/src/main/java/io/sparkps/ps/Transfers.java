@@ -121,7 +121,7 @@ final class Transfers {
       for (Placement.Slice s : placement.slicesOf(name)) {
         TensorCodec.Piece piece = new TensorCodec.Piece(name, s.offset(), List.of(),
             TensorCodec.range(bytes, s.offset(), s.length()));
-        if (pick && s.length() >= io.sparkps.ps.server.SparseValues.MIN_ELEMENTS) {
+        if (pick && s.length() >= io.sparkps.ps.wire.SparseValues.MIN_ELEMENTS) {
           picked.put(piece, sparse.pick(name, s.offset(), piece.bytes()));
         }
         pieces.computeIfAbsent(s.shard(), k -> new ArrayList<>()).add(piece);

@@ -1,6 +1,6 @@
 package io.sparkps.ps;
 
-import io.sparkps.ps.grpc.ProtoConvert;
+import io.sparkps.ps.wire.ProtoConvert;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.ListVariablesReply;
 import io.sparkps.ps.grpc.proto.SliceDecl;

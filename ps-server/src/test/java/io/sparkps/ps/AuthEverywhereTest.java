@@ -11,7 +11,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.sparkps.ps.grpc.Auth;
 import io.sparkps.ps.grpc.Connections;
 import io.sparkps.ps.grpc.PsService;
-import io.sparkps.ps.server.FloatPool;
+import io.sparkps.ps.wire.FloatPool;
 import io.sparkps.ps.server.ShardStore;
 import io.sparkps.ps.server.Waiters;
 import io.sparkps.ps.testing.RawCalls;

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
  */
 class PsServerApiTest {
   private static final Path ROOT = Path.of("").toAbsolutePath().getParent();
-  private static final Pattern INTERNAL = Pattern.compile("io\\.sparkps\\.ps\\.(grpc|server|bulk)\\.");
+  private static final Pattern INTERNAL = Pattern.compile("io\\.sparkps\\.ps\\.(grpc|server|bulk|wire)\\.");
 
   @Test
   void mainCodeAboveThePsServer_usesOnlyItsPublicPackages() throws IOException {

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sparkps.ps.server.WireLimits;
+import io.sparkps.ps.wire.WireLimits;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -7,7 +7,7 @@ import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.Segment;
 import io.sparkps.ps.grpc.proto.UpdateReply;
 import io.sparkps.ps.grpc.proto.WireEncoding;
-import io.sparkps.ps.server.SparseValues;
+import io.sparkps.ps.wire.SparseValues;
 import io.sparkps.ps.tls.PsTls;
 import java.io.IOException;
 import java.net.InetSocketAddress;

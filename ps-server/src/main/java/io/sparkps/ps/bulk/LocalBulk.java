@@ -2,15 +2,15 @@ package io.sparkps.ps.bulk;
 
 import io.grpc.Status;
 import io.sparkps.ps.PsToken;
-import io.sparkps.ps.grpc.StatusMapping;
+import io.sparkps.ps.wire.StatusMapping;
 import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.Segment;
 import io.sparkps.ps.grpc.proto.UpdateReply;
 import io.sparkps.ps.grpc.proto.WireEncoding;
-import io.sparkps.ps.server.FloatRange;
+import io.sparkps.ps.wire.FloatRange;
 import io.sparkps.ps.server.Reads;
-import io.sparkps.ps.server.SparseValues;
+import io.sparkps.ps.wire.SparseValues;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

@@ -1,7 +1,7 @@
 package io.sparkps.ps.grpc;
 
 import io.sparkps.ps.grpc.proto.FrameHeader;
-import io.sparkps.ps.server.FloatRange;
+import io.sparkps.ps.wire.FloatRange;
 import java.nio.ByteBuffer;
 import java.util.List;
 

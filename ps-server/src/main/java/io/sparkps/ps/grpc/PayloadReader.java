@@ -1,7 +1,7 @@
 package io.sparkps.ps.grpc;
 
 import io.grpc.HasByteBuffer;
-import io.sparkps.ps.server.FloatRange;
+import io.sparkps.ps.wire.FloatRange;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,5 +1,7 @@
 package io.sparkps.ps.grpc;
 
+import io.sparkps.ps.wire.StatusMapping;
+
 import io.grpc.Context;
 import io.grpc.Deadline;
 import io.grpc.ServerServiceDefinition;
@@ -18,9 +20,9 @@ import io.sparkps.ps.grpc.proto.ShutdownReply;
 import io.sparkps.ps.grpc.proto.SnapshotReply;
 import io.sparkps.ps.grpc.proto.SnapshotRequest;
 import io.sparkps.ps.grpc.proto.UpdateReply;
-import io.sparkps.ps.server.FloatPool;
-import io.sparkps.ps.server.FloatRange;
-import io.sparkps.ps.server.Payload;
+import io.sparkps.ps.wire.FloatPool;
+import io.sparkps.ps.wire.FloatRange;
+import io.sparkps.ps.wire.Payload;
 import io.sparkps.ps.server.Reads;
 import io.sparkps.ps.server.ShardStore;
 import io.sparkps.ps.server.Snapshots;

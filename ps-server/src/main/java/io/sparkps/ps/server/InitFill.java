@@ -1,5 +1,7 @@
 package io.sparkps.ps.server;
 
+import io.sparkps.ps.wire.PsError;
+
 import io.sparkps.ps.grpc.proto.InitializerSpec;
 
 /**

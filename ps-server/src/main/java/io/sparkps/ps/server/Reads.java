@@ -1,5 +1,9 @@
 package io.sparkps.ps.server;
 
+import io.sparkps.ps.wire.FloatRange;
+import io.sparkps.ps.wire.PsError;
+import io.sparkps.ps.wire.SparseValues;
+
 import io.sparkps.ps.grpc.proto.ConsistencyMode;
 import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.PullItem;

@@ -1,7 +1,10 @@
 package io.sparkps.ps.server;
 
+import io.sparkps.ps.wire.PsError;
+import io.sparkps.ps.wire.WireLimits;
+
 import io.sparkps.ps.ConsistencyGroup;
-import io.sparkps.ps.grpc.ProtoConvert;
+import io.sparkps.ps.wire.ProtoConvert;
 import io.sparkps.ps.grpc.proto.ConsistencyMode;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.GroupSpec;

@@ -1,6 +1,8 @@
 package io.sparkps.ps.server;
 
-import io.sparkps.ps.grpc.ProtoConvert;
+import io.sparkps.ps.wire.PsError;
+
+import io.sparkps.ps.wire.ProtoConvert;
 import io.sparkps.ps.grpc.proto.GroupSpec;
 import io.sparkps.ps.grpc.proto.SnapshotReply;
 import io.sparkps.ps.grpc.proto.VariableInfoProto;

@@ -1,5 +1,9 @@
 package io.sparkps.ps.server;
 
+import io.sparkps.ps.wire.Payload;
+import io.sparkps.ps.wire.FiniteCheck;
+import io.sparkps.ps.wire.PsError;
+
 import io.sparkps.ps.grpc.proto.ConsistencyMode;
 import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.InitializerKind;

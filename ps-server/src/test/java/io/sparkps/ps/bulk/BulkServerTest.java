@@ -10,7 +10,7 @@ import io.sparkps.ps.PsToken;
 import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.PullItem;
 import io.sparkps.ps.grpc.proto.PullRequest;
-import io.sparkps.ps.server.FloatPool;
+import io.sparkps.ps.wire.FloatPool;
 import io.sparkps.ps.server.Reads;
 import io.sparkps.ps.server.ShardStore;
 import io.sparkps.ps.server.Updates;

@@ -1,5 +1,9 @@
 package io.sparkps.ps.server;
 
+import io.sparkps.ps.wire.Payload;
+import io.sparkps.ps.wire.PsError;
+import io.sparkps.ps.wire.ProtoConvert;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -39,7 +43,7 @@ class UpdateBoundsTest {
         .setSpec(VariableSpecProto.newBuilder().setName("w").addShape(4).addShape(4).setPinnedShard(-1)
             .setGroup(ConsistencyGroup.DEFAULT_NAME).setInitializer(InitializerSpec.newBuilder()
                 .setKind(InitializerKind.CONSTANT).setA(1))
-            .setOptimizer(io.sparkps.ps.grpc.ProtoConvert.toProto(io.sparkps.ps.OptimizerConfig.sgd(0.1))))).build());
+            .setOptimizer(io.sparkps.ps.wire.ProtoConvert.toProto(io.sparkps.ps.OptimizerConfig.sgd(0.1))))).build());
     updates.apply(List.of(frame(UpdateOp.INITIALIZE, 8, 0)));
   }
 

@@ -1,5 +1,8 @@
 package io.sparkps.ps.server;
 
+import io.sparkps.ps.wire.PsError;
+import io.sparkps.ps.wire.WireLimits;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -50,7 +53,7 @@ class WireLimitsTest {
     VariableSpecProto.Builder b = VariableSpecProto.newBuilder().setName(name).setPinnedShard(-1)
         .setGroup(ConsistencyGroup.DEFAULT_NAME).setInitializer(InitializerSpec.newBuilder()
             .setKind(InitializerKind.CONSTANT).setA(1))
-        .setOptimizer(io.sparkps.ps.grpc.ProtoConvert.toProto(io.sparkps.ps.OptimizerConfig.sgd(0.1)));
+        .setOptimizer(io.sparkps.ps.wire.ProtoConvert.toProto(io.sparkps.ps.OptimizerConfig.sgd(0.1)));
     for (long d : shape) {
       b.addShape(d);
     }

@@ -1,4 +1,4 @@
-package io.sparkps.ps.server;
+package io.sparkps.ps.wire;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,4 +1,4 @@
-package io.sparkps.ps.server;
+package io.sparkps.ps.wire;
 
 /**
  * Finds NaN and infinite floats fast: one branch-free pass that the JIT vectorizes (a max of

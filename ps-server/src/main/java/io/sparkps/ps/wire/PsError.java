@@ -1,4 +1,4 @@
-package io.sparkps.ps.server;
+package io.sparkps.ps.wire;
 
 /** A request a shard refuses, with the kind of refusal and a message for the user. */
 public final class PsError extends RuntimeException {
@@ -24,7 +24,7 @@ public final class PsError extends RuntimeException {
     return kind;
   }
 
-  static PsError notFound(String message) {
+  public static PsError notFound(String message) {
     return new PsError(Kind.NOT_FOUND, message);
   }
 
@@ -32,11 +32,11 @@ public final class PsError extends RuntimeException {
     return new PsError(Kind.INVALID, message);
   }
 
-  static PsError conflict(String message) {
+  public static PsError conflict(String message) {
     return new PsError(Kind.CONFLICT, message);
   }
 
-  static PsError precondition(String message) {
+  public static PsError precondition(String message) {
     return new PsError(Kind.PRECONDITION, message);
   }
 }

@@ -1,4 +1,4 @@
-package io.sparkps.ps.server;
+package io.sparkps.ps.wire;
 
 import io.sparkps.ps.grpc.proto.ConsistencyMode;
 import io.sparkps.ps.grpc.proto.GroupSpec;
@@ -16,13 +16,13 @@ public record WireLimits(long maxVariableElements) {
   /** Default: 2^30 elements (4 GiB of float32) per variable; raise it for larger embedding tables. */
   public static final long DEFAULT_MAX_VARIABLE_ELEMENTS = 1L << 30;
   /** A slice is one Java array. */
-  static final long MAX_SLICE_ELEMENTS = Integer.MAX_VALUE - 8;
+  public static final long MAX_SLICE_ELEMENTS = Integer.MAX_VALUE - 8;
   /** Workers of one consistency group, at the most. */
-  static final int MAX_GROUP_WORKERS = 1 << 16;
+  public static final int MAX_GROUP_WORKERS = 1 << 16;
   /** The largest SSP staleness. */
-  static final int MAX_STALENESS = 1 << 20;
+  public static final int MAX_STALENESS = 1 << 20;
   /** Longest variable or group name. */
-  static final int MAX_NAME = 1024;
+  public static final int MAX_NAME = 1024;
 
   /** The defaults. */
   public static WireLimits defaults() {
@@ -35,7 +35,7 @@ public record WireLimits(long maxVariableElements) {
     }
   }
 
-  void check(GroupSpec g) {
+  public void check(GroupSpec g) {
     String where = "group '" + g.getName() + "'";
     name(g.getName(), "group name");
     int min = g.getMode() == ConsistencyMode.ASYNC ? 0 : 1;
@@ -52,7 +52,7 @@ public record WireLimits(long maxVariableElements) {
   }
 
   /** The elements of the slice {@code decl} declares, once its shape and rows check out. */
-  long check(SliceDecl decl, int shard) {
+  public long check(SliceDecl decl, int shard) {
     VariableSpecProto spec = decl.getSpec();
     name(spec.getName(), "variable name");
     String where = "variable '" + spec.getName() + "'";
@@ -83,7 +83,7 @@ public record WireLimits(long maxVariableElements) {
   }
 
   /** Refuses a pull item asking for more elements than a variable may have (repeated rows). */
-  void checkRows(String variable, int rows, int rowLength) {
+  public void checkRows(String variable, int rows, int rowLength) {
     if ((long) rows * rowLength > maxVariableElements) {
       throw PsError.invalid("variable '" + variable + "': a pull of " + rows + " rows of " + rowLength
           + " values asks for more than " + maxVariableElements + " elements (field rows): pull fewer rows at once");

@@ -1,4 +1,4 @@
-package io.sparkps.ps.server;
+package io.sparkps.ps.wire;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

@@ -1,4 +1,4 @@
-package io.sparkps.ps.grpc;
+package io.sparkps.ps.wire;
 
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -6,7 +6,7 @@ import io.sparkps.ps.PsAuthenticationException;
 import io.sparkps.ps.PsException;
 import io.sparkps.ps.PsTimeoutException;
 import io.sparkps.ps.PsUnavailableException;
-import io.sparkps.ps.server.PsError;
+import io.sparkps.ps.wire.PsError;
 
 /** The one place where gRPC statuses and SparkPS exceptions are translated, both ways. */
 public final class StatusMapping {

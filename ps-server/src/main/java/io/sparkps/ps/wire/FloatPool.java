@@ -1,4 +1,4 @@
-package io.sparkps.ps.server;
+package io.sparkps.ps.wire;
 
 import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;

@@ -1,4 +1,4 @@
-package io.sparkps.ps.server;
+package io.sparkps.ps.wire;
 
 import io.sparkps.ps.grpc.proto.FrameHeader;
 

@@ -1,4 +1,4 @@
-package io.sparkps.ps.grpc;
+package io.sparkps.ps.wire;
 
 import io.sparkps.ps.Consistency;
 import io.sparkps.ps.ConsistencyGroup;
