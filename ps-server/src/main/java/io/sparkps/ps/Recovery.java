@@ -13,6 +13,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A client's side of surviving a lost shard (see {@link ShardRecovery}): when a call to a shard
@@ -29,6 +31,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 final class Recovery implements Calls.Recoverer {
   /** Longest a worker with no copy of a replaced shard waits for another to refill it. */
   static final Duration NO_COPY_WAIT = Duration.ofSeconds(15);
+  private static final Logger LOG = LoggerFactory.getLogger(Recovery.class);
   private final ShardRecovery hook;
   private final Connections connections;
   private final VariableCatalog catalog;
@@ -98,6 +101,8 @@ final class Recovery implements Calls.Recoverer {
       if (next == null || next.equals(failed.address())) {
         return false;
       }
+      LOG.info("SparkPS worker {}: ps {} at {} failed ({}); it serves at {} now", worker, shard, failed.address(),
+          failure.getMessage(), next);
       connections.replace(shard, next);
       try {
         refill(shard);
@@ -137,6 +142,8 @@ final class Recovery implements Calls.Recoverer {
       // replacement serving, or none will (then the stage's retry rolls back to a checkpoint).
       Duration wait = hook.refills() && NO_COPY_WAIT.compareTo(hook.refillWait()) < 0 ? NO_COPY_WAIT : hook.refillWait();
       List<String> names = slices.stream().map(Placement.Slice::name).distinct().toList();
+      LOG.info("SparkPS worker {}: waits up to {} s for a worker holding a copy to refill ps {}", worker,
+          wait.toSeconds(), shard);
       Calls.some(shards, List.of(shard), "await the refill of the replacement by a worker holding a copy",
           s -> s.awaitInitialized(names, wait), wait.plus(callTimeout), this);
       return;
@@ -160,7 +167,10 @@ final class Recovery implements Calls.Recoverer {
     UpdateReply reply = Calls.some(shards, List.of(shard), "refill the replacement",
         s -> s.update(TensorCodec.frames(header, pieces, chunkBytes, lastPullVersion)), callTimeout, this).get(0);
     if (reply.getInitializedCount() > 0) {
+      LOG.info("SparkPS worker {}: refilled ps {} with its copy of step {} {}", worker, shard, lastPullStep, copied);
       hook.restored(shard, step, "worker " + worker + "'s copy of step " + lastPullStep + " " + copied);
+    } else {
+      LOG.info("SparkPS worker {}: ps {} was refilled by another worker already", worker, shard);
     }
   }
 }

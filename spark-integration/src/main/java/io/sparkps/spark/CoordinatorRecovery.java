@@ -5,6 +5,8 @@ import io.sparkps.ps.PsUnavailableException;
 import io.sparkps.ps.ShardRecovery;
 import io.sparkps.spark.coord.CoordinatorClient;
 import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A task's {@link ShardRecovery}: asks the coordinator where a lost ps's replacement serves
@@ -15,6 +17,7 @@ final class CoordinatorRecovery implements ShardRecovery {
   private final int worker;
   private final Duration bound;
   private final boolean refills;
+  private static final Logger LOG = LoggerFactory.getLogger(CoordinatorRecovery.class);
 
   CoordinatorRecovery(CoordinatorClient coordinator, int worker, ClusterSpec spec, boolean refills) {
     this.coordinator = coordinator;
@@ -53,7 +56,9 @@ final class CoordinatorRecovery implements ShardRecovery {
     try {
       coordinator.reportRecovery(shard, worker, step, source);
     } catch (StatusRuntimeException e) {
-      // the record is for the summary; training goes on without it
+      // The record is for the summary; training goes on without it.
+      LOG.warn("SparkPS worker {}: could not report the refill of ps {} to the driver: {}", worker, shard,
+          e.getStatus());
     }
   }
 }
