@@ -27,6 +27,11 @@ final class RemoteErrors {
     if (cause != null && depth < MAX_DEPTH && !seen.containsKey(cause)) {
       b.setCause(toProto(cause, depth + 1, seen));
     }
+    for (Throwable s : t.getSuppressed()) {
+      if (depth < MAX_DEPTH && !seen.containsKey(s)) {
+        b.addSuppressed(toProto(s, depth + 1, seen));
+      }
+    }
     return b.build();
   }
 
@@ -36,7 +41,10 @@ final class RemoteErrors {
       StackFrame f = e.getFrames(i);
       stack[i] = new StackTraceElement(f.getClassName(), f.getMethod(), f.getFile().isEmpty() ? null : f.getFile(), f.getLine());
     }
-    return new RemoteException(e.getClassName(), e.getMessage(), stack, e.hasCause() ? fromProto(e.getCause()) : null);
+    RemoteException out = new RemoteException(e.getClassName(), e.getMessage(), stack,
+        e.hasCause() ? fromProto(e.getCause()) : null);
+    e.getSuppressedList().forEach(s -> out.addSuppressed(fromProto(s)));
+    return out;
   }
 
   /** The first worker failure of the latest failed stage attempt, in one line. */
