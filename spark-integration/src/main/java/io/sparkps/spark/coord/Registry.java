@@ -220,7 +220,9 @@ public final class Registry {
 
   synchronized io.sparkps.spark.coord.proto.HeartbeatReply heartbeat(HeartbeatRequest h) {
     Member m = members.get(key(h.getRole(), h.getIndex()));
-    if (m != null) {
+    // Only the registered attempt's beats count: a task's heartbeats start before it registers, and
+    // a ps relaunched (or retried by Spark) must not make the lost one it replaces look alive.
+    if (m != null && m.attempt() == h.getAttempt()) {
       Member now = m.seen(h.hasProgress() ? h.getProgress() : m.progress(), h.getFinished(), clock.getAsLong());
       members.put(key(h.getRole(), h.getIndex()), now);
       if (h.hasProgress() && !h.getProgress().equals(m.progress()) && history.size() < MAX_HISTORY) {
