@@ -27,13 +27,7 @@ class RegistryTest {
     tasks.register(Role.PS, 0, 0, "h", 1000, "1", 10);
     clock.addAndGet(TimeUnit.SECONDS.toNanos(1));
     // A worker found ps 0 at h:1000 unreachable and asks where it serves now: held until told.
-    CompletableFuture<String> where = CompletableFuture.supplyAsync(() -> {
-      try {
-        return registry.awaitPs(0, "h:1000", 20_000, () -> false);
-      } catch (InterruptedException e) {
-        throw new IllegalStateException(e);
-      }
-    });
+    CompletableFuture<String> where = asks(registry, 0, "h:1000");
     Thread.sleep(300);
     // The retried task (attempt 1) beats before it registers, a whole heartbeat after the question.
     clock.addAndGet(TimeUnit.SECONDS.toNanos(1));
@@ -47,6 +41,17 @@ class RegistryTest {
     assertEquals(1, registry.losses().size(), registry.losses().toString());
   }
 
+  /** A client's question where ps {@code index}, unreachable at {@code lost}, serves now, asked in the background. */
+  private static CompletableFuture<String> asks(Registry registry, int index, String lost) {
+    return CompletableFuture.supplyAsync(() -> {
+      try {
+        return registry.awaitPs(index, lost, 20_000, () -> false);
+      } catch (InterruptedException e) {
+        throw new IllegalStateException(e);
+      }
+    });
+  }
+
   @Test
   void aBeatOfTheRegisteredAttempt_stillSaysThePsServes() throws Exception {
     AtomicLong clock = new AtomicLong();
@@ -54,13 +59,7 @@ class RegistryTest {
     registry.setHeartbeatInterval(Duration.ofMillis(200));
     RegistryDriver tasks = new RegistryDriver(registry);
     tasks.register(Role.PS, 0, 0, "h", 1000, "1", 10);
-    CompletableFuture<String> where = CompletableFuture.supplyAsync(() -> {
-      try {
-        return registry.awaitPs(0, "h:1000", 20_000, () -> false);
-      } catch (InterruptedException e) {
-        throw new IllegalStateException(e);
-      }
-    });
+    CompletableFuture<String> where = asks(registry, 0, "h:1000");
     Thread.sleep(300);
     clock.addAndGet(TimeUnit.SECONDS.toNanos(1));
     tasks.beat(Role.PS, 0, 0, 0);
