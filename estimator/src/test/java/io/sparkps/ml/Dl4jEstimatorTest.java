@@ -228,8 +228,12 @@ class Dl4jEstimatorTest {
     assertEquals(finalStep, last.step(), "the last copy, taken once training stopped, is scored too (SYNC: "
         + "version = step)");
     assertTrue(last.metrics().get("accuracy") > 0.9, "final evaluation " + last.metrics());
-    assertTrue(history.get(0).metrics().get("loss") > last.metrics().get("loss"), "scored copies of advancing "
-        + "training: " + history);
+    // Each copy is scored with its own values, not the final ones: the losses differ from copy to
+    // copy. (Whether the first is worse than the last is noise once this small set is learned, as it
+    // may be by the evaluator's first copy: 0.0187 at step 29 against 0.019 at step 417 in one run.)
+    long distinct = history.stream().map(p -> p.metrics().get("loss")).distinct().count();
+    assertTrue(distinct >= 2 && distinct * 2 >= history.size(), distinct + " distinct losses among the scored copies "
+        + "of advancing training: " + history);
   }
 
   @Test
