@@ -5,6 +5,7 @@ import static org.apache.spark.sql.functions.max;
 
 import io.sparkps.ml.Dl4jEstimator;
 import io.sparkps.ml.TrainingConfig;
+import io.sparkps.ml.TrainingConfigBuilder;
 import io.sparkps.ps.Consistency;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -130,7 +131,7 @@ final class TrainCommand implements Callable<Integer> {
 
   /** The flags as a training configuration: the one place where they map onto it; a bad value names its flag. */
   TrainingConfig config() {
-    TrainingConfig.Builder b = TrainingConfig.builder();
+    TrainingConfigBuilder b = TrainingConfig.builder();
     flag("--features", columns.featuresCol, () -> b.optFeaturesCol(columns.featuresCol));
     flag("--label", columns.labelCol, () -> b.optLabelCol(columns.labelCol));
     flag("--workers", workers, () -> b.optNumWorkers(workers));

@@ -64,7 +64,7 @@ public final class Experiment implements Serializable {
 
   /** The Spark ML estimator with this experiment's settings (use it on DataFrames of your own). */
   public Dl4jEstimator estimator() {
-    TrainingConfig.Builder config = train.config().toBuilder().optNumWorkers(numWorkers).optNumPs(numPs);
+    TrainingConfigBuilder config = train.config().toBuilder().optNumWorkers(numWorkers).optNumPs(numPs);
     if (eval != null) {
       config.optEvalEverySeconds(eval.throttleSeconds()).optEvalDeferred(eval.deferred());
     }

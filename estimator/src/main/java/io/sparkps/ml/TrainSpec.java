@@ -121,7 +121,7 @@ public final class TrainSpec implements Serializable {
   /** Builds a {@link TrainSpec}; every setting has a default. */
   public static final class Builder {
     private InputFn input;
-    private TrainingConfig.Builder config = TrainingConfig.builder();
+    private TrainingConfigBuilder config = TrainingConfig.builder();
 
     private Builder() {}
 
@@ -225,7 +225,7 @@ public final class TrainSpec implements Serializable {
     }
 
     static int atLeast(long n, long min, String what) {
-      return TrainingConfig.Builder.atLeast(n, min, what);
+      return TrainingConfigBuilder.atLeast(n, min, what);
     }
   }
 }

@@ -4,14 +4,13 @@ import io.sparkps.ps.Consistency;
 import io.sparkps.ps.ConsistencyGroup;
 import io.sparkps.spark.ClusterSpec;
 import java.io.Serializable;
-import java.util.Objects;
 
 /**
  * How to train a network, whatever the surface that asked: the estimator's Params
  * ({@link Dl4jEstimator#setConfig}, {@link Dl4jEstimatorParams#getConfig}), an {@link Experiment}'s
  * specs, the command line's flags. Immutable; made with {@link #builder()}, every option optional
  * with the estimator's default. A value out of range is refused by its builder method, options
- * that do not go together by {@link Builder#build()}, each naming the option and the fix.
+ * that do not go together by {@link TrainingConfigBuilder#build()}, each naming the option and the fix.
  */
 public final class TrainingConfig implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -35,7 +34,7 @@ public final class TrainingConfig implements Serializable {
   private final double evalEverySeconds;
   private final boolean evalDeferred;
 
-  private TrainingConfig(Builder b) {
+  TrainingConfig(TrainingConfigBuilder b) {
     featuresCol = b.featuresCol;
     labelCol = b.labelCol;
     numWorkers = b.numWorkers;
@@ -58,8 +57,8 @@ public final class TrainingConfig implements Serializable {
   }
 
   /** A builder with the defaults: columns features/label, 2 workers, 1 ps, batch 64, 1 epoch, SYNC, no checkpoints. */
-  public static Builder builder() {
-    return new Builder();
+  public static TrainingConfigBuilder builder() {
+    return new TrainingConfigBuilder();
   }
 
   /** The defaults. */
@@ -199,8 +198,8 @@ public final class TrainingConfig implements Serializable {
   }
 
   /** A builder holding this configuration's values. */
-  public Builder toBuilder() {
-    Builder b = new Builder();
+  public TrainingConfigBuilder toBuilder() {
+    TrainingConfigBuilder b = new TrainingConfigBuilder();
     b.featuresCol = featuresCol;
     b.labelCol = labelCol;
     b.numWorkers = numWorkers;
@@ -243,181 +242,5 @@ public final class TrainingConfig implements Serializable {
         + ", checkpointsKept=" + checkpointsKept + ", gradientAccumulation=" + gradientAccumulation
         + ", bf16Transfers=" + bf16Transfers + ", sparseDensity=" + sparseDensity + ", evalEverySeconds="
         + evalEverySeconds + ", evalDeferred=" + evalDeferred + "}";
-  }
-
-  /** Builds a {@link TrainingConfig}; every option has the estimator's default. */
-  public static final class Builder {
-    private String featuresCol = "features";
-    private String labelCol = "label";
-    private int numWorkers = 2;
-    private int numPs = 1;
-    private int batchSize = 64;
-    private int epochs = 1;
-    private long maxSteps;
-    private Consistency consistency = Consistency.SYNC;
-    private int staleness = 2;
-    private boolean stalenessAwareRate;
-    private long seed;
-    private String checkpointDir;
-    private int checkpointInterval = 100;
-    private int checkpointsKept = 3;
-    private int gradientAccumulation = 1;
-    private boolean bf16Transfers;
-    private double sparseDensity;
-    private double evalEverySeconds = 1.0;
-    private boolean evalDeferred;
-
-    private Builder() {}
-
-    /** The features column (a vector or an array of numbers). */
-    public Builder optFeaturesCol(String col) {
-      featuresCol = Objects.requireNonNull(col, "featuresCol");
-      return this;
-    }
-
-    /** The label column. */
-    public Builder optLabelCol(String col) {
-      labelCol = Objects.requireNonNull(col, "labelCol");
-      return this;
-    }
-
-    /** Workers, the chief included (>= 1). */
-    public Builder optNumWorkers(int n) {
-      numWorkers = atLeast(n, 1, "numWorkers");
-      return this;
-    }
-
-    /** Parameter servers (>= 1). */
-    public Builder optNumPs(int n) {
-      numPs = atLeast(n, 1, "numPs");
-      return this;
-    }
-
-    /** Examples per minibatch and worker (>= 1). */
-    public Builder optBatchSize(int n) {
-      batchSize = atLeast(n, 1, "batchSize");
-      return this;
-    }
-
-    /** Passes over the data (>= 1), when maxSteps is 0. */
-    public Builder optEpochs(int n) {
-      epochs = atLeast(n, 1, "epochs");
-      return this;
-    }
-
-    /** Steps per worker in all, instead of epochs (>= 1; 0 runs epochs). */
-    public Builder optMaxSteps(long n) {
-      if (n < 0) {
-        throw new IllegalArgumentException("maxSteps is " + n + "; it must be >= 1, or 0 to run epochs");
-      }
-      maxSteps = n;
-      return this;
-    }
-
-    /** ASYNC, SYNC or SSP. */
-    public Builder optConsistency(Consistency c) {
-      consistency = Objects.requireNonNull(c, "consistency");
-      return this;
-    }
-
-    /** SSP's staleness bound (>= 0; default 2). */
-    public Builder optStaleness(int bound) {
-      staleness = atLeast(bound, 0, "staleness");
-      return this;
-    }
-
-    /** ASYNC and SSP: apply each gradient at the learning rate divided by 1 + its staleness. */
-    public Builder optStalenessAwareRate(boolean enabled) {
-      stalenessAwareRate = enabled;
-      return this;
-    }
-
-    /** The seed of the minibatch shuffles. */
-    public Builder optSeed(long s) {
-      seed = s;
-      return this;
-    }
-
-    /** Where checkpoints are saved and resumed from (a Hadoop path); null for none. */
-    public Builder optCheckpointDir(String dir) {
-      checkpointDir = dir;
-      return this;
-    }
-
-    /** Steps between checkpoints (>= 1; default 100). */
-    public Builder optCheckpointInterval(int steps) {
-      checkpointInterval = atLeast(steps, 1, "checkpointInterval");
-      return this;
-    }
-
-    /** How many of the newest checkpoints are kept (>= 1; default 3); older ones are deleted. */
-    public Builder optCheckpointsKept(int n) {
-      checkpointsKept = atLeast(n, 1, "checkpointsKept");
-      return this;
-    }
-
-    /** Minibatches whose mean gradient a worker pushes as one step (>= 1; default 1, every minibatch). */
-    public Builder optGradientAccumulation(int k) {
-      if (k < 1) {
-        throw new IllegalArgumentException("gradientAccumulation is " + k + ": it counts the minibatches pushed as one "
-            + "step, so give 1 or more (1 pushes every minibatch)");
-      }
-      gradientAccumulation = k;
-      return this;
-    }
-
-    /** Gradients and parameters as bfloat16 between executors. */
-    public Builder optBf16Transfers(boolean enabled) {
-      bf16Transfers = enabled;
-      return this;
-    }
-
-    /** ASYNC and SSP: the fraction (0..1) of each large variable's elements pushes and pulls send; 0 is dense. */
-    public Builder optSparseDensity(double density) {
-      if (!(density >= 0 && density <= 1)) {
-        throw new IllegalArgumentException("sparseDensity is " + density + "; it must be in [0, 1] (0: dense)");
-      }
-      sparseDensity = density;
-      return this;
-    }
-
-    /** Seconds between evaluations at the least (> 0; default 1). */
-    public Builder optEvalEverySeconds(double seconds) {
-      if (!(seconds > 0) || Double.isInfinite(seconds)) {
-        throw new IllegalArgumentException("evalEverySeconds is " + seconds + "; it must be a number of seconds > 0");
-      }
-      evalEverySeconds = seconds;
-      return this;
-    }
-
-    /** The evaluator copies the variables while training runs and scores the copies after it. */
-    public Builder optEvalDeferred(boolean deferred) {
-      evalDeferred = deferred;
-      return this;
-    }
-
-    /** The configuration; refuses options that do not go together. */
-    public TrainingConfig build() {
-      if (sparseDensity > 0 && consistency == Consistency.SYNC) {
-        throw new IllegalArgumentException("sparseDensity " + sparseDensity + " needs consistency ASYNC or SSP: SYNC "
-            + "workers must compute from the same values, which sparse pulls do not give; set consistency to ASYNC or "
-            + "SSP, or sparseDensity to 0");
-      }
-      if (gradientAccumulation > 1 && sparseDensity > 0) {
-        throw new IllegalArgumentException("gradientAccumulation " + gradientAccumulation + " does not go with sparse "
-            + "transfers, whose workers run DL4J's updater after every minibatch: set sparseDensity to 0, or "
-            + "gradientAccumulation to 1");
-      }
-      TrainingConfig config = new TrainingConfig(this);
-      config.clusterSpec().build(); // what the cluster refuses (bf16 with sparse transfers), refused here
-      return config;
-    }
-
-    static int atLeast(long n, long min, String what) {
-      if (n < min) {
-        throw new IllegalArgumentException(what + " is " + n + "; it must be >= " + min);
-      }
-      return (int) Math.min(n, Integer.MAX_VALUE);
-    }
   }
 }
