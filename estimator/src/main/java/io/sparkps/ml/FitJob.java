@@ -59,7 +59,7 @@ public final class FitJob {
   }
 
   /** The ps tasks lost so far and how each came back (live; no call to the ps shards). */
-  public List<io.sparkps.spark.PsRecovery> psRecoveries() {
+  public List<io.sparkps.spark.recovery.PsRecovery> psRecoveries() {
     return job.psRecoveries();
   }
 

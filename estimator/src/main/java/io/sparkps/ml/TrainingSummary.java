@@ -2,10 +2,10 @@ package io.sparkps.ml;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.sparkps.spark.PsRecovery;
 import io.sparkps.spark.Role;
 import io.sparkps.spark.RunResult;
 import io.sparkps.spark.TaskProgress;
+import io.sparkps.spark.recovery.PsRecovery;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;

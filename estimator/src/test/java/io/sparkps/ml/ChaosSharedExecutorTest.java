@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkps.ps.Consistency;
 import io.sparkps.spark.LocalClusters;
-import io.sparkps.spark.PsRecovery;
 import io.sparkps.spark.Role;
 import io.sparkps.spark.TaskProgress;
+import io.sparkps.spark.recovery.PsRecovery;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -2,9 +2,9 @@ package io.sparkps.ml;
 
 import io.sparkps.ml.data.IdxDataFrames;
 import io.sparkps.spark.LocalClusters;
-import io.sparkps.spark.PsRecovery;
 import io.sparkps.spark.Role;
 import io.sparkps.spark.TaskProgress;
+import io.sparkps.spark.recovery.PsRecovery;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;

@@ -3,9 +3,9 @@ package io.sparkps.ml;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sparkps.spark.PsRecovery;
 import io.sparkps.spark.Role;
 import io.sparkps.spark.TaskProgress;
+import io.sparkps.spark.recovery.PsRecovery;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

@@ -1,18 +1,17 @@
 package io.sparkps.spark;
 
 import io.sparkps.spark.coord.Registry;
+import io.sparkps.spark.recovery.PsLostTooOftenException;
+import io.sparkps.spark.recovery.Supervisor;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import java.util.stream.IntStream;
 import org.apache.spark.HashPartitioner;
 import org.apache.spark.api.java.JavaFutureAction;
 import org.apache.spark.api.java.JavaPairRDD;
@@ -22,15 +21,16 @@ import org.apache.spark.rdd.RDD;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.Tuple2;
-import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
+import scala.reflect.ClassTag;
 
 /**
- * Submits a run's Spark jobs (ps tasks, evaluator, barrier stage), each in a job group of its own
- * so the Spark UI names them and they can be cancelled apart; {@link FailureExplainer} explains a
- * failed run.
+ * Submits a run's Spark jobs, each in a job group of its own ({@code sparkps-<run>-<role>}) so the
+ * Spark UI names them and they can be cancelled apart: the ps tasks ({@link PsJobs}), the
+ * evaluator, and the barrier stage of the chief and the workers, which it supervises while it
+ * runs; {@link FailureExplainer} explains a failed run.
  */
-final class Launcher<T, R> implements Supervisor.Actions {
+final class Launcher<T, R> {
   private final JavaSparkContext sc;
   private final ClusterSpec spec;
   private final String runId;
@@ -40,10 +40,7 @@ final class Launcher<T, R> implements Supervisor.Actions {
   private final InputPlacement placement;
   /** Whether the workers read their groups of input partitions where they lie. */
   private volatile boolean grouped;
-  /** Each ps's job (one task), by ps index; a lost ps's entry is its replacement's job. */
-  private final Map<Integer, JavaFutureAction<Void>> psJobs = new java.util.concurrent.ConcurrentHashMap<>();
-  private final Map<Integer, Integer> psLaunches = new java.util.concurrent.ConcurrentHashMap<>();
-  private volatile TaskEnv psEnv;
+  private final PsJobs ps;
   private volatile JavaFutureAction<Void> evaluatorJob;
   private volatile JavaRDD<T> partitioned;
   private boolean cancelled;
@@ -60,121 +57,26 @@ final class Launcher<T, R> implements Supervisor.Actions {
     this.data = data;
     this.function = function;
     this.evaluator = evaluator;
+    this.ps = new PsJobs(sc, spec, runId);
   }
 
-  private String group(String role) {
+  /** The job group of the run's {@code role} ({@code ps-0}, {@code train}, {@code evaluator}, ...). */
+  static String group(String runId, String role) {
     return "sparkps-" + runId + "-" + role;
   }
 
-  @Override
-  public String runId() {
-    return runId;
-  }
-
-  /**
-   * Asks the cluster manager to kill executor {@code executorId} and start another in its place
-   * (what Spark itself does once an executor misses its heartbeats for {@code spark.network.timeout}):
-   * a hung executor's task slots are free again at once. Not in local mode (the executor is the
-   * driver) and not where the scheduler cannot kill executors; returns whether it was asked.
-   */
-  @Override
-  public boolean killExecutor(String executorId, String reason) {
-    if (executorId == null || executorId.isEmpty() || "driver".equals(executorId) || sc.sc().isLocal()) {
-      return false;
-    }
-    boolean asked = sc.sc().killAndReplaceExecutor(executorId);
-    LOG.info("SparkPS run {}: {} executor {} to be killed and replaced: {}", runId, asked ? "asked for" : "could not ask for",
-        executorId, reason);
-    return asked;
-  }
-
-  /** Kills the task attempts of the given Spark task ids (Spark then retries their barrier stage). */
-  @Override
-  public void killTasks(List<Long> taskIds, String reason) {
-    taskIds.forEach(id -> sc.sc().killTaskAttempt(id, true, reason));
-  }
-
-  /**
-   * Launches (or relaunches) ps {@code index} as a job of its own, in a job group of its own per
-   * launch (Spark cancels a group asynchronously: a replacement in the same group could go with it).
-   */
-  synchronized void launchPs(int index) {
-    if (cancelled) {
-      return;
-    }
-    int launch = psLaunches.merge(index, 1, Integer::sum) - 1;
-    sc.setJobGroup(psGroup(index), "sparkps ps " + index + (launch == 0 ? "" : " (relaunch " + launch + ")"), true);
-    try {
-      psJobs.put(index, sc.parallelize(List.of(index), 1).foreachPartitionAsync(new PsTask(psEnv, launch)));
-    } finally {
-      sc.clearJobGroup();
-    }
-  }
-
-  private String psGroup(int index) {
-    int launch = psLaunches.getOrDefault(index, 1) - 1;
-    return group("ps-" + index + (launch == 0 ? "" : "-" + launch));
-  }
-
-  /** Replaces ps {@code index}: its job is cancelled (a hung task with it) and a new one launched. */
-  @Override
-  public synchronized void relaunchPs(int index) {
-    sc.cancelJobGroup(psGroup(index));
-    launchPs(index);
-  }
-
-  /** How many times ps {@code index} was launched. */
-  @Override
-  public int psLaunches(int index) {
-    return psLaunches.getOrDefault(index, 0);
-  }
-
-  @Override
-  public String psEnded(int index) {
-    JavaFutureAction<Void> job = psJobs.get(index);
-    if (job == null || !job.isDone()) {
-      return null;
-    }
-    try {
-      job.get(0, TimeUnit.MILLISECONDS);
-      return "";
-    } catch (ExecutionException e) {
-      Throwable c = e.getCause();
-      return " (" + (c == null ? e : c).toString().lines().findFirst().orElse("") + ")";
-    } catch (Exception e) {
-      return " (" + e + ")";
-    }
+  private String group(String role) {
+    return group(runId, role);
   }
 
   /** Launches the ps jobs and waits (bounded) until every ps registered; returns their addresses by index. */
   List<String> startPs(TaskEnv env, Registry registry, BooleanSupplier cancelled) throws InterruptedException {
-    psEnv = env;
-    IntStream.range(0, spec.numPs()).forEach(this::launchPs);
-    long deadline = System.nanoTime() + spec.psStartTimeout().toNanos();
-    while (true) {
-      List<Integer> missing = registry.awaitPs(200);
-      if (missing.isEmpty()) {
-        return registry.psAddresses();
-      }
-      if (!registry.failures().isEmpty()) {
-        throw new IllegalStateException("a ps task failed while starting");
-      }
-      for (int i : missing) {
-        if (psJobs.get(i).isDone()) {
-          throw new IllegalStateException("the job of ps " + i + " ended before it registered", causeOf(psJobs.get(i)));
-        }
-      }
-      if (cancelled.getAsBoolean()) {
-        throw new CancellationException("cancelled while the ps tasks started");
-      }
-      if (System.nanoTime() > deadline) {
-        throw new TrainingFailure("ps " + missing + " did not register within " + spec.psStartTimeout().toMillis()
-            + " ms; " + registry.psAddresses().stream().filter(a -> a != null).count() + " of " + spec.numPs()
-            + " did. Likely causes: no free task slot for them (other jobs hold the executors), or they are stuck"
-            + " starting: see the jobs 'sparkps ps N' in the Spark UI and their executors' logs", Role.PS, missing.get(0),
-            null, 0, null, null);
-      }
-    }
+    return ps.start(env, registry, cancelled);
+  }
+
+  /** The supervisor of the run whose roles {@code registry} holds, acting on its jobs and executors. */
+  Supervisor supervisor(Registry registry) {
+    return new Supervisor(new SparkActions(sc, runId, ps), registry, SparkActions.policy(spec));
   }
 
   void startEvaluator(TaskEnv env) {
@@ -232,9 +134,10 @@ final class Launcher<T, R> implements Supervisor.Actions {
       } catch (java.util.concurrent.TimeoutException stillRunning) {
         try {
           supervisor.check();
-        } catch (TrainingFailure f) {
+        } catch (PsLostTooOftenException e) {
           sc.cancelJobGroup(group("train"));
-          throw new ExecutionException(f);
+          throw new ExecutionException(new TrainingFailure(e.getMessage(), Role.PS, e.shard(), null, e.launches(), null,
+              null));
         }
         if (registry.finalFailure(spec.maxStageAttempts()) != null) {
           sc.cancelJobGroup(group("train"));
@@ -281,41 +184,20 @@ final class Launcher<T, R> implements Supervisor.Actions {
     return false;
   }
 
-  /** Lets the ps and evaluator tasks stop on their own (they were told to), else cancels their jobs. */
+  /** Lets the evaluator and ps tasks stop on their own within {@code grace} (they were told to), else cancels their jobs. */
   void stopBackgroundJobs(Duration grace) {
     long deadline = System.nanoTime() + grace.toNanos();
-    Map<String, JavaFutureAction<Void>> jobs = new LinkedHashMap<>();
-    if (evaluatorJob != null) {
-      jobs.put("evaluator", evaluatorJob);
-    }
-    psJobs.forEach((index, job) -> jobs.put(psGroup(index).substring(group("").length()), job));
-    jobs.forEach((role, action) -> {
-      try {
-        action.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        sc.cancelJobGroup(group(role));
-      } catch (Exception e) {
-        sc.cancelJobGroup(group(role));
-      }
-    });
+    stopEvaluator(Duration.ofNanos(deadline - System.nanoTime()));
+    ps.stop(deadline);
   }
 
+  /** Cancels every job of the run; none is submitted from now on. */
   synchronized void cancelAll() {
     cancelled = true;
     for (String role : List.of("train", "evaluator")) {
       sc.cancelJobGroup(group(role));
     }
-    psJobs.keySet().forEach(i -> sc.cancelJobGroup(psGroup(i)));
-  }
-
-  private static Throwable causeOf(JavaFutureAction<Void> job) {
-    try {
-      job.get(1, TimeUnit.SECONDS);
-      return null;
-    } catch (Exception e) {
-      return e.getCause() != null ? e.getCause() : e;
-    }
+    ps.cancelAll();
   }
 
   /** One exception for a failed run: the first task failure, with its remote stack, or Spark's own error. */

@@ -1,5 +1,6 @@
 package io.sparkps.spark;
 
+import io.sparkps.spark.recovery.PsRecovery;
 import java.time.Duration;
 import java.util.List;
 

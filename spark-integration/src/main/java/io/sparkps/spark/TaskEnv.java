@@ -1,11 +1,14 @@
 package io.sparkps.spark;
 
-import io.sparkps.ps.PsClient;
 import io.sparkps.ps.ParameterServer;
+import io.sparkps.ps.PsClient;
 import io.sparkps.ps.PsToken;
 import io.sparkps.ps.tls.PsTls;
 import io.sparkps.spark.coord.CoordinatorClient;
+import io.sparkps.spark.coord.WireErrors;
 import io.sparkps.spark.coord.proto.FailureReport;
+import io.sparkps.spark.recovery.CoordinatorRecovery;
+import io.sparkps.spark.recovery.Failures;
 import java.io.Serializable;
 import java.util.List;
 
@@ -46,7 +49,9 @@ record TaskEnv(ClusterSpec spec, String coordinator, PsToken token, PsTls tls, L
    */
   PsClient psClient(int worker, List<String> addresses, CoordinatorClient coordinator, Heartbeats heartbeats,
       boolean refills) {
-    CoordinatorRecovery recovery = new CoordinatorRecovery(coordinator, worker, spec, refills);
+    // Noticing a hung ps takes up to roleTimeout; its replacement then has psStartTimeout to register.
+    CoordinatorRecovery recovery = new CoordinatorRecovery(coordinator, worker,
+        spec.roleTimeout().plus(spec.psStartTimeout()), refills);
     // Workers only (the evaluator reads dense); a pull may bring every worker's updates of a round.
     double density = worker < spec.numWorkers() ? spec.sparseDensity() : 0;
     PsClient client = psClientBuilder(addresses.isEmpty() ? psAddresses : addresses)
@@ -72,7 +77,7 @@ record TaskEnv(ClusterSpec spec, String coordinator, PsToken token, PsTls tls, L
 
   static void report(CoordinatorClient coordinator, Role role, int index, String host, int attempt, Throwable t) {
     coordinator.reportFailure(FailureReport.newBuilder().setRole(io.sparkps.spark.coord.proto.Role.valueOf(role.name()))
-        .setIndex(index).setHost(host).setAttempt(attempt).setError(RemoteErrors.toProto(t))
+        .setIndex(index).setHost(host).setAttempt(attempt).setError(WireErrors.toProto(t))
         .setDeterministic(!Failures.isTransient(t)).build());
   }
 }

@@ -5,6 +5,8 @@ import io.sparkps.ps.PsToken;
 import io.sparkps.ps.VariableInfo;
 import io.sparkps.spark.coord.CoordinatorServer;
 import io.sparkps.spark.coord.Registry;
+import io.sparkps.spark.recovery.PsRecoveries;
+import io.sparkps.spark.recovery.PsRecovery;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -110,7 +112,7 @@ public final class TrainingJob<R> {
       env = env.withPs(psAddresses);
       launcher.startEvaluator(env);
       status = JobStatus.RUNNING;
-      results = launcher.train(env, registry, new Supervisor(launcher, registry, spec));
+      results = launcher.train(env, registry, launcher.supervisor(registry));
       results = withChiefResult(results);
       trained = System.nanoTime();
       outcome = JobStatus.SUCCEEDED;
@@ -124,7 +126,7 @@ public final class TrainingJob<R> {
       if (outcome == JobStatus.SUCCEEDED) {
         result = new RunResult<>(results, Views.history(registry, Role.EVALUATOR), Views.workerHistory(registry),
             Views.stageAttempts(registry), Views.recovered(registry), Duration.ofNanos(trained - t0),
-            Views.psRecoveries(registry));
+            PsRecoveries.of(registry));
       }
     } finally {
       status = outcome;
@@ -186,7 +188,7 @@ public final class TrainingJob<R> {
 
   /** The ps tasks lost so far and how each came back (live; no call to the ps shards). */
   public List<PsRecovery> psRecoveries() {
-    return Views.psRecoveries(registry);
+    return PsRecoveries.of(registry);
   }
 
   /**
@@ -196,7 +198,7 @@ public final class TrainingJob<R> {
   public ClusterView inspect() {
     List<VariableInfo> variables = status.isDone() ? finalVariables
         : status == JobStatus.RUNNING ? listVariables() : List.of();
-    return new ClusterView(status, progress(), variables, Views.psRecoveries(registry));
+    return new ClusterView(status, progress(), variables, PsRecoveries.of(registry));
   }
 
   /** What the run's tasks are shipped, before the ps serve. */
@@ -209,7 +211,6 @@ public final class TrainingJob<R> {
     return tls != null;
   }
 
-  /** The ps variables, or none when the ps shards are not (or no longer) reachable. */
   /** The results, the chief's read from the shards when it returned null and the run reads it there. */
   private List<R> withChiefResult(List<R> results) {
     if (chiefResult == null || results.isEmpty() || results.get(0) != null) {
@@ -222,6 +223,7 @@ public final class TrainingJob<R> {
     return all;
   }
 
+  /** The ps variables, or none when the ps shards are not (or no longer) reachable. */
   private List<VariableInfo> listVariables() {
     List<String> psAddresses = currentPs();
     if (psAddresses.isEmpty()) {

@@ -47,12 +47,4 @@ final class Views {
     }
     return out;
   }
-
-  /** The ps tasks the run lost, and how each came back. */
-  static List<PsRecovery> psRecoveries(Registry registry) {
-    long now = registry.now();
-    return registry.losses().stream().map(l -> new PsRecovery(l.shard(), l.lostAddress(), l.reason(), l.atStep(),
-        l.replacement(), l.source(), l.restoredAtStep(),
-        java.time.Duration.ofNanos((l.source() == null ? now : l.restoredNanos()) - l.lostNanos()))).toList();
-  }
 }

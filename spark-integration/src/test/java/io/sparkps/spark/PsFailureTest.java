@@ -8,6 +8,7 @@ import io.sparkps.ps.Initializer;
 import io.sparkps.ps.OptimizerConfig;
 import io.sparkps.ps.PsClient;
 import io.sparkps.ps.VariableSpec;
+import io.sparkps.spark.recovery.PsRecovery;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -13,7 +13,7 @@ class RemoteErrorsTest {
     RuntimeException failure = new RuntimeException("pull failed", root);
     failure.addSuppressed(new java.util.concurrent.TimeoutException("no replacement of ps 0 within 9 s"));
     failure.addSuppressed(failure.getCause()); // seen already: not repeated
-    RemoteException back = RemoteErrors.fromProto(RemoteErrors.toProto(failure));
+    RemoteException back = RemoteErrors.fromProto(io.sparkps.spark.coord.WireErrors.toProto(failure));
     assertEquals("java.lang.RuntimeException: pull failed", back.getMessage());
     assertEquals("java.lang.IllegalStateException: the disk is full", back.getCause().getMessage());
     assertEquals(1, back.getSuppressed().length, java.util.Arrays.toString(back.getSuppressed()));

@@ -1,7 +1,8 @@
-package io.sparkps.spark;
+package io.sparkps.spark.recovery;
 
 import io.sparkps.spark.coord.Member;
 import io.sparkps.spark.coord.Registry;
+import io.sparkps.spark.coord.WireErrors;
 import io.sparkps.spark.coord.proto.FailureReport;
 import java.time.Duration;
 import java.util.HashSet;
@@ -20,12 +21,25 @@ import org.slf4j.LoggerFactory;
  * executor is killed and replaced through Spark (a hung process holds its task slot, which the
  * relaunch or the retry may need when every slot is busy). Each decision is logged at INFO.
  *
- * <p>The decisions are this class's; what carries them out is {@link Actions} (the run's
- * {@link Launcher}), and time is the {@link Registry}'s clock, so that tests drive both.
+ * <p>The decisions are this class's; what carries them out is {@link Actions} (the run's Spark
+ * jobs), and time is the {@link Registry}'s clock, so that tests drive both. Called by one thread
+ * (the run's lifecycle thread).
  */
-final class Supervisor {
+public final class Supervisor {
+  /**
+   * The limits the supervisor decides by, from the run's cluster spec.
+   *
+   * @param numPs the ps tasks of the run
+   * @param heartbeatInterval how often the tasks send heartbeats
+   * @param roleTimeout how long a role may be silent before it is declared lost
+   * @param maxStageAttempts how many times a ps may be lost (and the barrier stage attempted) before the run fails
+   * @param attemptsPerLaunch the registration attempts one launch of a ps may use (Spark's retries of its task)
+   */
+  public record Policy(int numPs, Duration heartbeatInterval, Duration roleTimeout, int maxStageAttempts,
+      int attemptsPerLaunch) {}
+
   /** What the supervisor does to the run's Spark jobs and executors. */
-  interface Actions {
+  public interface Actions {
     /** The run's id, for the log. */
     String runId();
 
@@ -47,19 +61,24 @@ final class Supervisor {
 
   private final Actions actions;
   private final Registry registry;
-  private final ClusterSpec spec;
+  private final Policy spec;
   private static final Duration MIN_UNREACHABLE_GRACE = Duration.ofMillis(1500);
   private final Set<Integer> killedAttempts = new HashSet<>();
   private static final Logger LOG = LoggerFactory.getLogger(Supervisor.class);
 
-  Supervisor(Actions actions, Registry registry, ClusterSpec spec) {
+  /** A supervisor of the run whose roles {@code registry} holds, carrying its decisions out through {@code actions}. */
+  public Supervisor(Actions actions, Registry registry, Policy spec) {
     this.actions = actions;
     this.registry = registry;
     this.spec = spec;
   }
 
-  /** One look at the roles; throws when a ps was lost more often than the run allows. */
-  void check() {
+  /**
+   * One look at the roles (called every 100 ms while the barrier stage runs).
+   *
+   * @throws PsLostTooOftenException when a ps was lost more often than the run allows
+   */
+  public void check() {
     if (registry.isStopping()) {
       return;
     }
@@ -107,11 +126,11 @@ final class Supervisor {
       return; // declared lost already and its replacement is on its way
     }
     if (actions.psLaunches(index) > spec.maxStageAttempts()) {
-      throw new TrainingFailure("ps " + index + " was lost " + actions.psLaunches(index) + " times, more than "
-          + "maxStageAttempts (" + spec.maxStageAttempts() + ") allows; the last time because " + reason
-          + ". See its executors' logs", Role.PS, index, null, actions.psLaunches(index), null, null);
+      throw new PsLostTooOftenException(index, actions.psLaunches(index), "ps " + index + " was lost "
+          + actions.psLaunches(index) + " times, more than maxStageAttempts (" + spec.maxStageAttempts()
+          + ") allows; the last time because " + reason + ". See its executors' logs");
     }
-    registry.retirePsAttemptsBefore(index, actions.psLaunches(index) * PsTask.ATTEMPTS_PER_LAUNCH);
+    registry.retirePsAttemptsBefore(index, actions.psLaunches(index) * spec.attemptsPerLaunch());
     LOG.info("SparkPS run {}: ps {}{} declared lost at worker step {} because {}; relaunching it (launch {})",
         actions.runId(), index, lost == null ? "" : " on " + lost.host() + " (executor " + lost.executorId() + ")",
         registry.maxWorkerStep(), reason, actions.psLaunches(index));
@@ -121,7 +140,7 @@ final class Supervisor {
   /** Records the silent worker's failure (transient: another attempt may get past it) and kills the attempt's tasks. */
   private void killAttempt(Member silent, String silence) {
     registry.fail(FailureReport.newBuilder().setRole(silent.role()).setIndex(silent.index()).setHost(silent.host())
-        .setAttempt(silent.attempt()).setError(RemoteErrors.toProto(new java.util.concurrent.TimeoutException(silence
+        .setAttempt(silent.attempt()).setError(WireErrors.toProto(new java.util.concurrent.TimeoutException(silence
             + "; its stage attempt was killed to be retried")))
         .setDeterministic(false).build());
     List<Long> tasks = registry.workerTasks(silent.attempt());

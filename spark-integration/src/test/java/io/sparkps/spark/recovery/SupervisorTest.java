@@ -1,4 +1,4 @@
-package io.sparkps.spark;
+package io.sparkps.spark.recovery;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -27,8 +27,8 @@ class SupervisorTest {
   private final Registry registry = new Registry(1, 2, clock::get);
   private final RegistryDriver tasks = new RegistryDriver(registry);
   private final Recorded actions = new Recorded();
-  private final ClusterSpec spec = ClusterSpec.builder().setNumPs(1).setNumWorkers(2).optRoleTimeout(ROLE_TIMEOUT)
-      .optHeartbeatInterval(Duration.ofSeconds(1)).optMaxStageAttempts(2).build();
+  /** 1 ps, heartbeats every second, a maxStageAttempts of 2 and a ps task's 100 attempts per launch. */
+  private final Supervisor.Policy spec = new Supervisor.Policy(1, Duration.ofSeconds(1), ROLE_TIMEOUT, 2, 100);
   private final Supervisor supervisor = new Supervisor(actions, registry, spec);
 
   /** What the supervisor asked for, in order; ps 0's task runs until {@link #ended} says otherwise. */
@@ -93,7 +93,7 @@ class SupervisorTest {
     pass(Duration.ofMillis(2), Role.CHIEF, Role.WORKER);
     supervisor.check();
     assertEquals(List.of("kill executor 1", "relaunch ps 0"), actions.log);
-    PsRecovery r = Views.psRecoveries(registry).get(0);
+    PsRecovery r = PsRecoveries.of(registry).get(0);
     assertTrue(r.reason().startsWith("it was silent: ps 0 on h1 (executor 1) was silent for 20.0 s"), r.reason());
     assertEquals(5, r.atStep(), "the furthest worker step");
     supervisor.check();
@@ -105,7 +105,7 @@ class SupervisorTest {
     actions.ended = " (ExecutorLostFailure)";
     supervisor.check();
     assertEquals(List.of("relaunch ps 0"), actions.log);
-    assertTrue(Views.psRecoveries(registry).get(0).reason().startsWith("its task ended (ExecutorLostFailure) at h1:7000"));
+    assertTrue(PsRecoveries.of(registry).get(0).reason().startsWith("its task ended (ExecutorLostFailure) at h1:7000"));
   }
 
   @Test
@@ -148,16 +148,17 @@ class SupervisorTest {
     supervisor.check(); // lost at its second: relaunched
     tasks.register(Role.PS, 0, 200, "h5", 7002, "5", 14);
     actions.ended = " (killed again)";
-    TrainingFailure f = assertThrows(TrainingFailure.class, supervisor::check);
+    PsLostTooOftenException f = assertThrows(PsLostTooOftenException.class, supervisor::check);
     assertTrue(f.getMessage().startsWith("ps 0 was lost 3 times, more than maxStageAttempts (2) allows; the last time "
         + "because its task ended (killed again) at h5:7002"), f.getMessage());
+    assertEquals(List.of(0, 3), List.of(f.shard(), f.launches()), "the ps given up on, and its launches");
     assertEquals(List.of("relaunch ps 0", "relaunch ps 0"), actions.log);
   }
 
   @Test
   void oneRefill_makesGoodEveryLossOfItsShardAwaitingOne_andARefillWithoutALossRecordsNothing() {
     tasks.refilled(0, 0, 7, "the checkpoint of step 7 (a resumed run)");
-    assertEquals(List.of(), Views.psRecoveries(registry), "no loss, no recovery");
+    assertEquals(List.of(), PsRecoveries.of(registry), "no loss, no recovery");
     actions.ended = "";
     supervisor.check(); // lost at h1:7000
     tasks.register(Role.PS, 0, 100, "h4", 7001, "4", 13);
@@ -165,7 +166,7 @@ class SupervisorTest {
     supervisor.check(); // its replacement lost too, before anyone refilled it
     tasks.register(Role.PS, 0, 200, "h5", 7002, "5", 14);
     tasks.refilled(0, 1, 9, "worker 1's copy of step 9");
-    List<PsRecovery> recoveries = Views.psRecoveries(registry);
+    List<PsRecovery> recoveries = PsRecoveries.of(registry);
     assertEquals(List.of("h1:7000 -> h4:7001", "h4:7001 -> h5:7002"), recoveries.stream()
         .map(r -> r.lostAddress() + " -> " + r.replacement()).toList());
     assertTrue(recoveries.stream().allMatch(r -> "worker 1's copy of step 9".equals(r.source())), recoveries.toString());

@@ -1,4 +1,4 @@
-package io.sparkps.spark;
+package io.sparkps.spark.recovery;
 
 import io.grpc.StatusRuntimeException;
 import io.sparkps.ps.PsUnavailableException;
@@ -12,19 +12,24 @@ import org.slf4j.LoggerFactory;
  * A task's {@link ShardRecovery}: asks the coordinator where a lost ps's replacement serves
  * (waiting as long as the driver may take to notice the loss and relaunch it) and reports refills.
  */
-final class CoordinatorRecovery implements ShardRecovery {
+public final class CoordinatorRecovery implements ShardRecovery {
   private final CoordinatorClient coordinator;
   private final int worker;
   private final Duration bound;
   private final boolean refills;
   private static final Logger LOG = LoggerFactory.getLogger(CoordinatorRecovery.class);
 
-  CoordinatorRecovery(CoordinatorClient coordinator, int worker, ClusterSpec spec, boolean refills) {
+  /**
+   * The recovery of worker {@code worker}'s client (the evaluator's: the index after the last
+   * worker), which refills replaced shards when {@code refills} and waits at most {@code bound} for
+   * a replacement (noticing a hung ps takes up to the role timeout, its replacement then has the ps
+   * start timeout to register).
+   */
+  public CoordinatorRecovery(CoordinatorClient coordinator, int worker, Duration bound, boolean refills) {
     this.coordinator = coordinator;
     this.worker = worker;
     this.refills = refills;
-    // Noticing a hung ps takes up to roleTimeout; its replacement then has psStartTimeout to register.
-    this.bound = spec.roleTimeout().plus(spec.psStartTimeout());
+    this.bound = bound;
   }
 
   @Override

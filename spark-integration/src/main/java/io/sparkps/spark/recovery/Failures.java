@@ -1,4 +1,4 @@
-package io.sparkps.spark;
+package io.sparkps.spark.recovery;
 
 import io.sparkps.ps.PsTimeoutException;
 import io.sparkps.ps.PsUnavailableException;
@@ -15,11 +15,11 @@ import java.util.concurrent.TimeoutException;
  * a bad column, the user's own exception) is deterministic: the same partition and code would
  * fail the same way, so the run fails on the first attempt instead of Spark's retries.
  */
-final class Failures {
+public final class Failures {
   private Failures() {}
 
   /** Whether {@code t}, or one of its causes, is a failure that another attempt may not meet. */
-  static boolean isTransient(Throwable t) {
+  public static boolean isTransient(Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
       if (c instanceof PsUnavailableException || c instanceof PsTimeoutException || c instanceof TimeoutException
           || c instanceof SocketException || c instanceof SocketTimeoutException || c instanceof UnknownHostException

@@ -1,10 +1,11 @@
-package io.sparkps.spark;
+package io.sparkps.spark.recovery;
 
 import java.time.Duration;
 
 /**
  * A ps task the run lost and recovered without stopping: which shard, when and why, where its
- * replacement serves and what its state came from.
+ * replacement serves and what its state came from. The coordinator's registry keeps each loss as
+ * a {@code PsLoss} stamped by its clock; this is its report.
  *
  * @param shard the ps index
  * @param lostAddress where it served before
@@ -25,4 +26,5 @@ public record PsRecovery(int shard, String lostAddress, String reason, long atSt
                 : ", refilled at step " + restoredAtStep + " from " + source + "; optimizer state started afresh"))
         + " after " + downtime.toMillis() + " ms";
   }
+
 }
