@@ -38,7 +38,14 @@ final class Faults {
 
   /** {@code local-cluster[executors,cores,memoryMb]} (SPARK_HOME below {@code home}) with the data cached. */
   static Faults start(Path home, int executors, int cores, int memoryMb, String name) throws IOException {
-    return new Faults(LocalClusters.start(home, executors, cores, memoryMb, LocalClusters.conf().setAppName(name)));
+    JavaSparkContext sc = LocalClusters.start(home, executors, cores, memoryMb, LocalClusters.conf().setAppName(name));
+    try {
+      return new Faults(sc);
+    } catch (IOException | RuntimeException e) {
+      // No data (e.g. Fashion-MNIST not installed): the cluster goes, or it fails the next class's start too.
+      LocalClusters.stop(sc);
+      throw e;
+    }
   }
 
   void stop() {

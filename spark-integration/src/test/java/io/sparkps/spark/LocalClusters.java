@@ -80,14 +80,22 @@ public final class LocalClusters {
     }
   }
 
-  /** The process of executor {@code executorId} of this application. */
+  /**
+   * The process of executor {@code executorId} of this application: named by its driver's port
+   * too, since two local clusters started within one second (tests in two JVMs) have the same
+   * application id and executor ids.
+   */
   public static ProcessHandle executorProcess(JavaSparkContext sc, String executorId) {
     String app = sc.sc().applicationId();
+    String driver = ":" + sc.getConf().get("spark.driver.port"); // a port one live driver of this machine holds
     return ProcessHandle.allProcesses().filter(p -> {
       List<String> args = arguments(p);
       int id = args.indexOf("--executor-id");
-      return id >= 0 && id + 1 < args.size() && args.get(id + 1).equals(executorId) && args.contains(app);
-    }).findFirst().orElseThrow(() -> new IllegalStateException("no process of executor " + executorId + " of " + app));
+      int url = args.indexOf("--driver-url");
+      return id >= 0 && id + 1 < args.size() && args.get(id + 1).equals(executorId) && args.contains(app)
+          && url >= 0 && url + 1 < args.size() && args.get(url + 1).endsWith(driver);
+    }).findFirst().orElseThrow(() -> new IllegalStateException("no process of executor " + executorId + " of " + app
+        + " (driver " + driver + ")"));
   }
 
   /** A process's command line (from /proc: Java's ProcessHandle.Info leaves long ones out). */
