@@ -1,0 +1,278 @@
+package io.sparkps.ps.server;
+
+import io.sparkps.ps.EmbeddingTableFullException;
+import java.util.Arrays;
+import java.util.BitSet;
+
+/**
+ * One parameter server's share of a dynamic embedding table: rows of {@code dim} floats keyed by
+ * 64-bit ids, created as ids arrive ({@link IdSlots}, so ids never collide), each with its lazy
+ * optimizer state ({@link RowRule}), the step it was last touched and whether it changed since the
+ * last checkpoint. Memory is bounded by {@code maxRows}: a new id past it evicts the rows untouched
+ * for {@code evictAfterSteps}, or fails with {@link EmbeddingTableFullException}.
+ *
+ * <p>Ids not admitted yet (seen fewer than {@code minCount} times) and, when reading for inference,
+ * ids never trained share the <em>default row</em>, which trains like any row on the gradients of
+ * the ids it stands for. So a missing or unseen id has a meaning and never fails. A new row starts
+ * from a value that is a function of its id and the seed (uniform in +-{@code initScale}), so that
+ * a row created again after eviction, or by a reference, starts the same.
+ *
+ * <p>Not thread-safe: the shard's owner serializes calls (one table, one lock).
+ */
+final class EmbeddingShard {
+  private static final int PAGE_BITS = 12;
+  private static final int PAGE_ROWS = 1 << PAGE_BITS;
+  static final int DEFAULT_SLOT = 0;
+
+  private final String table;
+  private final int shard;
+  private final int dim;
+  private final RowRule rule;
+  private final int stateWidth;
+  private final int maxRows;
+  private final long evictAfterSteps;
+  private final Admission admission;
+  private final long seed;
+  private final float initScale;
+  private final IdSlots index;
+  private float[][] rows = new float[0][];
+  private float[][] states = new float[0][];
+  private long[] ids = new long[0];
+  private long[] touched = new long[0];
+  private int[] updates = new int[0];
+  private int[] free = new int[0];
+  private int freeCount;
+  private int slotsUsed = 1; // slot 0 is the default row
+  private final BitSet changed = new BitSet();
+  private long[] removed = new long[0];
+  private int removedCount;
+
+  EmbeddingShard(String table, int shard, int dim, RowRule rule, int maxRows, long evictAfterSteps, int minCount,
+      long seed, double initScale) {
+    if (dim < 1 || maxRows < 1 || evictAfterSteps < 0 || minCount < 1 || !(initScale >= 0)) {
+      throw new IllegalArgumentException("embedding table '" + table + "' needs dim >= 1, maxRows >= 1, "
+          + "evictAfterSteps >= 0, minCount >= 1 and initScale >= 0, got " + dim + ", " + maxRows + ", "
+          + evictAfterSteps + ", " + minCount + ", " + initScale);
+    }
+    this.table = table;
+    this.shard = shard;
+    this.dim = dim;
+    this.rule = rule;
+    this.stateWidth = rule.stateWidth(dim);
+    this.maxRows = maxRows;
+    this.evictAfterSteps = evictAfterSteps;
+    this.admission = minCount > 1 ? new Admission(minCount, maxRows) : null;
+    this.seed = seed;
+    this.initScale = (float) initScale;
+    this.index = new IdSlots(Math.min(maxRows, 1 << 16));
+    ensureSlot(DEFAULT_SLOT);
+  }
+
+  /** Rows held, the default row not counted. */
+  int size() {
+    return index.size();
+  }
+
+  /** Floats per row. */
+  int dim() {
+    return dim;
+  }
+
+  /**
+   * The rows of {@code ids} for a training step into {@code out} ({@code ids.length * dim} floats):
+   * an admitted new id gets a row, one not admitted yet reads the default row.
+   */
+  void pull(long[] ids, float[] out, long step) {
+    for (int i = 0; i < ids.length; i++) {
+      int slot = index.get(ids[i]);
+      if (slot < 0 && (admission == null || admission.admit(ids[i]))) {
+        slot = create(ids[i], step);
+      }
+      copyRow(slot < 0 ? DEFAULT_SLOT : slot, out, i * dim);
+    }
+  }
+
+  /** The rows of {@code ids} without creating any (inference): an id not held reads the default row. */
+  void read(long[] ids, float[] out) {
+    for (int i = 0; i < ids.length; i++) {
+      int slot = index.get(ids[i]);
+      copyRow(slot < 0 ? DEFAULT_SLOT : slot, out, i * dim);
+    }
+  }
+
+  /**
+   * Applies the gradients of {@code ids} ({@code ids.length * dim} floats): one optimizer step per
+   * row, after summing the gradients of ids that share it (repeated ids, ids on the default row).
+   */
+  void push(long[] ids, float[] gradients, long step) {
+    IdSlots position = new IdSlots(ids.length);
+    int[] slots = new int[ids.length];
+    float[] summed = new float[ids.length * dim];
+    int distinct = 0;
+    for (int i = 0; i < ids.length; i++) {
+      int slot = index.get(ids[i]);
+      slot = slot < 0 ? DEFAULT_SLOT : slot;
+      int at = position.get(slot);
+      if (at < 0) {
+        at = distinct++;
+        position.put(slot, at);
+        slots[at] = slot;
+      }
+      for (int k = 0; k < dim; k++) {
+        summed[at * dim + k] += gradients[i * dim + k];
+      }
+    }
+    for (int at = 0; at < distinct; at++) {
+      int slot = slots[at];
+      rule.apply(rows[slot >>> PAGE_BITS], (slot & (PAGE_ROWS - 1)) * dim, states[slot >>> PAGE_BITS],
+          (slot & (PAGE_ROWS - 1)) * stateWidth, summed, at * dim, dim, updates[slot]);
+      updates[slot]++;
+      touched[slot] = step;
+      changed.set(slot);
+    }
+  }
+
+  /** Receives one row: its id ({@link Long#MIN_VALUE} for the default row), values, state and update count. */
+  interface RowSink {
+    void accept(long id, float[] row, int rowOffset, float[] state, int stateOffset, int updates);
+  }
+
+  /** Every row held (the default row first), or only those changed since {@link #markCheckpointed}. */
+  void forEachRow(boolean changedOnly, RowSink sink) {
+    for (int slot = 0; slot < slotsUsed; slot++) {
+      boolean held = slot == DEFAULT_SLOT || index.get(ids[slot]) == slot;
+      if (held && (!changedOnly || changed.get(slot))) {
+        sink.accept(slot == DEFAULT_SLOT ? Long.MIN_VALUE : ids[slot], rows[slot >>> PAGE_BITS],
+            (slot & (PAGE_ROWS - 1)) * dim, states[slot >>> PAGE_BITS], (slot & (PAGE_ROWS - 1)) * stateWidth,
+            updates[slot]);
+      }
+    }
+  }
+
+  /** The ids evicted since {@link #markCheckpointed}: an incremental checkpoint deletes them. */
+  long[] evictedSinceCheckpoint() {
+    return Arrays.copyOf(removed, removedCount);
+  }
+
+  /** A checkpoint holds every row as it is now: no row has changed since, none was evicted. */
+  void markCheckpointed() {
+    changed.clear();
+    removedCount = 0;
+  }
+
+  private int create(long id, long step) {
+    if (index.size() >= maxRows && evictOlderThan(step - evictAfterSteps) == 0) {
+      throw new EmbeddingTableFullException(table, shard, maxRows, evictAfterSteps == 0 ? "no eviction is set"
+          : "no row was untouched for " + evictAfterSteps + " steps");
+    }
+    int slot = freeCount > 0 ? free[--freeCount] : slotsUsed++;
+    ensureSlot(slot);
+    index.put(id, slot);
+    ids[slot] = id;
+    touched[slot] = step;
+    updates[slot] = 0;
+    float[] page = rows[slot >>> PAGE_BITS];
+    int offset = (slot & (PAGE_ROWS - 1)) * dim;
+    for (int k = 0; k < dim; k++) {
+      page[offset + k] = initialValue(id, k);
+    }
+    Arrays.fill(states[slot >>> PAGE_BITS], (slot & (PAGE_ROWS - 1)) * stateWidth,
+        ((slot & (PAGE_ROWS - 1)) + 1) * stateWidth, 0f);
+    changed.set(slot);
+    return slot;
+  }
+
+  /** The initial value of element {@code k} of the row of {@code id}: uniform in +-initScale, from a hash. */
+  float initialValue(long id, int k) {
+    long h = mix(mix(id ^ seed) + k * 0x9E3779B97F4A7C15L);
+    return initScale * (float) (2 * ((h >>> 11) / (double) (1L << 53)) - 1);
+  }
+
+  /** Evicts every row last touched at or before {@code step}; how many went. */
+  private int evictOlderThan(long step) {
+    if (evictAfterSteps == 0) {
+      return 0;
+    }
+    int evicted = 0;
+    for (int slot = 1; slot < slotsUsed; slot++) {
+      if (touched[slot] <= step && index.get(ids[slot]) == slot) {
+        index.remove(ids[slot]);
+        changed.clear(slot);
+        if (removedCount == removed.length) {
+          removed = Arrays.copyOf(removed, Math.max(16, removed.length * 2));
+        }
+        removed[removedCount++] = ids[slot];
+        if (freeCount == free.length) {
+          free = Arrays.copyOf(free, Math.max(16, free.length * 2));
+        }
+        free[freeCount++] = slot;
+        evicted++;
+      }
+    }
+    return evicted;
+  }
+
+  private void copyRow(int slot, float[] out, int at) {
+    System.arraycopy(rows[slot >>> PAGE_BITS], (slot & (PAGE_ROWS - 1)) * dim, out, at, dim);
+  }
+
+  private void ensureSlot(int slot) {
+    int page = slot >>> PAGE_BITS;
+    if (page >= rows.length) {
+      rows = Arrays.copyOf(rows, page + 1);
+      states = Arrays.copyOf(states, page + 1);
+      rows[page] = new float[PAGE_ROWS * dim];
+      states[page] = new float[PAGE_ROWS * stateWidth];
+    }
+    if (slot >= ids.length) {
+      int length = Math.max(PAGE_ROWS, ids.length * 2);
+      ids = Arrays.copyOf(ids, length);
+      touched = Arrays.copyOf(touched, length);
+      updates = Arrays.copyOf(updates, length);
+    }
+  }
+
+  private static long mix(long z) {
+    z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+    z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+    return z ^ (z >>> 31);
+  }
+
+  /**
+   * Admission by count: an id gets a row once seen {@code minCount} times. Counts are kept in a
+   * count-min sketch (4 hashes over at least 4 counters per row the table may hold), so ids that
+   * never reach the count cost no row; a sketch overcounts, never undercounts, so an admitted id
+   * was seen at least {@code minCount} times or collided with ones that were.
+   */
+  private static final class Admission {
+    private static final int HASHES = 4;
+    private final int minCount;
+    private final int[] counts;
+    private final int mask;
+
+    Admission(int minCount, int maxRows) {
+      this.minCount = minCount;
+      int width = 1024;
+      while (width < 4L * maxRows && width < 1 << 26) {
+        width <<= 1;
+      }
+      this.counts = new int[HASHES * width];
+      this.mask = width - 1;
+    }
+
+    boolean admit(long id) {
+      int least = Integer.MAX_VALUE;
+      int[] at = new int[HASHES];
+      for (int h = 0; h < HASHES; h++) {
+        at[h] = h * (mask + 1) + (int) (mix(id + h * 0x632BE59BD9B4E019L) & mask);
+        least = Math.min(least, counts[at[h]]);
+      }
+      for (int h = 0; h < HASHES; h++) {
+        if (counts[at[h]] == least && least < Integer.MAX_VALUE) {
+          counts[at[h]]++; // conservative update: only the smallest counters grow
+        }
+      }
+      return least + 1 >= minCount;
+    }
+  }
+}
