@@ -165,6 +165,7 @@ public final class Minibatches implements AutoCloseable {
     private int[] order;
     private int next;
     private int step;
+    private boolean released;
 
     Batches(int epoch, int from, int steps, int batchSize, long seed) {
       this.seed = seed * 31 + epoch;
@@ -192,7 +193,7 @@ public final class Minibatches implements AutoCloseable {
 
     /** Maps window {@code w}'s blocks (unmapping the last window's) and shuffles its records. */
     private void open(int w) {
-      release();
+      unmapWindow();
       window = w;
       int first = w * windowBlocks;
       int count = Math.min(windowBlocks, blockOrder.length - first);
@@ -207,7 +208,17 @@ public final class Minibatches implements AutoCloseable {
       shuffle(order, new Random(seed * 1_000_003L + w));
     }
 
-    void release() {
+    /**
+     * Unmaps the window. Synchronized with {@link #next}: a batch being copied on the prefetch
+     * thread when the task ends (its thread interrupted, its prefetch timed out) finishes before
+     * its blocks are unmapped; unmapping under it crashed the JVM.
+     */
+    synchronized void release() {
+      released = true;
+      unmapWindow();
+    }
+
+    private void unmapWindow() {
       for (int i = 0; i < views.length; i++) {
         RowStore.release(views[i]);
         views[i] = null;
@@ -220,7 +231,10 @@ public final class Minibatches implements AutoCloseable {
     }
 
     @Override
-    public DataSet next() {
+    public synchronized DataSet next() {
+      if (released && step < steps) {
+        throw new IllegalStateException("these minibatches were released: the epoch or the partition was closed");
+      }
       if (!hasNext()) {
         throw new java.util.NoSuchElementException("the epoch has " + steps + " steps");
       }

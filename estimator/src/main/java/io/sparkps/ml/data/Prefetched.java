@@ -120,7 +120,11 @@ public final class Prefetched<T> implements Iterator<T>, AutoCloseable {
     return new IllegalStateException(name + " failed", e.getCause());
   }
 
-  /** Waits for the element in the making (at most the timeout), then ends the thread. Idempotent. */
+  /**
+   * Waits for the element in the making (at most the timeout), then ends the thread. Idempotent.
+   * An interrupt does not cut the wait short (the caller releases the source's memory next, which
+   * the element in the making may still be reading); it is kept for the caller to see.
+   */
   @Override
   public void close() {
     if (closed) {
@@ -130,15 +134,25 @@ public final class Prefetched<T> implements Iterator<T>, AutoCloseable {
     ahead = null;
     made = null;
     thread.shutdown();
+    boolean interrupted = false;
+    long deadline = System.nanoTime() + timeout.toNanos();
     try {
-      if (!thread.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-        thread.shutdownNow();
-        throw new IllegalStateException(name + " was still making an element " + timeout.toMillis()
-            + " ms after it was closed");
+      while (true) {
+        try {
+          if (thread.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+            return;
+          }
+          thread.shutdownNow();
+          throw new IllegalStateException(name + " was still making an element " + timeout.toMillis()
+              + " ms after it was closed");
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
       }
-    } catch (InterruptedException e) {
-      thread.shutdownNow();
-      Thread.currentThread().interrupt();
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 }

@@ -121,6 +121,56 @@ class PrefetchedTest {
     p.close(); // idempotent
   }
 
+  /**
+   * The task ends (Spark interrupts its thread) while the next minibatch is being copied out of a
+   * mapped block: close must still wait for the copy, or the blocks are unmapped under it (a JVM
+   * crash in CI). The source is held mid-element, the closing thread interrupted, then released.
+   */
+  @Test
+  void close_interrupted_stillWaitsForTheElementInTheMaking_andKeepsTheInterrupt() throws Exception {
+    CountDownLatch started = new CountDownLatch(1);
+    CountDownLatch hold = new CountDownLatch(1);
+    AtomicBoolean finished = new AtomicBoolean();
+    Iterator<Integer> held = new Iterator<>() {
+      @Override
+      public boolean hasNext() {
+        return true;
+      }
+
+      @Override
+      public Integer next() {
+        started.countDown();
+        try {
+          hold.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        finished.set(true);
+        return 1;
+      }
+    };
+    Prefetched<Integer> p = new Prefetched<>(held, "prefetch-interrupted", Duration.ofSeconds(30));
+    p.prefetch();
+    assertTrue(started.await(10, TimeUnit.SECONDS));
+    AtomicBoolean finishedWhenClosed = new AtomicBoolean();
+    AtomicBoolean interruptKept = new AtomicBoolean();
+    Thread closer = new Thread(() -> {
+      p.close();
+      finishedWhenClosed.set(finished.get());
+      interruptKept.set(Thread.currentThread().isInterrupted());
+    }, "closer");
+    closer.start();
+    waitFor(() -> closer.getState() == Thread.State.TIMED_WAITING || closer.getState() == Thread.State.WAITING);
+    closer.interrupt();
+    closer.join(500);
+    assertTrue(closer.isAlive(), "close returned on the interrupt while the source was still being read");
+    hold.countDown();
+    closer.join(10_000);
+    assertFalse(closer.isAlive());
+    assertTrue(finishedWhenClosed.get(), "close returned before the element in the making was done");
+    assertTrue(interruptKept.get(), "the closing thread's interrupt is kept for it to see");
+  }
+
   @Test
   void aStuckSource_failsTheWaitAfterTheTimeout_namingTheThread() {
     CountDownLatch never = new CountDownLatch(1);
