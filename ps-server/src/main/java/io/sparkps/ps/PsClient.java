@@ -269,6 +269,16 @@ public final class PsClient implements AutoCloseable {
         Snapshotting.bound(config.callTimeout, catalog.placement().loadBytes()));
   }
 
+  /**
+   * Creates embedding table {@code spec} on every shard (a table that exists with the same spec is
+   * kept, so every worker may call this) and returns a handle on it.
+   */
+  public EmbeddingTable embeddingTable(EmbeddingSpec spec) {
+    checkOpen();
+    all("create embedding table '" + spec.name() + "'", s -> s.createEmbedding(spec.proto()), config.callTimeout);
+    return new EmbeddingTable(spec, shards, config.callTimeout, recovery);
+  }
+
   /** Asks every shard to stop. */
   public void shutdownServers() {
     checkOpen();

@@ -9,6 +9,10 @@ import io.sparkps.ps.grpc.proto.AwaitInitializedRequest;
 import io.sparkps.ps.grpc.proto.CreateReply;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.EchoMessage;
+import io.sparkps.ps.grpc.proto.EmbeddingPullRequest;
+import io.sparkps.ps.grpc.proto.EmbeddingPushRequest;
+import io.sparkps.ps.grpc.proto.EmbeddingRows;
+import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
 import io.sparkps.ps.grpc.proto.HelloReply;
 import io.sparkps.ps.grpc.proto.HelloRequest;
 import io.sparkps.ps.grpc.proto.ListVariablesReply;
@@ -56,6 +60,13 @@ public final class PsMethods {
       unary("Echo", EchoMessage.getDefaultInstance(), EchoMessage.getDefaultInstance());
   static final MethodDescriptor<ShutdownRequest, ShutdownReply> SHUTDOWN =
       unary("Shutdown", ShutdownRequest.getDefaultInstance(), ShutdownReply.getDefaultInstance());
+
+  static final MethodDescriptor<EmbeddingSpecProto, CreateReply> CREATE_EMBEDDING =
+      unary("CreateEmbedding", EmbeddingSpecProto.getDefaultInstance(), CreateReply.getDefaultInstance());
+  static final MethodDescriptor<EmbeddingPullRequest, EmbeddingRows> PULL_EMBEDDING =
+      unary("PullEmbedding", EmbeddingPullRequest.getDefaultInstance(), EmbeddingRows.getDefaultInstance());
+  static final MethodDescriptor<EmbeddingPushRequest, UpdateReply> PUSH_EMBEDDING =
+      unary("PushEmbedding", EmbeddingPushRequest.getDefaultInstance(), UpdateReply.getDefaultInstance());
 
   private PsMethods() {}
 

@@ -13,6 +13,10 @@ import io.sparkps.ps.grpc.proto.AwaitInitializedReply;
 import io.sparkps.ps.grpc.proto.AwaitInitializedRequest;
 import io.sparkps.ps.grpc.proto.CreateReply;
 import io.sparkps.ps.grpc.proto.CreateRequest;
+import io.sparkps.ps.grpc.proto.EmbeddingPullRequest;
+import io.sparkps.ps.grpc.proto.EmbeddingPushRequest;
+import io.sparkps.ps.grpc.proto.EmbeddingRows;
+import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
 import io.sparkps.ps.grpc.proto.HelloReply;
 import io.sparkps.ps.grpc.proto.HelloRequest;
 import io.sparkps.ps.grpc.proto.PullRequest;
@@ -23,6 +27,7 @@ import io.sparkps.ps.grpc.proto.UpdateReply;
 import io.sparkps.ps.wire.FloatPool;
 import io.sparkps.ps.wire.FloatRange;
 import io.sparkps.ps.wire.Payload;
+import io.sparkps.ps.server.EmbeddingTables;
 import io.sparkps.ps.server.Reads;
 import io.sparkps.ps.server.ShardStore;
 import io.sparkps.ps.server.Snapshots;
@@ -47,6 +52,7 @@ public final class PsService {
   private final Reads reads;
   private Snapshots snapshots;
   private final Waiters waiters;
+  private final EmbeddingTables embeddings;
   private final FloatPool pool;
   private final boolean copyPayloads;
   private final long maxWaitMs;
@@ -67,6 +73,7 @@ public final class PsService {
     this.updates = new Updates(store);
     this.reads = new Reads(store, maxFrameFloats);
     this.waiters = waiters;
+    this.embeddings = new EmbeddingTables(store.shardIndex());
     this.pool = pool;
     this.copyPayloads = copyPayloads;
     this.maxWaitMs = maxWaitMs;
@@ -95,11 +102,42 @@ public final class PsService {
             reply(o, () -> HelloReply.newBuilder().setShard(store.shardIndex()).setBulkPort(bulkPort)
                 .setBulkVersion(1).setLocalId(localId).build())))
         .addMethod(PsMethods.ECHO, ServerCalls.asyncUnaryCall((r, o) -> reply(o, () -> r)))
+        .addMethod(PsMethods.CREATE_EMBEDDING, ServerCalls.asyncUnaryCall((EmbeddingSpecProto r,
+            StreamObserver<CreateReply> o) -> reply(o, () -> CreateReply.newBuilder().setCreated(
+                embeddings.create(r) ? 1 : 0).build())))
+        .addMethod(PsMethods.PULL_EMBEDDING, ServerCalls.asyncUnaryCall((EmbeddingPullRequest r,
+            StreamObserver<EmbeddingRows> o) -> reply(o, () -> EmbeddingRows.newBuilder().addAllValues(
+                floats(embeddings.pull(r.getTable(), longs(r.getIdsList()), r.getStep(), r.getTrain()))).build())))
+        .addMethod(PsMethods.PUSH_EMBEDDING, ServerCalls.asyncUnaryCall((EmbeddingPushRequest r,
+            StreamObserver<UpdateReply> o) -> reply(o, () -> {
+              embeddings.push(r.getTable(), longs(r.getIdsList()), unboxed(r.getGradientsList()), r.getStep());
+              return UpdateReply.getDefaultInstance();
+            })))
         .addMethod(PsMethods.SHUTDOWN, ServerCalls.asyncUnaryCall((r, o) -> {
           reply(o, ShutdownReply::getDefaultInstance);
           onShutdown.run();
         }))
         .build();
+  }
+
+  private static long[] longs(List<Long> values) {
+    return values.stream().mapToLong(Long::longValue).toArray();
+  }
+
+  private static float[] unboxed(List<Float> values) {
+    float[] out = new float[values.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = values.get(i);
+    }
+    return out;
+  }
+
+  private static List<Float> floats(float[] values) {
+    List<Float> out = new ArrayList<>(values.length);
+    for (float v : values) {
+      out.add(v);
+    }
+    return out;
   }
 
   /** Created on first use, so a server runs without Hadoop on the class path until it snapshots. */

@@ -10,6 +10,10 @@ import io.sparkps.ps.grpc.proto.AwaitInitializedRequest;
 import io.sparkps.ps.grpc.proto.CreateReply;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.EchoMessage;
+import io.sparkps.ps.grpc.proto.EmbeddingPullRequest;
+import io.sparkps.ps.grpc.proto.EmbeddingPushRequest;
+import io.sparkps.ps.grpc.proto.EmbeddingRows;
+import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
 import io.sparkps.ps.grpc.proto.HelloReply;
 import io.sparkps.ps.grpc.proto.HelloRequest;
 import io.sparkps.ps.grpc.proto.ListVariablesReply;
@@ -141,6 +145,21 @@ public final class ShardStub {
   /** A plain protobuf round trip (diagnostics and benchmarks). */
   public CompletableFuture<EchoMessage> echo(EchoMessage message) {
     return unary(PsMethods.ECHO, message, callTimeout);
+  }
+
+  /** Creates an embedding table's share on this shard (a table that exists with the same spec is kept). */
+  public CompletableFuture<CreateReply> createEmbedding(EmbeddingSpecProto spec) {
+    return unary(PsMethods.CREATE_EMBEDDING, spec, callTimeout);
+  }
+
+  /** Rows of ids this shard holds of a table. */
+  public CompletableFuture<EmbeddingRows> pullEmbedding(EmbeddingPullRequest request) {
+    return unary(PsMethods.PULL_EMBEDDING, request, callTimeout);
+  }
+
+  /** Row gradients for ids this shard holds of a table. */
+  public CompletableFuture<UpdateReply> pushEmbedding(EmbeddingPushRequest request) {
+    return unary(PsMethods.PUSH_EMBEDDING, request, callTimeout);
   }
 
   /** Asks the shard to stop. */

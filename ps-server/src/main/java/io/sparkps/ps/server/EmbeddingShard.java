@@ -162,8 +162,8 @@ final class EmbeddingShard {
 
   private int create(long id, long step) {
     if (index.size() >= maxRows && evictOlderThan(step - evictAfterSteps) == 0) {
-      throw new EmbeddingTableFullException(table, shard, maxRows, evictAfterSteps == 0 ? "no eviction is set"
-          : "no row was untouched for " + evictAfterSteps + " steps");
+      throw new EmbeddingTableFullException(EmbeddingTableFullException.message(table, shard, maxRows,
+          evictAfterSteps == 0 ? "no eviction is set" : "no row was untouched for " + evictAfterSteps + " steps"), null);
     }
     int slot = freeCount > 0 ? free[--freeCount] : slotsUsed++;
     ensureSlot(slot);

@@ -2,6 +2,7 @@ package io.sparkps.ps.wire;
 
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.sparkps.ps.EmbeddingTableFullException;
 import io.sparkps.ps.PsAuthenticationException;
 import io.sparkps.ps.PsException;
 import io.sparkps.ps.PsTimeoutException;
@@ -28,6 +29,9 @@ public final class StatusMapping {
     if (t instanceof StatusRuntimeException sre) {
       return sre.getStatus();
     }
+    if (t instanceof EmbeddingTableFullException) {
+      return Status.RESOURCE_EXHAUSTED.withDescription(t.getMessage());
+    }
     return Status.INTERNAL.withDescription(t.getClass().getName() + ": " + t.getMessage()).withCause(t);
   }
 
@@ -41,6 +45,9 @@ public final class StatusMapping {
     return switch (s.getCode()) {
       case INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS, OUT_OF_RANGE -> new IllegalArgumentException(message, t);
       case FAILED_PRECONDITION -> new IllegalStateException(message, t);
+      // gRPC's own RESOURCE_EXHAUSTED (a message over the size limit) stays a PsException.
+      case RESOURCE_EXHAUSTED -> s.getDescription() != null && s.getDescription().startsWith("embedding table '")
+          ? new EmbeddingTableFullException(message, t) : new PsException(message, t);
       case UNAUTHENTICATED, PERMISSION_DENIED -> new PsAuthenticationException(message, t);
       case DEADLINE_EXCEEDED -> new PsTimeoutException(message, t);
       case UNAVAILABLE -> new PsUnavailableException(shard + ": " + operation

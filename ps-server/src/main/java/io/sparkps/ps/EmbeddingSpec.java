@@ -1,0 +1,135 @@
+package io.sparkps.ps;
+
+import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
+import java.util.List;
+
+/**
+ * An embedding table: rows of {@code dim} floats keyed by 64-bit ids, sharded across the ps by
+ * id and created as ids arrive, each ps holding at most {@code maxRowsPerShard} of them. Immutable;
+ * build one with {@link #builder()}.
+ */
+public final class EmbeddingSpec {
+  /** The lazy optimizers a table can use (state per row, created on first touch). */
+  public static final List<String> OPTIMIZERS = List.of("SGD", "ADAGRAD", "ROWWISE_ADAGRAD", "LAZY_ADAM", "FTRL");
+  private final EmbeddingSpecProto proto;
+
+  private EmbeddingSpec(EmbeddingSpecProto proto) {
+    this.proto = proto;
+  }
+
+  /** A builder; {@code setName} and {@code setDim} are required. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The table's name. */
+  public String name() {
+    return proto.getName();
+  }
+
+  /** Floats per row. */
+  public int dim() {
+    return proto.getDim();
+  }
+
+  /** The most rows one ps holds of this table. */
+  public int maxRowsPerShard() {
+    return proto.getMaxRowsPerShard();
+  }
+
+  EmbeddingSpecProto proto() {
+    return proto;
+  }
+
+  @Override
+  public String toString() {
+    return "EmbeddingSpec{" + proto.toString().replace('\n', ' ').trim() + "}";
+  }
+
+  /** Builds an {@link EmbeddingSpec}. */
+  public static final class Builder {
+    private final EmbeddingSpecProto.Builder b = EmbeddingSpecProto.newBuilder().setOptimizer("ROWWISE_ADAGRAD")
+        .setLearningRate(0.05).setBeta1(0.9).setBeta2(0.999).setEpsilon(1e-8).setFtrlBeta(1.0)
+        .setMaxRowsPerShard(1_000_000).setMinCount(1).setSeed(1).setInitScale(0.01);
+
+    private Builder() {}
+
+    /** The table's name (required). */
+    public Builder setName(String name) {
+      b.setName(name == null ? "" : name);
+      return this;
+    }
+
+    /** Floats per row (required, >= 1). */
+    public Builder setDim(int dim) {
+      b.setDim(dim);
+      return this;
+    }
+
+    /** One of {@link #OPTIMIZERS} with its learning rate (default ROWWISE_ADAGRAD, 0.05). */
+    public Builder optOptimizer(String optimizer, double learningRate) {
+      b.setOptimizer(optimizer == null ? "" : optimizer).setLearningRate(learningRate);
+      return this;
+    }
+
+    /** LAZY_ADAM's betas and the epsilon of ADAGRAD, ROWWISE_ADAGRAD and LAZY_ADAM (defaults 0.9, 0.999, 1e-8). */
+    public Builder optAdam(double beta1, double beta2, double epsilon) {
+      b.setBeta1(beta1).setBeta2(beta2).setEpsilon(epsilon);
+      return this;
+    }
+
+    /** FTRL's beta, L1 and L2 (defaults 1, 0, 0). */
+    public Builder optFtrl(double beta, double l1, double l2) {
+      b.setFtrlBeta(beta).setL1(l1).setL2(l2);
+      return this;
+    }
+
+    /** The most rows one ps holds (default 1,000,000): past it, eviction or {@link EmbeddingTableFullException}. */
+    public Builder optMaxRowsPerShard(int rows) {
+      b.setMaxRowsPerShard(rows);
+      return this;
+    }
+
+    /** Evict rows untouched for this many steps when a shard is full (default 0: never). */
+    public Builder optEvictAfterSteps(long steps) {
+      b.setEvictAfterSteps(steps);
+      return this;
+    }
+
+    /** An id gets a row of its own once seen this many times (default 1); before, it shares the default row. */
+    public Builder optMinCount(int count) {
+      b.setMinCount(count);
+      return this;
+    }
+
+    /** New rows are uniform in +-scale (default 0.01), a function of their id and {@code seed} (default 1). */
+    public Builder optInit(double scale, long seed) {
+      b.setInitScale(scale).setSeed(seed);
+      return this;
+    }
+
+    /** Validates and builds the spec. */
+    public EmbeddingSpec build() {
+      if (b.getName().isBlank()) {
+        throw new IllegalArgumentException("embedding table name must not be blank, got '" + b.getName() + "'");
+      }
+      String at = "embedding table '" + b.getName() + "': ";
+      if (b.getDim() < 1) {
+        throw new IllegalArgumentException(at + "dim must be >= 1, got " + b.getDim());
+      }
+      if (!OPTIMIZERS.contains(b.getOptimizer())) {
+        throw new IllegalArgumentException(at + "optimizer must be one of " + OPTIMIZERS + ", got '"
+            + b.getOptimizer() + "'");
+      }
+      if (!(b.getLearningRate() > 0)) {
+        throw new IllegalArgumentException(at + "learningRate must be > 0, got " + b.getLearningRate());
+      }
+      if (b.getMaxRowsPerShard() < 1 || b.getEvictAfterSteps() < 0 || b.getMinCount() < 1 || !(b.getInitScale() >= 0)) {
+        throw new IllegalArgumentException(at + "maxRowsPerShard and minCount must be >= 1, evictAfterSteps and "
+            + "initScale >= 0, got " + b.getMaxRowsPerShard() + ", " + b.getMinCount() + ", "
+            + b.getEvictAfterSteps() + ", " + b.getInitScale());
+      }
+      return new EmbeddingSpec(b.build());
+    }
+  }
+}

@@ -1,0 +1,118 @@
+package io.sparkps.ps;
+
+import io.sparkps.ps.grpc.ShardStub;
+import io.sparkps.ps.grpc.proto.EmbeddingPullRequest;
+import io.sparkps.ps.grpc.proto.EmbeddingPushRequest;
+import io.sparkps.ps.grpc.proto.EmbeddingRows;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+
+/**
+ * A client's handle on an embedding table ({@link PsClient#embeddingTable}): pulls the rows of a
+ * minibatch's ids and pushes their gradients, each id to the ps its hash places it on, the ps in
+ * parallel. Only the ids asked for travel, so bytes per step scale with the ids a step touches,
+ * not with the table. Pass each id once per call (a minibatch's unique ids, gradients summed).
+ * Thread-safe as its client is; closing the client ends it.
+ */
+public final class EmbeddingTable {
+  private final EmbeddingSpec spec;
+  private final List<ShardStub> shards;
+  private final Duration callTimeout;
+  private final Calls.Recoverer recovery;
+
+  EmbeddingTable(EmbeddingSpec spec, List<ShardStub> shards, Duration callTimeout, Calls.Recoverer recovery) {
+    this.spec = spec;
+    this.shards = shards;
+    this.callTimeout = callTimeout;
+    this.recovery = recovery;
+  }
+
+  /** The table's spec. */
+  public EmbeddingSpec spec() {
+    return spec;
+  }
+
+  /** The ps that holds {@code id}'s row, of {@code numShards}: a hash of the id, so neighbouring ids spread. */
+  public static int shardOf(long id, int numShards) {
+    long z = (id ^ (id >>> 33)) * 0xFF51AFD7ED558CCDL;
+    z = (z ^ (z >>> 33)) * 0xC4CEB9FE1A85EC53L;
+    return (int) Math.floorMod(z ^ (z >>> 33), (long) numShards);
+  }
+
+  /**
+   * The rows of {@code ids} for training step {@code step}, row after row ({@code ids.length * dim}
+   * floats): an id seen often enough gets a row of its own, one not admitted yet reads the default row.
+   */
+  public float[] pull(long[] ids, long step) {
+    return rows(ids, step, true, "pull embedding rows");
+  }
+
+  /** The rows of {@code ids} without creating any (inference): an id the table does not hold reads the default row. */
+  public float[] read(long[] ids) {
+    return rows(ids, 0, false, "read embedding rows");
+  }
+
+  /** Applies {@code gradients} ({@code ids.length * dim} floats, row after row) to the rows of {@code ids}. */
+  public void push(long[] ids, float[] gradients, long step) {
+    int dim = spec.dim();
+    if (gradients.length != (long) ids.length * dim) {
+      throw new IllegalArgumentException("embedding table '" + spec.name() + "': " + ids.length + " ids of dim " + dim
+          + " need " + (long) ids.length * dim + " gradient values, got " + gradients.length);
+    }
+    Split split = split(ids);
+    Map<Integer, Function<ShardStub, CompletableFuture<Object>>> calls = new LinkedHashMap<>();
+    split.positions.forEach((shard, at) -> {
+      EmbeddingPushRequest.Builder r = EmbeddingPushRequest.newBuilder().setTable(spec.name()).setStep(step);
+      for (int i : at) {
+        r.addIds(ids[i]);
+        for (int k = 0; k < dim; k++) {
+          r.addGradients(gradients[i * dim + k]);
+        }
+      }
+      EmbeddingPushRequest request = r.build();
+      calls.put(shard, s -> s.pushEmbedding(request).thenApply(x -> x));
+    });
+    Calls.run(shards, calls, "push embedding gradients of '" + spec.name() + "'", callTimeout, recovery);
+  }
+
+  private float[] rows(long[] ids, long step, boolean train, String op) {
+    int dim = spec.dim();
+    Split split = split(ids);
+    Map<Integer, Function<ShardStub, CompletableFuture<EmbeddingRows>>> calls = new LinkedHashMap<>();
+    split.positions.forEach((shard, at) -> {
+      EmbeddingPullRequest.Builder r = EmbeddingPullRequest.newBuilder().setTable(spec.name()).setStep(step)
+          .setTrain(train);
+      at.forEach(i -> r.addIds(ids[i]));
+      EmbeddingPullRequest request = r.build();
+      calls.put(shard, s -> s.pullEmbedding(request));
+    });
+    List<EmbeddingRows> replies = Calls.run(shards, calls, op + " of '" + spec.name() + "'", callTimeout, recovery);
+    float[] out = new float[ids.length * dim];
+    int part = 0;
+    for (List<Integer> at : split.positions.values()) {
+      EmbeddingRows rows = replies.get(part++);
+      for (int j = 0; j < at.size(); j++) {
+        for (int k = 0; k < dim; k++) {
+          out[at.get(j) * dim + k] = rows.getValues(j * dim + k);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The positions in {@code ids} of each shard's ids, shards in ascending order. */
+  private record Split(Map<Integer, List<Integer>> positions) {}
+
+  private Split split(long[] ids) {
+    Map<Integer, List<Integer>> positions = new java.util.TreeMap<>();
+    for (int i = 0; i < ids.length; i++) {
+      positions.computeIfAbsent(shardOf(ids[i], shards.size()), s -> new ArrayList<>()).add(i);
+    }
+    return new Split(positions);
+  }
+}
