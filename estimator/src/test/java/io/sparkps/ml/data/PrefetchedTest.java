@@ -92,24 +92,7 @@ class PrefetchedTest {
   void close_waitsForTheElementInTheMaking_beforeTheSourceMayBeReleased() throws Exception {
     CountDownLatch started = new CountDownLatch(1);
     AtomicBoolean finished = new AtomicBoolean();
-    Iterator<Integer> slow = new Iterator<>() {
-      @Override
-      public boolean hasNext() {
-        return true;
-      }
-
-      @Override
-      public Integer next() {
-        started.countDown();
-        try {
-          Thread.sleep(300);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-        finished.set(true);
-        return 1;
-      }
-    };
+    Iterator<Integer> slow = slowSource(started, finished, () -> Thread.sleep(300));
     Prefetched<Integer> p = new Prefetched<>(slow, "prefetch-close", Duration.ofSeconds(10));
     p.prefetch();
     assertTrue(started.await(10, TimeUnit.SECONDS));
@@ -131,24 +114,7 @@ class PrefetchedTest {
     CountDownLatch started = new CountDownLatch(1);
     CountDownLatch hold = new CountDownLatch(1);
     AtomicBoolean finished = new AtomicBoolean();
-    Iterator<Integer> held = new Iterator<>() {
-      @Override
-      public boolean hasNext() {
-        return true;
-      }
-
-      @Override
-      public Integer next() {
-        started.countDown();
-        try {
-          hold.await();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-        finished.set(true);
-        return 1;
-      }
-    };
+    Iterator<Integer> held = slowSource(started, finished, hold::await);
     Prefetched<Integer> p = new Prefetched<>(held, "prefetch-interrupted", Duration.ofSeconds(30));
     p.prefetch();
     assertTrue(started.await(10, TimeUnit.SECONDS));
@@ -201,6 +167,32 @@ class PrefetchedTest {
     IllegalStateException onClose = assertThrows(IllegalStateException.class, p::close);
     assertNotEquals(-1, onClose.getMessage().indexOf("still making an element"), onClose.getMessage());
     never.countDown();
+  }
+
+  private interface Wait {
+    void run() throws InterruptedException;
+  }
+
+  /** An endless source whose each element says it started, waits on {@code wait}, then says it finished. */
+  private static Iterator<Integer> slowSource(CountDownLatch started, AtomicBoolean finished, Wait wait) {
+    return new Iterator<>() {
+      @Override
+      public boolean hasNext() {
+        return true;
+      }
+
+      @Override
+      public Integer next() {
+        started.countDown();
+        try {
+          wait.run();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        finished.set(true);
+        return 1;
+      }
+    };
   }
 
   private static boolean threadAlive(String name) throws InterruptedException {
