@@ -4,6 +4,7 @@ import io.sparkps.ps.grpc.ShardStub;
 import io.sparkps.ps.grpc.proto.EmbeddingPullRequest;
 import io.sparkps.ps.grpc.proto.EmbeddingPushRequest;
 import io.sparkps.ps.grpc.proto.EmbeddingRows;
+import io.sparkps.ps.wire.PackedArrays;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -67,14 +68,14 @@ public final class EmbeddingTable {
     Split split = split(ids);
     Map<Integer, Function<ShardStub, CompletableFuture<Object>>> calls = new LinkedHashMap<>();
     split.positions.forEach((shard, at) -> {
-      EmbeddingPushRequest.Builder r = EmbeddingPushRequest.newBuilder().setTable(spec.name()).setStep(step);
-      for (int i : at) {
-        r.addIds(ids[i]);
-        for (int k = 0; k < dim; k++) {
-          r.addGradients(gradients[i * dim + k]);
-        }
+      long[] part = new long[at.size()];
+      float[] partGradients = new float[at.size() * dim];
+      for (int j = 0; j < part.length; j++) {
+        part[j] = ids[at.get(j)];
+        System.arraycopy(gradients, at.get(j) * dim, partGradients, j * dim, dim);
       }
-      EmbeddingPushRequest request = r.build();
+      EmbeddingPushRequest request = EmbeddingPushRequest.newBuilder().setTable(spec.name()).setStep(step)
+          .setIds(PackedArrays.ofLongs(part)).setGradients(PackedArrays.ofFloats(partGradients)).build();
       calls.put(shard, s -> s.pushEmbedding(request).thenApply(x -> x));
     });
     Calls.run(shards, calls, "push embedding gradients of '" + spec.name() + "'", callTimeout, recovery);
@@ -85,21 +86,22 @@ public final class EmbeddingTable {
     Split split = split(ids);
     Map<Integer, Function<ShardStub, CompletableFuture<EmbeddingRows>>> calls = new LinkedHashMap<>();
     split.positions.forEach((shard, at) -> {
-      EmbeddingPullRequest.Builder r = EmbeddingPullRequest.newBuilder().setTable(spec.name()).setStep(step)
-          .setTrain(train);
-      at.forEach(i -> r.addIds(ids[i]));
-      EmbeddingPullRequest request = r.build();
+      long[] part = at.stream().mapToLong(i -> ids[i]).toArray();
+      EmbeddingPullRequest request = EmbeddingPullRequest.newBuilder().setTable(spec.name()).setStep(step)
+          .setTrain(train).setIds(PackedArrays.ofLongs(part)).build();
       calls.put(shard, s -> s.pullEmbedding(request));
     });
     List<EmbeddingRows> replies = Calls.run(shards, calls, op + " of '" + spec.name() + "'", callTimeout, recovery);
     float[] out = new float[ids.length * dim];
     int part = 0;
     for (List<Integer> at : split.positions.values()) {
-      EmbeddingRows rows = replies.get(part++);
+      float[] rows = PackedArrays.floats(replies.get(part++).getValues(), "rows");
+      if (rows.length != at.size() * dim) {
+        throw new PsException("embedding table '" + spec.name() + "': a ps sent " + rows.length + " floats for "
+            + at.size() + " rows of dim " + dim, null);
+      }
       for (int j = 0; j < at.size(); j++) {
-        for (int k = 0; k < dim; k++) {
-          out[at.get(j) * dim + k] = rows.getValues(j * dim + k);
-        }
+        System.arraycopy(rows, j * dim, out, at.get(j) * dim, dim);
       }
     }
     return out;

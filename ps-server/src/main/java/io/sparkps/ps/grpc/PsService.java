@@ -26,6 +26,7 @@ import io.sparkps.ps.grpc.proto.SnapshotRequest;
 import io.sparkps.ps.grpc.proto.UpdateReply;
 import io.sparkps.ps.wire.FloatPool;
 import io.sparkps.ps.wire.FloatRange;
+import io.sparkps.ps.wire.PackedArrays;
 import io.sparkps.ps.wire.Payload;
 import io.sparkps.ps.server.EmbeddingTables;
 import io.sparkps.ps.server.Reads;
@@ -106,11 +107,13 @@ public final class PsService {
             StreamObserver<CreateReply> o) -> reply(o, () -> CreateReply.newBuilder().setCreated(
                 embeddings.create(r) ? 1 : 0).build())))
         .addMethod(PsMethods.PULL_EMBEDDING, ServerCalls.asyncUnaryCall((EmbeddingPullRequest r,
-            StreamObserver<EmbeddingRows> o) -> reply(o, () -> EmbeddingRows.newBuilder().addAllValues(
-                floats(embeddings.pull(r.getTable(), longs(r.getIdsList()), r.getStep(), r.getTrain()))).build())))
+            StreamObserver<EmbeddingRows> o) -> reply(o, () -> EmbeddingRows.newBuilder().setValues(PackedArrays.ofFloats(
+                embeddings.pull(r.getTable(), PackedArrays.longs(r.getIds(), "ids"), r.getStep(), r.getTrain())))
+                .build())))
         .addMethod(PsMethods.PUSH_EMBEDDING, ServerCalls.asyncUnaryCall((EmbeddingPushRequest r,
             StreamObserver<UpdateReply> o) -> reply(o, () -> {
-              embeddings.push(r.getTable(), longs(r.getIdsList()), unboxed(r.getGradientsList()), r.getStep());
+              embeddings.push(r.getTable(), PackedArrays.longs(r.getIds(), "ids"),
+                  PackedArrays.floats(r.getGradients(), "gradients"), r.getStep());
               return UpdateReply.getDefaultInstance();
             })))
         .addMethod(PsMethods.SHUTDOWN, ServerCalls.asyncUnaryCall((r, o) -> {
@@ -118,26 +121,6 @@ public final class PsService {
           onShutdown.run();
         }))
         .build();
-  }
-
-  private static long[] longs(List<Long> values) {
-    return values.stream().mapToLong(Long::longValue).toArray();
-  }
-
-  private static float[] unboxed(List<Float> values) {
-    float[] out = new float[values.size()];
-    for (int i = 0; i < out.length; i++) {
-      out[i] = values.get(i);
-    }
-    return out;
-  }
-
-  private static List<Float> floats(float[] values) {
-    List<Float> out = new ArrayList<>(values.length);
-    for (float v : values) {
-      out.add(v);
-    }
-    return out;
   }
 
   /** Created on first use, so a server runs without Hadoop on the class path until it snapshots. */
