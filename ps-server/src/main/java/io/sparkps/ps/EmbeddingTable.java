@@ -4,6 +4,8 @@ import io.sparkps.ps.grpc.ShardStub;
 import io.sparkps.ps.grpc.proto.EmbeddingPullRequest;
 import io.sparkps.ps.grpc.proto.EmbeddingPushRequest;
 import io.sparkps.ps.grpc.proto.EmbeddingRows;
+import io.sparkps.ps.grpc.proto.UpdateReply;
+import io.sparkps.ps.wire.Ids;
 import io.sparkps.ps.wire.PackedArrays;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -40,9 +42,7 @@ public final class EmbeddingTable {
 
   /** The ps that holds {@code id}'s row, of {@code numShards}: a hash of the id, so neighbouring ids spread. */
   public static int shardOf(long id, int numShards) {
-    long z = (id ^ (id >>> 33)) * 0xFF51AFD7ED558CCDL;
-    z = (z ^ (z >>> 33)) * 0xC4CEB9FE1A85EC53L;
-    return (int) Math.floorMod(z ^ (z >>> 33), (long) numShards);
+    return Ids.shardOf(id, numShards);
   }
 
   /**
@@ -66,7 +66,7 @@ public final class EmbeddingTable {
           + " need " + (long) ids.length * dim + " gradient values, got " + gradients.length);
     }
     Split split = split(ids);
-    Map<Integer, Function<ShardStub, CompletableFuture<Object>>> calls = new LinkedHashMap<>();
+    Map<Integer, Function<ShardStub, CompletableFuture<UpdateReply>>> calls = new LinkedHashMap<>();
     split.positions.forEach((shard, at) -> {
       long[] part = new long[at.size()];
       float[] partGradients = new float[at.size() * dim];
@@ -76,7 +76,7 @@ public final class EmbeddingTable {
       }
       EmbeddingPushRequest request = EmbeddingPushRequest.newBuilder().setTable(spec.name()).setStep(step)
           .setIds(PackedArrays.ofLongs(part)).setGradients(PackedArrays.ofFloats(partGradients)).build();
-      calls.put(shard, s -> s.pushEmbedding(request).thenApply(x -> x));
+      calls.put(shard, s -> s.pushEmbedding(request));
     });
     Calls.run(shards, calls, "push embedding gradients of '" + spec.name() + "'", callTimeout, recovery);
   }

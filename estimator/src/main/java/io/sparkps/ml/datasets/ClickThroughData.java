@@ -133,9 +133,7 @@ public final class ClickThroughData {
   /** Rows with the planted probability appended (static, as {@link #drawer}). */
   private static MapPartitionsFunction<Row, Row> scorer(PlantedClickModel m, int numericAt, int idsAt) {
     return in -> new Iterator<>() {
-      private final double[] numbers = new double[m.numeric];
-      private final long[] ids = new long[m.cardinalities.length];
-      private final boolean[] present = new boolean[m.cardinalities.length];
+      private final PlantedClickModel.Row row = new PlantedClickModel.Row(m);
 
       @Override
       public boolean hasNext() {
@@ -145,18 +143,18 @@ public final class ClickThroughData {
       @Override
       public Row next() {
         Row r = in.next();
-        for (int j = 0; j < numbers.length; j++) {
-          numbers[j] = r.getDouble(numericAt + j);
+        for (int j = 0; j < m.numeric; j++) {
+          row.numbers[j] = r.getDouble(numericAt + j);
         }
-        for (int f = 0; f < ids.length; f++) {
-          present[f] = !r.isNullAt(idsAt + f);
-          ids[f] = present[f] ? r.getLong(idsAt + f) : 0;
+        for (int f = 0; f < m.cardinalities.length; f++) {
+          row.present[f] = !r.isNullAt(idsAt + f);
+          row.ids[f] = row.present[f] ? r.getLong(idsAt + f) : 0;
         }
         Object[] values = new Object[r.length() + 1];
         for (int i = 0; i < r.length(); i++) {
           values[i] = r.get(i);
         }
-        values[r.length()] = 1 / (1 + Math.exp(-m.logit(numbers, ids, present)));
+        values[r.length()] = 1 / (1 + Math.exp(-m.logit(row)));
         return RowFactory.create(values);
       }
     };

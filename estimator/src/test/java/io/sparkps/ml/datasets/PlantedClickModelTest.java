@@ -84,16 +84,15 @@ class PlantedClickModelTest {
     PlantedClickModel m = model(0.25);
     PlantedClickModel.Row row = new PlantedClickModel.Row(m);
     m.draw(9, row);
-    boolean[] without = row.present.clone();
-    without[2] = false;
-    double base = m.logit(row.numbers, row.ids, without);
-    long[] ids = row.ids.clone();
-    ids[2] = m.idOf(2, 2_001); // just past the signal head
-    assertEquals(base, m.logit(row.numbers, ids, row.present), 1e-12, "a rare id weighs as a missing one");
-    ids[2] = 42; // not an id of this field
-    assertEquals(base, m.logit(row.numbers, ids, row.present), 1e-12, "an unknown id weighs as a missing one");
-    ids[2] = m.idOf(2, 1);
-    assertNotEquals(base, m.logit(row.numbers, ids, row.present), "the most popular id weighs");
+    row.present[2] = false;
+    double base = m.logit(row);
+    row.present[2] = true;
+    row.ids[2] = m.idOf(2, 2_001); // just past the signal head
+    assertEquals(base, m.logit(row), 1e-12, "a rare id weighs as a missing one");
+    row.ids[2] = 42; // not an id of this field
+    assertEquals(base, m.logit(row), 1e-12, "an unknown id weighs as a missing one");
+    row.ids[2] = m.idOf(2, 1);
+    assertNotEquals(base, m.logit(row), "the most popular id weighs");
   }
 
   @Test

@@ -1,6 +1,7 @@
 package io.sparkps.ps.server;
 
 import io.sparkps.ps.EmbeddingTableFullException;
+import io.sparkps.ps.wire.Ids;
 import java.util.Arrays;
 import java.util.BitSet;
 
@@ -184,7 +185,7 @@ final class EmbeddingShard {
 
   /** The initial value of element {@code k} of the row of {@code id}: uniform in +-initScale, from a hash. */
   float initialValue(long id, int k) {
-    long h = mix(mix(id ^ seed) + k * 0x9E3779B97F4A7C15L);
+    long h = Ids.mix(Ids.mix(id ^ seed) + k * 0x9E3779B97F4A7C15L);
     return initScale * (float) (2 * ((h >>> 11) / (double) (1L << 53)) - 1);
   }
 
@@ -232,12 +233,6 @@ final class EmbeddingShard {
     }
   }
 
-  private static long mix(long z) {
-    z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-    z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-    return z ^ (z >>> 31);
-  }
-
   /**
    * Admission by count: an id gets a row once seen {@code minCount} times. Counts are kept in a
    * count-min sketch (4 hashes over at least 4 counters per row the table may hold), so ids that
@@ -249,6 +244,7 @@ final class EmbeddingShard {
     private final int minCount;
     private final int[] counts;
     private final int mask;
+    private final int[] at = new int[HASHES]; // the counters of the id being counted (calls are serialized)
 
     Admission(int minCount, int maxRows) {
       this.minCount = minCount;
@@ -262,9 +258,8 @@ final class EmbeddingShard {
 
     boolean admit(long id) {
       int least = Integer.MAX_VALUE;
-      int[] at = new int[HASHES];
       for (int h = 0; h < HASHES; h++) {
-        at[h] = h * (mask + 1) + (int) (mix(id + h * 0x632BE59BD9B4E019L) & mask);
+        at[h] = h * (mask + 1) + (int) (Ids.mix(id + h * 0x632BE59BD9B4E019L) & mask);
         least = Math.min(least, counts[at[h]]);
       }
       for (int h = 0; h < HASHES; h++) {
