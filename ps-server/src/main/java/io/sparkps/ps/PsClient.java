@@ -35,6 +35,7 @@ public final class PsClient implements AutoCloseable {
   private final List<ShardStub> shards;
   private final VariableCatalog catalog;
   private final Transfers transfers;
+  private final Pulls pulls;
   private final Recovery recovery;
   private volatile boolean closed;
 
@@ -47,9 +48,11 @@ public final class PsClient implements AutoCloseable {
         () -> all("listVariables", ShardStub::list, config.callTimeout));
     this.recovery = new Recovery(config.recovery, connections, catalog, config.worker, config.chunkBytes,
         config.callTimeout);
-    this.transfers = new Transfers(connections, catalog::mayWait, config.chunkBytes, config.worker,
-        config.callTimeout, config.waitTimeout, recovery,
-        config.sparseDensity > 0 ? new SparseTransfers(config.sparseDensity, config.sparsePullDensity) : null);
+    SparseTransfers sparse = config.sparseDensity > 0
+        ? new SparseTransfers(config.sparseDensity, config.sparsePullDensity) : null;
+    this.transfers = new Transfers(connections, config.chunkBytes, config.worker, config.callTimeout, recovery, sparse);
+    this.pulls = new Pulls(connections, catalog::mayWait, config.worker, config.callTimeout, config.waitTimeout,
+        recovery, sparse);
     recovery.attach(transfers);
   }
 
@@ -149,7 +152,7 @@ public final class PsClient implements AutoCloseable {
     checkOpen();
     destinations.forEach((n, a) -> VariableCatalog.checkShape(resolve(n), a, "pull destination"));
     long step = step();
-    long version = transfers.pullDense(destinations, catalog.placement(), step, false, mayBeSparse);
+    long version = pulls.pullDense(destinations, catalog.placement(), step, false, mayBeSparse);
     transfers.readVersion(version);
     recovery.recordPull(destinations, step, version);
   }
@@ -174,7 +177,7 @@ public final class PsClient implements AutoCloseable {
       throw new IllegalArgumentException("rows [" + rowStart + ", " + rowEnd + ") are not within the "
           + spec.rows() + " rows of '" + name + "'");
     }
-    return transfers.pullRange(spec, catalog.placement().slicesOf(name), rowStart, rowEnd, step());
+    return pulls.pullRange(spec, catalog.placement().slicesOf(name), rowStart, rowEnd, step());
   }
 
   /** The given rows of a variable, in the given order (for embeddings). */
@@ -182,7 +185,7 @@ public final class PsClient implements AutoCloseable {
     checkOpen();
     VariableSpec spec = resolve(name);
     VariableCatalog.checkRows(spec, rows);
-    return transfers.pullRows(spec, catalog.placement().slicesOf(name), rows, step());
+    return pulls.pullRows(spec, catalog.placement().slicesOf(name), rows, step());
   }
 
   /** The variable's value and version, without any consistency wait. */
@@ -190,7 +193,7 @@ public final class PsClient implements AutoCloseable {
     checkOpen();
     VariableSpec spec = resolve(name);
     INDArray out = Nd4j.create(DataType.FLOAT, spec.shape(), 'c');
-    long version = transfers.pullDense(Map.of(name, out), catalog.placement(), 0, true);
+    long version = pulls.pullDense(Map.of(name, out), catalog.placement(), 0, true);
     return new VariableValue(out, version);
   }
 

@@ -2,20 +2,13 @@ package io.sparkps.ps.bulk;
 
 import io.grpc.Status;
 import io.sparkps.ps.PsToken;
-import io.sparkps.ps.wire.StatusMapping;
-import io.sparkps.ps.grpc.proto.FrameHeader;
-import io.sparkps.ps.grpc.proto.PullRequest;
-import io.sparkps.ps.grpc.proto.Segment;
-import io.sparkps.ps.grpc.proto.WireEncoding;
 import io.sparkps.ps.wire.FloatPool;
-import io.sparkps.ps.wire.FloatRange;
 import io.sparkps.ps.server.Reads;
 import io.sparkps.ps.server.Updates;
 import io.sparkps.ps.tls.PsTls;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.channels.ByteChannel;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
@@ -42,7 +35,6 @@ public final class BulkServer implements AutoCloseable {
   public static final int MAX_PENDING = 32;
   /** How long a connection may take to send its handshake. */
   public static final long HANDSHAKE_MILLIS = 5000;
-  private static final int CHUNK = 256 << 10;
   private final int maxConnections;
   private final java.util.concurrent.atomic.AtomicInteger pending = new java.util.concurrent.atomic.AtomicInteger();
   private final java.util.concurrent.atomic.AtomicInteger serving = new java.util.concurrent.atomic.AtomicInteger();
@@ -135,7 +127,7 @@ public final class BulkServer implements AutoCloseable {
       if (!admitted) {
         return;
       }
-      Connection c = new Connection(ch); // its buffer, only now that the token is verified
+      BulkConnection c = new BulkConnection(ch, access); // its buffer, only now that the token is verified
       while (!closed) {
         c.serveOne();
       }
@@ -186,188 +178,6 @@ public final class BulkServer implements AutoCloseable {
   /** Authenticated connections being served now. */
   public int serving() {
     return serving.get();
-  }
-
-  /** One connection's state: its reusable transfer buffer. */
-  private final class Connection {
-    private final ByteChannel ch;
-    private ByteBuffer buffer = ByteBuffer.allocateDirect(CHUNK).order(ByteOrder.LITTLE_ENDIAN);
-
-    Connection(ByteChannel ch) {
-      this.ch = ch;
-    }
-
-    void serveOne() throws IOException {
-      byte kind = BulkWire.read(ch, 1).get();
-      try {
-        if (kind != BulkWire.UPDATE && kind != BulkWire.READ) {
-          throw new BulkWire.Malformed("unknown bulk request kind " + kind + " (field kind)");
-        }
-        byte[] header = BulkWire.readBlock(ch);
-        long payloadBytes = BulkWire.read(ch, 8).getLong();
-        if (kind == BulkWire.UPDATE) {
-          update(parse(header, FrameHeader.parser()), payloadBytes);
-        } else {
-          read(parse(header, PullRequest.parser()));
-        }
-      } catch (BulkWire.Malformed e) {
-        // The stream cannot be trusted past a malformed request: say why, then close it.
-        BulkWire.writeFully(ch, BulkWire.head(Status.Code.INVALID_ARGUMENT.value(),
-            BulkWire.utf8(e.getMessage()), 0));
-        throw e;
-      }
-    }
-
-    private <M> M parse(byte[] bytes, com.google.protobuf.Parser<M> parser) throws BulkWire.Malformed {
-      try {
-        return parser.parseFrom(bytes);
-      } catch (com.google.protobuf.InvalidProtocolBufferException e) {
-        throw new BulkWire.Malformed("bulk request header does not parse: " + e.getMessage() + " (field header)");
-      }
-    }
-
-    private void update(FrameHeader header, long payloadBytes) throws IOException {
-      if (encoding(header.getEncoding()) == WireEncoding.SPARSE) {
-        long most = 8L * access.maxUpdateValues();
-        if (payloadBytes < 0 || payloadBytes > most) {
-          throw new BulkWire.Malformed("sparse bulk payload of " + payloadBytes + " bytes is not within 0.." + most
-              + ", what this shard holds as pairs (field payload_bytes)");
-        }
-        ensure(payloadBytes);
-        buffer.clear().limit((int) payloadBytes);
-        BulkWire.readFully(ch, buffer);
-        buffer.flip();
-        respond(() -> access.updateSparse(header, buffer).toByteArray());
-        return;
-      }
-      boolean bf16 = encoding(header.getEncoding()) == WireEncoding.BF16;
-      int width = bf16 ? 2 : 4;
-      long most = (long) width * access.maxUpdateValues();
-      if (payloadBytes < 0 || payloadBytes % width != 0 || payloadBytes > most) {
-        // Checked before a buffer of that size is taken: an update carries at most what the shard holds.
-        throw new BulkWire.Malformed("bulk payload of " + payloadBytes + " bytes is not a " + (bf16 ? "bfloat16"
-            : "float32") + " array of at most " + most + " bytes, what this shard holds (field payload_bytes)");
-      }
-      respond(() -> access.update(header, (int) (payloadBytes / width), buffer.capacity() / 4, (dst, at, count) -> {
-        buffer.clear().limit(count * width);
-        BulkWire.readFully(ch, buffer);
-        buffer.flip();
-        if (bf16) {
-          Bf16.decode(buffer, dst, at, count);
-        } else {
-          buffer.asFloatBuffer().get(dst, at, count);
-        }
-      }).toByteArray());
-    }
-
-    private WireEncoding encoding(WireEncoding e) throws BulkWire.Malformed {
-      if (e == WireEncoding.UNRECOGNIZED) {
-        throw new BulkWire.Malformed("unknown wire encoding: this shard takes FLOAT32, BF16 and SPARSE (field encoding)");
-      }
-      return e;
-    }
-
-    private void read(PullRequest request) throws IOException {
-      if (encoding(request.getEncoding()) == WireEncoding.SPARSE) {
-        readSparse(request);
-        return;
-      }
-      boolean bf16 = encoding(request.getEncoding()) == WireEncoding.BF16;
-      int width = bf16 ? 2 : 4;
-      FrameHeader.Builder all = FrameHeader.newBuilder().setEncoding(request.getEncoding());
-      long[] bytes = {0};
-      byte[] failure = null;
-      int code = 0;
-      try {
-        buffer.clear();
-        access.read(request, (frame, parts) -> {
-          all.addAllSegments(frame.getSegmentsList());
-          for (FloatRange r : parts) {
-            ensure(bytes[0] + (long) width * r.length());
-            if (bf16) {
-              buffer.position((int) bytes[0]);
-              Bf16.encode(r.array(), r.offset(), r.length(), buffer);
-            } else {
-              buffer.asFloatBuffer().put((int) (bytes[0] / 4), r.array(), r.offset(), r.length());
-            }
-            bytes[0] += (long) width * r.length();
-          }
-        });
-      } catch (RuntimeException e) {
-        Status s = StatusMapping.toStatus(e);
-        code = s.getCode().value();
-        failure = BulkWire.utf8(String.valueOf(s.getDescription()));
-      }
-      if (failure != null) {
-        BulkWire.writeFully(ch, BulkWire.head(code, failure, 0));
-        return;
-      }
-      buffer.position(0).limit((int) bytes[0]);
-      BulkWire.writeFully(ch, BulkWire.head(0, all.build().toByteArray(), bytes[0]), buffer);
-    }
-
-    private void readSparse(PullRequest request) throws IOException {
-      FrameHeader.Builder all = FrameHeader.newBuilder().setEncoding(WireEncoding.SPARSE);
-      long[] bytes = {0};
-      try {
-        buffer.clear();
-        access.readSparse(request, new Reads.SparseSink() {
-          @Override
-          public void dense(Segment segment, FloatRange r) {
-            all.addSegments(segment);
-            ensure(bytes[0] + 4L * r.length());
-            buffer.asFloatBuffer().put((int) (bytes[0] / 4), r.array(), r.offset(), r.length());
-            bytes[0] += 4L * r.length();
-          }
-
-          @Override
-          public void sparse(Segment segment, ByteBuffer pairs) {
-            all.addSegments(segment);
-            ensure(bytes[0] + pairs.remaining());
-            buffer.put((int) bytes[0], pairs, pairs.position(), pairs.remaining());
-            bytes[0] += pairs.remaining();
-          }
-        });
-      } catch (RuntimeException e) {
-        Status s = StatusMapping.toStatus(e);
-        BulkWire.writeFully(ch, BulkWire.head(s.getCode().value(), BulkWire.utf8(String.valueOf(s.getDescription())), 0));
-        return;
-      }
-      buffer.position(0).limit((int) bytes[0]);
-      BulkWire.writeFully(ch, BulkWire.head(0, all.build().toByteArray(), bytes[0]), buffer);
-    }
-
-    /** Grows the transfer buffer, keeping its contents. */
-    private void ensure(long capacity) {
-      if (capacity > buffer.capacity()) {
-        if (capacity > Integer.MAX_VALUE - 8) {
-          throw new IllegalArgumentException("a bulk read of " + capacity + " bytes from one shard is too large: "
-              + "pull fewer or smaller variables at once");
-        }
-        int size = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(capacity, 2L * buffer.capacity()));
-        ByteBuffer bigger = ByteBuffer.allocateDirect(size)
-            .order(ByteOrder.LITTLE_ENDIAN);
-        buffer.position(0).limit(buffer.capacity());
-        bigger.put(buffer).clear();
-        buffer = bigger;
-      }
-    }
-
-    private void respond(ReplySupplier body) throws IOException {
-      byte[] reply;
-      try {
-        reply = body.get();
-      } catch (RuntimeException e) {
-        Status s = StatusMapping.toStatus(e);
-        BulkWire.writeFully(ch, BulkWire.head(s.getCode().value(), BulkWire.utf8(String.valueOf(s.getDescription())), 0));
-        return;
-      }
-      BulkWire.writeFully(ch, BulkWire.head(0, reply, 0));
-    }
-  }
-
-  private interface ReplySupplier {
-    byte[] get() throws IOException;
   }
 
   /** Stops accepting and closes every connection. */

@@ -6,11 +6,8 @@ import io.sparkps.spark.coord.proto.Progress;
 import io.sparkps.spark.coord.proto.Registration;
 import io.sparkps.spark.coord.proto.Role;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
-import java.util.TreeSet;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,12 +18,10 @@ import org.slf4j.LoggerFactory;
  */
 public final class Registry {
   private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
-  private static final int MAX_HISTORY = 100_000;
   private final int numPs;
   private final int numWorkers;
-  private final Map<String, Member> members = new TreeMap<>();
+  private final Roster roster;
   private final FailureLog failures = new FailureLog();
-  private final List<Member> history = new ArrayList<>();
   private final BarrierArrivals arrivals = new BarrierArrivals();
   private final PsLosses losses = new PsLosses();
   private boolean stopping;
@@ -46,6 +41,7 @@ public final class Registry {
     this.numPs = numPs;
     this.numWorkers = numWorkers;
     this.clock = clock;
+    this.roster = new Roster(numPs, numWorkers);
   }
 
   /** The registry's clock, in nanoseconds. */
@@ -61,10 +57,6 @@ public final class Registry {
     return 8 + numWorkers * (numPs + 2) + numPs + 2;
   }
 
-  private static String key(Role role, int index) {
-    return role + "/" + index;
-  }
-
   /** The interval at which roles send heartbeats (how long a ps must be heard from again to count as serving). */
   public synchronized void setHeartbeatInterval(java.time.Duration interval) {
     heartbeatNanos = interval.toNanos();
@@ -76,7 +68,7 @@ public final class Registry {
     if (r.getRole() == Role.PS) {
       Slots.checkCurrentLaunch(r, losses.firstAttempt(r.getIndex()));
     }
-    Member old = members.get(key(r.getRole(), r.getIndex()));
+    Member old = roster.get(r.getRole(), r.getIndex());
     Slots.checkFree(r, old, old != null && losses.isLost(r.getIndex(), old.address()));
     Member m = new Member(r.getRole(), r.getIndex(), r.getHost(), r.getPort(), r.getAttempt(), r.getExecutorId(),
         Progress.getDefaultInstance(), clock.getAsLong(), r.getTaskId(), r.getPid(), false);
@@ -86,8 +78,14 @@ public final class Registry {
       declarePsLost(r.getIndex(), "its task failed and Spark retried it (attempt " + r.getAttempt() + ")", maxWorkerStep());
       losses.replaced(r.getIndex(), m.address());
     }
+    logRegistration(r, m.address());
+    roster.put(m);
+    notifyAll();
+  }
+
+  private void logRegistration(Registration r, String address) {
     boolean worker = r.getRole() == Role.CHIEF || r.getRole() == Role.WORKER;
-    int before = currentAttempt();
+    int before = roster.currentAttempt();
     if (worker && before >= 0 && r.getAttempt() > before) {
       FailureReport cause = failedWorker(before);
       LOG.info("SparkPS: the barrier stage runs again (attempt {}, {} {} registered on {}); attempt {} ended because {}",
@@ -96,14 +94,12 @@ public final class Registry {
                   + cause.getIndex() + " on " + cause.getHost() + " failed: " + firstLine(cause.getError().getMessage()));
     }
     if (r.getRole() == Role.PS) {
-      LOG.info("SparkPS: ps {} serves at {} (executor {}, task attempt {})", r.getIndex(), m.address(),
+      LOG.info("SparkPS: ps {} serves at {} (executor {}, task attempt {})", r.getIndex(), address,
           r.getExecutorId(), r.getAttempt());
     } else {
       LOG.info("SparkPS: {} {} registered on {} (executor {}, {} attempt {})", r.getRole().name().toLowerCase(),
           r.getIndex(), r.getHost(), r.getExecutorId(), worker ? "stage" : "task", r.getAttempt());
     }
-    members.put(key(r.getRole(), r.getIndex()), m);
-    notifyAll();
   }
 
   private static String firstLine(String s) {
@@ -123,7 +119,7 @@ public final class Registry {
    * calls there, and its loss is recorded. Returns false when it was declared lost already.
    */
   public synchronized boolean declarePsLost(int index, String reason, long atStep) {
-    Member m = members.get(key(Role.PS, index));
+    Member m = roster.ps(index);
     if (m == null || !losses.declare(index, m.address(), reason, atStep, clock.getAsLong())) {
       return false;
     }
@@ -138,7 +134,7 @@ public final class Registry {
 
   /** Records that worker {@code worker} refilled the replacement of ps {@code index} from {@code source}. */
   synchronized void recovered(int index, int worker, long step, String source) {
-    Member now = members.get(key(Role.PS, index));
+    Member now = roster.ps(index);
     if (losses.recovered(index, now == null ? null : now.address(), step, source, clock.getAsLong())) {
       LOG.info("SparkPS: ps {}{} refilled at step {} by worker {} from {}", index,
           now == null ? "" : " at " + now.address(), step, worker, source);
@@ -157,12 +153,12 @@ public final class Registry {
     }
     long asked = clock.getAsLong();
     long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
-    Member asking = members.get(key(Role.PS, index));
+    Member asking = roster.ps(index);
     if (asking != null && asking.address().equals(lost)) {
       losses.suspect(index, asked);
     }
     while (!stopping && !cancelled.getAsBoolean()) {
-      Member m = members.get(key(Role.PS, index));
+      Member m = roster.ps(index);
       if (m != null && !m.address().equals(lost)) {
         return m.address();
       }
@@ -183,21 +179,17 @@ public final class Registry {
    * {@code grace} (a few heartbeats): a killed process is lost at once, not after the role timeout.
    */
   public synchronized List<Integer> unreachable(java.time.Duration grace) {
-    return losses.unreachable(grace.toNanos(), index -> members.get(key(Role.PS, index)), clock.getAsLong());
+    return losses.unreachable(grace.toNanos(), roster::ps, clock.getAsLong());
   }
 
   /** The furthest step any worker reported. */
   public synchronized long maxWorkerStep() {
-    return workers().mapToLong(m -> m.progress().getStep()).max().orElse(0);
+    return roster.maxWorkerStep();
   }
 
   /** The latest stage attempt any worker registered with, or -1. */
   public synchronized int currentAttempt() {
-    return workers().mapToInt(Member::attempt).max().orElse(-1);
-  }
-
-  private java.util.stream.Stream<Member> workers() {
-    return members.values().stream().filter(m -> m.role() == Role.CHIEF || m.role() == Role.WORKER);
+    return roster.currentAttempt();
   }
 
   /**
@@ -206,9 +198,9 @@ public final class Registry {
    */
   public synchronized List<Member> silent(java.time.Duration timeout) {
     long now = clock.getAsLong();
-    int attempt = currentAttempt();
+    int attempt = roster.currentAttempt();
     List<Member> out = new ArrayList<>();
-    for (Member m : members.values()) {
+    for (Member m : roster.all()) {
       boolean watched = m.role() == Role.PS ? !losses.isLost(m.index(), m.address())
           : (m.role() == Role.CHIEF || m.role() == Role.WORKER) && m.attempt() == attempt && !m.finished();
       if (watched && now - m.lastSeenNanos() > timeout.toNanos()) {
@@ -219,15 +211,11 @@ public final class Registry {
   }
 
   synchronized io.sparkps.spark.coord.proto.HeartbeatReply heartbeat(HeartbeatRequest h) {
-    Member m = members.get(key(h.getRole(), h.getIndex()));
+    Member m = roster.get(h.getRole(), h.getIndex());
     // Only the registered attempt's beats count: a task's heartbeats start before it registers, and
     // a ps relaunched (or retried by Spark) must not make the lost one it replaces look alive.
     if (m != null && m.attempt() == h.getAttempt()) {
-      Member now = m.seen(h.hasProgress() ? h.getProgress() : m.progress(), h.getFinished(), clock.getAsLong());
-      members.put(key(h.getRole(), h.getIndex()), now);
-      if (h.hasProgress() && !h.getProgress().equals(m.progress()) && history.size() < MAX_HISTORY) {
-        history.add(now);
-      }
+      roster.beat(m, m.seen(h.hasProgress() ? h.getProgress() : m.progress(), h.getFinished(), clock.getAsLong()));
       if (m.role() == Role.PS) {
         notifyAll(); // awaitPs learns that a ps still serves
       }
@@ -249,7 +237,7 @@ public final class Registry {
 
   /** The Spark task ids of the workers registered for stage attempt {@code attempt}. */
   public synchronized List<Long> workerTasks(int attempt) {
-    return workers().filter(m -> m.attempt() == attempt && m.taskId() >= 0).map(Member::taskId).toList();
+    return roster.workerTasks(attempt);
   }
 
   /** Tells the evaluator (only) to finish: training is over, the ps tasks keep serving its last reads. */
@@ -280,40 +268,22 @@ public final class Registry {
 
   /** Every registered role instance, by role and index. */
   public synchronized List<Member> members() {
-    return List.copyOf(members.values());
+    return roster.all();
   }
 
   /** The addresses of all ps shards in index order, once all registered. */
   public synchronized List<String> psAddresses() {
-    List<String> addresses = new ArrayList<>();
-    for (int i = 0; i < numPs; i++) {
-      Member m = members.get(key(Role.PS, i));
-      addresses.add(m == null ? null : m.host() + ":" + m.port());
-    }
-    return addresses;
+    return roster.psAddresses();
   }
 
   /** The ps indexes not registered yet. */
   public synchronized List<Integer> missingPs() {
-    List<Integer> missing = new ArrayList<>();
-    for (int i = 0; i < numPs; i++) {
-      if (!members.containsKey(key(Role.PS, i))) {
-        missing.add(i);
-      }
-    }
-    return missing;
+    return roster.missingPs();
   }
 
   /** Worker indexes that have not registered for {@code attempt}. */
   synchronized List<Integer> missingWorkers(int attempt) {
-    TreeSet<Integer> missing = new TreeSet<>();
-    for (int i = 0; i < numWorkers; i++) {
-      Member m = members.get(key(i == 0 ? Role.CHIEF : Role.WORKER, i));
-      if (m == null || m.attempt() != attempt) {
-        missing.add(i);
-      }
-    }
-    return List.copyOf(missing);
+    return roster.missingWorkers(attempt);
   }
 
   /**
@@ -322,14 +292,14 @@ public final class Registry {
    */
   public synchronized List<Integer> awaitPs(long timeoutMillis) throws InterruptedException {
     long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
-    while (!missingPs().isEmpty() && failures.isEmpty() && !stopping) {
+    while (!roster.missingPs().isEmpty() && failures.isEmpty() && !stopping) {
       long left = (deadline - System.nanoTime()) / 1_000_000L;
       if (left <= 0) {
         break;
       }
       wait(Math.min(left, 200));
     }
-    return missingPs();
+    return roster.missingPs();
   }
 
   /** Waits (bounded) until all workers registered for {@code attempt}; returns the missing ones. */
@@ -366,17 +336,17 @@ public final class Registry {
   }
 
   private List<Integer> missingWorkers(int attempt, int phase) {
-    return phase == 0 ? missingWorkers(attempt) : arrivals.missing(attempt, phase, numWorkers);
+    return phase == 0 ? roster.missingWorkers(attempt) : arrivals.missing(attempt, phase, numWorkers);
   }
 
   /** Every change of progress reported so far (at most 100,000), oldest first. */
   public synchronized List<Member> history() {
-    return List.copyOf(history);
+    return roster.historySince(0);
   }
 
   /** The changes of progress from position {@code from} of the history on. */
   public synchronized List<Member> historySince(int from) {
-    return from >= history.size() ? List.of() : List.copyOf(history.subList(from, history.size()));
+    return roster.historySince(from);
   }
 
   /** The first worker failure reported for stage attempt {@code attempt}, or null. */
@@ -386,8 +356,6 @@ public final class Registry {
 
   /** Latest progress of each worker, by index. */
   public synchronized Map<Integer, Progress> workerProgress() {
-    Map<Integer, Progress> out = new LinkedHashMap<>();
-    workers().forEach(m -> out.put(m.index(), m.progress()));
-    return out;
+    return roster.workerProgress();
   }
 }
