@@ -43,6 +43,9 @@ final class MiniYarn implements AutoCloseable {
     c.setFloat(YarnConfiguration.NM_MAX_PER_DISK_UTILIZATION_PERCENTAGE, 100f);
     c.setLong(YarnConfiguration.NM_PROCESS_KILL_WAIT_MS, 100);
     c.setLong(YarnConfiguration.NM_SLEEP_DELAY_BEFORE_SIGKILL_MS, 100);
+    // Heartbeats at a test's pace: the scheduler places containers when a NodeManager beats (every
+    // second by default), so each allocation of an application waited up to a second for it.
+    c.setLong(YarnConfiguration.RM_NM_HEARTBEAT_INTERVAL_MS, 100);
     c.setBoolean(YarnConfiguration.NODE_LABELS_ENABLED, true);
     c.set(YarnConfiguration.FS_NODE_LABELS_STORE_ROOT_DIR, work.resolve("labels").toUri().toString());
     c.set("yarn.scheduler.capacity.root.queues", "default,training");
@@ -106,7 +109,10 @@ final class MiniYarn implements AutoCloseable {
   Map<String, String> sparkConf() {
     Map<String, String> conf = new java.util.HashMap<>(Map.of("spark.yarn.jars", "local:" + sparkHome.resolve("jars")
         + "/*", "spark.yarn.appMasterEnv.SPARK_LOCAL_IP", "127.0.0.1", "spark.executorEnv.SPARK_LOCAL_IP", "127.0.0.1",
-        "spark.ui.enabled", "false", "spark.yarn.submit.waitAppCompletion", "true"));
+        "spark.ui.enabled", "false", "spark.yarn.submit.waitAppCompletion", "true",
+        // Spark's application master asks for containers every 3 s once its first requests are out, and
+        // spark-submit looks at the application's state every second: both at a test's pace.
+        "spark.yarn.scheduler.heartbeat.interval-ms", "250", "spark.yarn.report.interval", "250ms"));
     // The build's options for the JVMs tests start (pom.xml, test.childJvmOptions): YARN does not pass the
     // environment on to its containers, so they are handed to the application master's and executors' JVMs.
     String childJvm = System.getenv("JAVA_TOOL_OPTIONS");
