@@ -62,6 +62,44 @@ class EmbeddingTableTest {
     assertArrayEquals(after, other.embeddingTable(spec("item").build()).pull(ids, 5));
   }
 
+  /**
+   * PsClient.save writes each ps's tables beside its variables, the second save only the rows
+   * changed since the first; restore brings them back, and so does a new pair of ps (replacements).
+   */
+  @Test
+  void tablesAreSavedWithThePs_incrementally_andRestored_alsoIntoNewPs(@org.junit.jupiter.api.io.TempDir
+      java.nio.file.Path dir) throws Exception {
+    EmbeddingTable table = client.embeddingTable(spec("item").optOptimizer("ADAGRAD", 0.5).build());
+    long[] ids = LongStream.range(0, 500).toArray();
+    table.pull(ids, 1);
+    table.push(ids, new float[ids.length * 4], 1);
+    client.save(dir.resolve("c1").toUri().toString());
+    long[] some = {3L, 250L, 499L};
+    table.push(some, new float[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 2);
+    String c2 = dir.resolve("c2").toUri().toString();
+    client.save(c2);
+    float[] saved = table.read(ids);
+    long deltaBytes = java.nio.file.Files.size(dir.resolve("c2").resolve("ps-00000.tables"))
+        + java.nio.file.Files.size(dir.resolve("c2").resolve("ps-00001.tables"));
+    long fullBytes = java.nio.file.Files.size(dir.resolve("c1").resolve("ps-00000.tables"))
+        + java.nio.file.Files.size(dir.resolve("c1").resolve("ps-00001.tables"));
+    assertTrue(deltaBytes * 20 < fullBytes, "the second save holds 3 rows: " + deltaBytes + " vs " + fullBytes + " bytes");
+    table.push(new long[] {7L}, new float[] {1, 1, 1, 1}, 4);
+    client.restore(c2);
+    assertArrayEquals(saved, table.read(ids), "restored in place");
+    try (TestCluster replacements = TestCluster.netty(2, false)) {
+      PsClient fresh = replacements.client(PsClient.builder().setShards(replacements.addresses())
+          .setToken(replacements.token).optSameJvmTransfers(false));
+      fresh.restore(c2);
+      EmbeddingTable again = fresh.embeddingTable(spec("item").optOptimizer("ADAGRAD", 0.5).build());
+      assertArrayEquals(saved, again.read(ids), "restored into new ps from the full save and the delta");
+      // The optimizer's state came back too: the same step moves both tables alike.
+      again.push(new long[] {7L}, new float[] {1, 1, 1, 1}, 5);
+      table.push(new long[] {7L}, new float[] {1, 1, 1, 1}, 5);
+      assertArrayEquals(table.read(ids), again.read(ids));
+    }
+  }
+
   @Test
   void anIdNeverTrained_readsTheDefaultRow_atInference() {
     EmbeddingTable table = client.embeddingTable(spec("user").build());

@@ -29,6 +29,7 @@ import io.sparkps.ps.wire.FloatRange;
 import io.sparkps.ps.wire.PackedArrays;
 import io.sparkps.ps.wire.Payload;
 import io.sparkps.ps.server.EmbeddingTables;
+import io.sparkps.ps.server.TableSnapshots;
 import io.sparkps.ps.server.Reads;
 import io.sparkps.ps.server.ShardStore;
 import io.sparkps.ps.server.Snapshots;
@@ -52,6 +53,7 @@ public final class PsService {
   private final Updates updates;
   private final Reads reads;
   private Snapshots snapshots;
+  private TableSnapshots tableSnapshots;
   private final Waiters waiters;
   private final EmbeddingTables embeddings;
   private final FloatPool pool;
@@ -95,9 +97,18 @@ public final class PsService {
         .addMethod(PsMethods.update(frames, true), ServerCalls.asyncClientStreamingCall(this::updateStream))
         .addMethod(PsMethods.pull(frames), ServerCalls.asyncServerStreamingCall(this::pull))
         .addMethod(PsMethods.SNAPSHOT, ServerCalls.asyncUnaryCall((SnapshotRequest r, StreamObserver<SnapshotReply> o) ->
-            reply(o, () -> io(() -> snapshots().save(r.getPath())))))
+            reply(o, () -> io(() -> withTables(snapshots().save(r.getPath()), tableSnapshots().save(r.getPath()))))))
         .addMethod(PsMethods.RESTORE, ServerCalls.asyncUnaryCall((SnapshotRequest r, StreamObserver<SnapshotReply> o) ->
-            reply(o, () -> io(() -> snapshots().restore(r)))))
+            reply(o, () -> io(() -> {
+              // The tables are read and checked before the variables are replaced, so a damaged
+              // tables file leaves the shard as it was.
+              TableSnapshots.Read tables = tableSnapshots().read(r.getPath());
+              SnapshotReply variables = snapshots().restore(r);
+              if (tables != null && !r.getVerifyOnly()) {
+                tables.commit();
+              }
+              return withTables(variables, tables == null ? null : tables.result());
+            }))))
         .addMethod(PsMethods.AWAIT_READABLE, ServerCalls.asyncUnaryCall(this::awaitReadable))
         .addMethod(PsMethods.HELLO, ServerCalls.asyncUnaryCall((HelloRequest r, StreamObserver<HelloReply> o) ->
             reply(o, () -> HelloReply.newBuilder().setShard(store.shardIndex()).setBulkPort(bulkPort)
@@ -121,6 +132,24 @@ public final class PsService {
           onShutdown.run();
         }))
         .build();
+  }
+
+  /** Created on first use, as {@link #snapshots()}. */
+  private synchronized TableSnapshots tableSnapshots() {
+    snapshots();
+    if (tableSnapshots == null) {
+      tableSnapshots = new TableSnapshots(embeddings);
+    }
+    return tableSnapshots;
+  }
+
+  private static SnapshotReply withTables(SnapshotReply variables, TableSnapshots.Result tables) {
+    if (tables == null) {
+      return variables;
+    }
+    return variables.toBuilder().setTables(tables.tables().size()).setTablesFile(tables.file())
+        .setTablesBytes(tables.bytes()).setTableRows(tables.tables().stream().mapToLong(TableSnapshots.TableInfo::rows).sum())
+        .setTablesIncremental(tables.tables().stream().anyMatch(TableSnapshots.TableInfo::delta)).build();
   }
 
   /** Created on first use, so a server runs without Hadoop on the class path until it snapshots. */

@@ -133,9 +133,17 @@ final class EmbeddingShard {
     }
   }
 
-  /** Receives one row: its id ({@link Long#MIN_VALUE} for the default row), values, state and update count. */
+  /** Floats of optimizer state per row. */
+  int stateWidth() {
+    return stateWidth;
+  }
+
+  /**
+   * Receives one row: its id ({@link Long#MIN_VALUE} for the default row), values, state, update
+   * count and the step it was last touched.
+   */
   interface RowSink {
-    void accept(long id, float[] row, int rowOffset, float[] state, int stateOffset, int updates);
+    void accept(long id, float[] row, int rowOffset, float[] state, int stateOffset, int updates, long touched);
   }
 
   /** Every row held (the default row first), or only those changed since {@link #markCheckpointed}. */
@@ -145,7 +153,7 @@ final class EmbeddingShard {
       if (held && (!changedOnly || changed.get(slot))) {
         sink.accept(slot == DEFAULT_SLOT ? Long.MIN_VALUE : ids[slot], rows[slot >>> PAGE_BITS],
             (slot & (PAGE_ROWS - 1)) * dim, states[slot >>> PAGE_BITS], (slot & (PAGE_ROWS - 1)) * stateWidth,
-            updates[slot]);
+            updates[slot], touched[slot]);
       }
     }
   }
@@ -159,6 +167,59 @@ final class EmbeddingShard {
   void markCheckpointed() {
     changed.clear();
     removedCount = 0;
+  }
+
+  /** What changed since the last checkpoint: the rows' slots and the ids evicted. */
+  record Marks(BitSet changed, long[] evicted) {}
+
+  /** {@link #markCheckpointed()}, returning what it forgot so that a checkpoint that fails can give it back. */
+  Marks takeMarks() {
+    Marks marks = new Marks((BitSet) changed.clone(), evictedSinceCheckpoint());
+    markCheckpointed();
+    return marks;
+  }
+
+  /** Gives back what {@link #takeMarks()} took: the checkpoint that took them was not written. */
+  void giveBack(Marks marks) {
+    changed.or(marks.changed());
+    for (long id : marks.evicted()) {
+      if (index.get(id) < 0) {
+        recordEvicted(id);
+      }
+    }
+  }
+
+  /**
+   * Puts a row as a checkpoint holds it (id {@link Long#MIN_VALUE}: the default row), with its
+   * state, update count and last step: no admission, no eviction. A shard asked to hold more than
+   * {@code maxRows} rows this way refuses, naming the table.
+   */
+  void restoreRow(long id, float[] row, int rowOffset, float[] state, int stateOffset, int count, long step) {
+    int slot = id == Long.MIN_VALUE ? DEFAULT_SLOT : index.get(id);
+    if (slot < 0) {
+      if (index.size() >= maxRows) {
+        throw new IllegalArgumentException("embedding table '" + table + "' on ps " + shard + " would hold more than "
+            + "its " + maxRows + " rows (maxRowsPerShard): the checkpoint was written with another spec");
+      }
+      slot = freeCount > 0 ? free[--freeCount] : slotsUsed++;
+      ensureSlot(slot);
+      index.put(id, slot);
+      ids[slot] = id;
+    }
+    System.arraycopy(row, rowOffset, rows[slot >>> PAGE_BITS], (slot & (PAGE_ROWS - 1)) * dim, dim);
+    System.arraycopy(state, stateOffset, states[slot >>> PAGE_BITS], (slot & (PAGE_ROWS - 1)) * stateWidth,
+        stateWidth);
+    updates[slot] = count;
+    touched[slot] = step;
+  }
+
+  /** Removes the row of {@code id} when held (an eviction a checkpoint recorded). */
+  void removeRow(long id) {
+    int slot = index.get(id);
+    if (slot > DEFAULT_SLOT) {
+      index.remove(id);
+      freeSlot(slot);
+    }
   }
 
   private int create(long id, long step) {
@@ -199,18 +260,26 @@ final class EmbeddingShard {
       if (touched[slot] <= step && index.get(ids[slot]) == slot) {
         index.remove(ids[slot]);
         changed.clear(slot);
-        if (removedCount == removed.length) {
-          removed = Arrays.copyOf(removed, Math.max(16, removed.length * 2));
-        }
-        removed[removedCount++] = ids[slot];
-        if (freeCount == free.length) {
-          free = Arrays.copyOf(free, Math.max(16, free.length * 2));
-        }
-        free[freeCount++] = slot;
+        recordEvicted(ids[slot]);
+        freeSlot(slot);
         evicted++;
       }
     }
     return evicted;
+  }
+
+  private void recordEvicted(long id) {
+    if (removedCount == removed.length) {
+      removed = Arrays.copyOf(removed, Math.max(16, removed.length * 2));
+    }
+    removed[removedCount++] = id;
+  }
+
+  private void freeSlot(int slot) {
+    if (freeCount == free.length) {
+      free = Arrays.copyOf(free, Math.max(16, free.length * 2));
+    }
+    free[freeCount++] = slot;
   }
 
   private void copyRow(int slot, float[] out, int at) {
@@ -230,44 +299,6 @@ final class EmbeddingShard {
       ids = Arrays.copyOf(ids, length);
       touched = Arrays.copyOf(touched, length);
       updates = Arrays.copyOf(updates, length);
-    }
-  }
-
-  /**
-   * Admission by count: an id gets a row once seen {@code minCount} times. Counts are kept in a
-   * count-min sketch (4 hashes over at least 4 counters per row the table may hold), so ids that
-   * never reach the count cost no row; a sketch overcounts, never undercounts, so an admitted id
-   * was seen at least {@code minCount} times or collided with ones that were.
-   */
-  private static final class Admission {
-    private static final int HASHES = 4;
-    private final int minCount;
-    private final int[] counts;
-    private final int mask;
-    private final int[] at = new int[HASHES]; // the counters of the id being counted (calls are serialized)
-
-    Admission(int minCount, int maxRows) {
-      this.minCount = minCount;
-      int width = 1024;
-      while (width < 4L * maxRows && width < 1 << 26) {
-        width <<= 1;
-      }
-      this.counts = new int[HASHES * width];
-      this.mask = width - 1;
-    }
-
-    boolean admit(long id) {
-      int least = Integer.MAX_VALUE;
-      for (int h = 0; h < HASHES; h++) {
-        at[h] = h * (mask + 1) + (int) (Ids.mix(id + h * 0x632BE59BD9B4E019L) & mask);
-        least = Math.min(least, counts[at[h]]);
-      }
-      for (int h = 0; h < HASHES; h++) {
-        if (counts[at[h]] == least && least < Integer.MAX_VALUE) {
-          counts[at[h]]++; // conservative update: only the smallest counters grow
-        }
-      }
-      return least + 1 >= minCount;
     }
   }
 }

@@ -13,11 +13,37 @@ public final class EmbeddingTables {
   private final int shard;
   private final Map<String, Table> tables = new ConcurrentHashMap<>();
 
-  private record Table(EmbeddingSpecProto spec, EmbeddingShard rows) {}
+  /** A table's spec and this ps's rows of it (callers hold the rows' lock while they use them). */
+  record Table(EmbeddingSpecProto spec, EmbeddingShard rows) {}
 
   /** The tables of ps {@code shard}. */
   public EmbeddingTables(int shard) {
     this.shard = shard;
+  }
+
+  /** The ps these tables are on. */
+  int shard() {
+    return shard;
+  }
+
+  /** The tables, by name. */
+  java.util.List<Table> all() {
+    return java.util.List.copyOf(new java.util.TreeMap<>(tables).values());
+  }
+
+  /** Empty rows for {@code spec} on this ps (not yet one of its tables: see {@link #replace}). */
+  EmbeddingShard newRows(EmbeddingSpecProto spec) {
+    try {
+      return new EmbeddingShard(spec.getName(), shard, spec.getDim(), rule(spec), spec.getMaxRowsPerShard(),
+          spec.getEvictAfterSteps(), spec.getMinCount(), spec.getSeed(), spec.getInitScale());
+    } catch (IllegalArgumentException e) {
+      throw PsError.invalid(e.getMessage());
+    }
+  }
+
+  /** Makes {@code rows} the table of {@code spec}, replacing any table of its name (a restore). */
+  void replace(EmbeddingSpecProto spec, EmbeddingShard rows) {
+    tables.put(spec.getName(), new Table(spec, rows));
   }
 
   /** Creates the table of {@code spec}; true when new, false when it exists with this spec (a retry, another worker). */
@@ -25,12 +51,7 @@ public final class EmbeddingTables {
     boolean[] created = {false};
     Table table = tables.computeIfAbsent(spec.getName(), name -> {
       created[0] = true;
-      try {
-        return new Table(spec, new EmbeddingShard(name, shard, spec.getDim(), rule(spec), spec.getMaxRowsPerShard(),
-            spec.getEvictAfterSteps(), spec.getMinCount(), spec.getSeed(), spec.getInitScale()));
-      } catch (IllegalArgumentException e) {
-        throw PsError.invalid(e.getMessage());
-      }
+      return new Table(spec, newRows(spec));
     });
     if (!table.spec().equals(spec)) {
       throw PsError.conflict("embedding table '" + spec.getName() + "' exists on ps " + shard
@@ -83,7 +104,7 @@ public final class EmbeddingTables {
     return table;
   }
 
-  private static RowRule rule(EmbeddingSpecProto s) {
+  static RowRule rule(EmbeddingSpecProto s) {
     String kind = s.getOptimizer();
     try {
       return switch (RowRule.Kind.valueOf(kind)) {

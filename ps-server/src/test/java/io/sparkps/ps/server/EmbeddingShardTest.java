@@ -101,7 +101,7 @@ class EmbeddingShardTest {
       assertEquals(expected, after[k], 1e-6f);
     }
     List<Integer> widths = new ArrayList<>();
-    row.forEachRow(false, (id, r, ro, state, so, updates) -> widths.add(updates));
+    row.forEachRow(false, (id, r, ro, state, so, updates, step) -> widths.add(updates));
     assertEquals(List.of(0, 2), widths, "the default row untouched, row 5 updated twice");
 
     EmbeddingShard ftrl = shard(RowRule.ftrl(0.1, 1.0, 0.5, 0.0), 100, 0, 1);
@@ -147,7 +147,7 @@ class EmbeddingShardTest {
     assertEquals(2, aging.size());
     assertArrayEquals(new long[] {1L}, aging.evictedSinceCheckpoint());
     Map<Long, Float> changed = new HashMap<>();
-    aging.forEachRow(true, (id, r, ro, state, so, updates) -> changed.put(id, r[ro]));
+    aging.forEachRow(true, (id, r, ro, state, so, updates, step) -> changed.put(id, r[ro]));
     assertEquals(Map.of(3L, aging.initialValue(3L, 0)), changed, "only the new row changed since the checkpoint");
     aging.push(new long[] {2L}, new float[] {1, 1, 1}, 26);
     pull(aging, 27, 1L); // id 3 is the old one now: id 1 comes back, from its initial value

@@ -1,0 +1,224 @@
+package io.sparkps.ps.server;
+
+import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
+import io.sparkps.ps.wire.PsError;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.security.DigestInputStream;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+
+/**
+ * The file format of {@link TableSnapshots}: a head (magic, ps index, table count), then per table
+ * its spec, whether it is a delta and the directory of the save it builds on, the ids evicted since
+ * that save, and its rows (id, update count, last step, values, optimizer state; the default row
+ * has id {@link Long#MIN_VALUE}); then the SHA-256 of all that, as a 32-byte trailer. Every size
+ * read is checked against the file's length before anything of that size is allocated.
+ */
+final class TableFile {
+  private static final String MAGIC = "SPARKPS-TABLES-1";
+
+  private TableFile() {}
+
+  static void writeHead(DataOutputStream out, int shard) throws IOException {
+    out.writeUTF(MAGIC);
+    out.writeInt(shard);
+  }
+
+  /** Writes table {@code t}: whole, or with {@code baseDir} only what changed since the save there. */
+  static TableSnapshots.TableInfo writeTable(DataOutputStream out, EmbeddingTables.Table t, String baseDir)
+      throws IOException {
+    EmbeddingShard rows = t.rows();
+    byte[] spec = t.spec().toByteArray();
+    out.writeInt(spec.length);
+    out.write(spec);
+    out.writeBoolean(baseDir != null);
+    out.writeUTF(baseDir == null ? "" : baseDir);
+    long[] evicted = baseDir == null ? new long[0] : rows.evictedSinceCheckpoint();
+    out.writeInt(evicted.length);
+    for (long id : evicted) {
+      out.writeLong(id);
+    }
+    int[] count = {0};
+    rows.forEachRow(baseDir != null, (id, r, ro, state, so, updates, touched) -> count[0]++);
+    out.writeInt(count[0]);
+    IOException[] failed = {null};
+    rows.forEachRow(baseDir != null, (id, r, ro, state, so, updates, touched) -> {
+      try {
+        out.writeLong(id);
+        out.writeInt(updates);
+        out.writeLong(touched);
+        writeFloats(out, r, ro, rows.dim());
+        writeFloats(out, state, so, rows.stateWidth());
+      } catch (IOException e) {
+        if (failed[0] == null) {
+          failed[0] = e;
+        }
+      }
+    });
+    if (failed[0] != null) {
+      throw failed[0];
+    }
+    return new TableSnapshots.TableInfo(t.spec().getName(), baseDir != null, count[0], evicted.length);
+  }
+
+  /** One file of a chain and the tables it holds. */
+  record Link(Path file, List<Part> parts) {}
+
+  /** Reads and checks one file of ps {@code shard}. */
+  static Link read(FileSystem fs, Path file, int shard) throws IOException {
+    long bytes = fs.getFileStatus(file).getLen();
+    check(bytes > 32, file, bytes + " bytes");
+    MessageDigest sha = sha256();
+    List<Part> parts = new ArrayList<>();
+    try (java.io.InputStream raw = fs.open(file)) {
+      DataInputStream in = new DataInputStream(new DigestInputStream(new Limited(raw, bytes - 32), sha));
+      if (!MAGIC.equals(in.readUTF())) {
+        throw PsError.invalid(file + " is not a SparkPS tables checkpoint");
+      }
+      int held = in.readInt();
+      if (held != shard) {
+        throw PsError.invalid(file + " holds the tables of ps " + held + ", not of ps " + shard);
+      }
+      int count = in.readInt();
+      check(count >= 0 && count <= bytes, file, "a table count of " + count);
+      for (int i = 0; i < count; i++) {
+        parts.add(Part.read(in, bytes, file));
+      }
+      check(in.read() == -1, file, "bytes after its last table");
+      byte[] trailer = raw.readNBytes(32);
+      if (!Arrays.equals(sha.digest(), trailer)) {
+        throw PsError.invalid(file + " is damaged: its SHA-256 does not match its trailer (truncated or overwritten)");
+      }
+    } catch (EOFException e) {
+      throw PsError.invalid(file + " is damaged: it ends before its last table");
+    } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+      throw PsError.invalid(file + " is damaged: a table's spec does not parse");
+    } catch (org.apache.hadoop.fs.ChecksumException e) {
+      throw PsError.invalid(file + " is damaged: " + e.getMessage());
+    }
+    return new Link(file, parts);
+  }
+
+  /** The first {@code left} bytes of a stream (the file without its trailer); never closes it. */
+  private static final class Limited extends java.io.FilterInputStream {
+    private long left;
+
+    Limited(java.io.InputStream in, long left) {
+      super(in);
+      this.left = left;
+    }
+
+    @Override
+    public int read() throws IOException {
+      if (left <= 0) {
+        return -1;
+      }
+      int b = in.read();
+      if (b >= 0) {
+        left--;
+      }
+      return b;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      if (left <= 0) {
+        return -1;
+      }
+      int n = in.read(b, off, (int) Math.min(len, left));
+      if (n > 0) {
+        left -= n;
+      }
+      return n;
+    }
+
+    @Override
+    public void close() {
+      // the caller closes the stream under it
+    }
+  }
+
+  /** One table of one file: rows and state held in arrays, applied to a shard's rows in order. */
+  record Part(EmbeddingSpecProto spec, boolean delta, String base, long[] evicted, long[] ids, int[] updates,
+      long[] touched, float[] rows, float[] states, int dim, int stateWidth) {
+    int rowCount() {
+      return ids.length;
+    }
+
+    static Part read(DataInputStream in, long bytes, Path file) throws IOException {
+      int specLength = in.readInt();
+      check(specLength >= 0 && specLength <= bytes, file, "a spec of " + specLength + " bytes");
+      byte[] specBytes = new byte[specLength];
+      in.readFully(specBytes);
+      EmbeddingSpecProto spec = EmbeddingSpecProto.parseFrom(specBytes);
+      boolean delta = in.readBoolean();
+      String base = in.readUTF();
+      int evictedCount = in.readInt();
+      check(evictedCount >= 0 && 8L * evictedCount <= bytes, file, evictedCount + " evicted ids");
+      long[] evicted = new long[evictedCount];
+      for (int k = 0; k < evictedCount; k++) {
+        evicted[k] = in.readLong();
+      }
+      int dim = spec.getDim();
+      int stateWidth = EmbeddingTables.rule(spec).stateWidth(dim);
+      int count = in.readInt();
+      long rowBytes = 20L + 4L * (dim + stateWidth);
+      check(dim >= 1 && count >= 0 && count * rowBytes <= bytes, file, count + " rows of dim " + dim);
+      long[] ids = new long[count];
+      int[] updates = new int[count];
+      long[] touched = new long[count];
+      float[] rows = new float[count * dim];
+      float[] states = new float[count * stateWidth];
+      for (int k = 0; k < count; k++) {
+        ids[k] = in.readLong();
+        updates[k] = in.readInt();
+        touched[k] = in.readLong();
+        readFloats(in, rows, k * dim, dim);
+        readFloats(in, states, k * stateWidth, stateWidth);
+      }
+      return new Part(spec, delta, base, evicted, ids, updates, touched, rows, states, dim, stateWidth);
+    }
+
+    void applyTo(EmbeddingShard shard) {
+      for (long id : evicted) {
+        shard.removeRow(id);
+      }
+      for (int k = 0; k < ids.length; k++) {
+        shard.restoreRow(ids[k], rows, k * dim, states, k * stateWidth, updates[k], touched[k]);
+      }
+    }
+  }
+
+  private static void check(boolean ok, Path file, String what) {
+    if (!ok) {
+      throw PsError.invalid(file + " is damaged: " + what);
+    }
+  }
+
+  private static void writeFloats(DataOutputStream out, float[] values, int from, int count) throws IOException {
+    for (int k = 0; k < count; k++) {
+      out.writeInt(Float.floatToRawIntBits(values[from + k]));
+    }
+  }
+
+  private static void readFloats(DataInputStream in, float[] values, int from, int count) throws IOException {
+    for (int k = 0; k < count; k++) {
+      values[from + k] = Float.intBitsToFloat(in.readInt());
+    }
+  }
+
+  static MessageDigest sha256() {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("this JVM has no SHA-256", e);
+    }
+  }
+}

@@ -1,0 +1,212 @@
+package io.sparkps.ps.server;
+
+import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
+import io.sparkps.ps.wire.PsError;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.security.DigestOutputStream;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileContext;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Options;
+import org.apache.hadoop.fs.Path;
+
+/**
+ * Checkpoints of one ps's embedding tables, incremental: a save writes, per table, either every row
+ * (a full save) or only the rows changed and the ids evicted since this ps's previous save (a
+ * delta, naming the directory of the save it builds on). Every {@link #FULL_EVERY}th save of a table
+ * is full, so a restore reads at most that many files, and the first save after the ps started or
+ * restored from elsewhere is full. A save writes a temporary file and renames it into place.
+ *
+ * <p>A restore follows a delta's chain back to its full save, applies the saves in order and
+ * replaces the tables: a table's rows, optimizer state, update counts and last steps come back
+ * exactly. Admission counts (ids seen fewer than minCount times) are not saved: they start again.
+ * Each file ends with the SHA-256 of what precedes it and is read whole, checked, before anything is
+ * replaced; a damaged file or a missing link of a chain fails naming it.
+ */
+public final class TableSnapshots {
+  /** Saves of a table per full save: the first full, then up to {@code FULL_EVERY - 1} deltas. */
+  public static final int FULL_EVERY = 8;
+  private static final int MAX_CHAIN = 10_000;
+  private final EmbeddingTables tables;
+  /** Per table: the directory of this ps's last save of it, and the deltas since its full save. */
+  private final Map<String, Saved> last = new HashMap<>();
+
+  private record Saved(String dir, int chain) {}
+
+  /** What one table's save or restore held. */
+  public record TableInfo(String name, boolean delta, int rows, int evicted) {}
+
+  /** What a save wrote, or a restore read: the file, its bytes, and each table. */
+  public record Result(String file, long bytes, List<TableInfo> tables) {}
+
+  /** Checkpoints of {@code tables}. */
+  public TableSnapshots(EmbeddingTables tables) {
+    this.tables = tables;
+  }
+
+  /** The tables' file of ps {@code shard} below a snapshot directory. */
+  public static Path file(String dir, int shard) {
+    return new Path(dir, String.format("ps-%05d.tables", shard));
+  }
+
+  /** Writes the tables of this ps below {@code dir}; null when it has none. */
+  public synchronized Result save(String dir) throws IOException {
+    List<EmbeddingTables.Table> all = tables.all();
+    if (all.isEmpty()) {
+      return null;
+    }
+    Path target = file(dir, tables.shard());
+    Configuration conf = new Configuration();
+    FileSystem fs = target.getFileSystem(conf);
+    fs.mkdirs(target.getParent());
+    Path tmp = new Path(target.getParent(), "." + target.getName() + ".tmp-" + UUID.randomUUID());
+    Map<String, EmbeddingShard.Marks> taken = new HashMap<>();
+    List<TableInfo> infos = new ArrayList<>();
+    try {
+      MessageDigest sha = TableFile.sha256();
+      try (DataOutputStream out = new DataOutputStream(new DigestOutputStream(fs.create(tmp, false), sha))) {
+        TableFile.writeHead(out, tables.shard());
+        out.writeInt(all.size());
+        for (EmbeddingTables.Table t : all) {
+          Saved before = last.get(t.spec().getName());
+          boolean delta = before != null && before.chain() + 1 < FULL_EVERY;
+          synchronized (t.rows()) {
+            infos.add(TableFile.writeTable(out, t, delta ? before.dir() : null));
+            taken.put(t.spec().getName(), t.rows().takeMarks());
+          }
+        }
+        out.flush();
+        out.write(sha.digest()); // the trailer: not part of what it digests
+      }
+      FileContext.getFileContext(target.toUri(), conf).rename(tmp, target, Options.Rename.OVERWRITE);
+    } catch (IOException | RuntimeException e) {
+      // Not written: what changed since the last save stays changed, for the next one.
+      for (EmbeddingTables.Table t : all) {
+        EmbeddingShard.Marks marks = taken.get(t.spec().getName());
+        if (marks != null) {
+          synchronized (t.rows()) {
+            t.rows().giveBack(marks);
+          }
+        }
+      }
+      try {
+        fs.delete(tmp, false);
+      } catch (IOException cleanup) {
+        e.addSuppressed(cleanup);
+      }
+      throw e;
+    }
+    for (TableInfo info : infos) {
+      Saved before = last.get(info.name());
+      last.put(info.name(), new Saved(dir, info.delta() ? before.chain() + 1 : 0));
+    }
+    return new Result(target.getName(), fs.getFileStatus(target).getLen(), infos);
+  }
+
+  /**
+   * Reads the tables saved below {@code dir} (following each delta back to its full save) into new
+   * rows, checking every file, and replaces nothing yet: {@link Read#commit()} puts them in place.
+   * Null when the directory holds no tables of this ps (its tables are then left as they are).
+   */
+  public synchronized Read read(String dir) throws IOException {
+    Path source = file(dir, tables.shard());
+    FileSystem fs = source.getFileSystem(new Configuration());
+    if (!fs.exists(source)) {
+      return null;
+    }
+    Map<String, EmbeddingSpecProto> specs = new java.util.TreeMap<>();
+    Map<String, EmbeddingShard> restored = new HashMap<>();
+    List<TableInfo> infos = new ArrayList<>();
+    for (TableFile.Link link : chain(fs, source)) {
+      for (TableFile.Part part : link.parts()) {
+        String name = part.spec().getName();
+        EmbeddingSpecProto known = specs.get(name);
+        if (known != null && !known.equals(part.spec())) {
+          throw PsError.invalid(link.file() + " saves table '" + name + "' with another spec than the save it builds on");
+        }
+        if (!restored.containsKey(name)) {
+          if (part.delta()) {
+            throw PsError.invalid(link.file() + " holds a delta of table '" + name + "' whose full save is not in its "
+                + "chain");
+          }
+          restored.put(name, tables.newRows(part.spec()));
+          specs.put(name, part.spec());
+        }
+        part.applyTo(restored.get(name));
+        if (link.file().equals(source)) {
+          infos.add(new TableInfo(name, part.delta(), part.rowCount(), part.evicted().length));
+        }
+      }
+    }
+    return new Read(new Result(source.getName(), fs.getFileStatus(source).getLen(), infos), specs, restored);
+  }
+
+  /** Tables read from a checkpoint, not yet in place. */
+  public final class Read {
+    private final Result result;
+    private final Map<String, EmbeddingSpecProto> specs;
+    private final Map<String, EmbeddingShard> rows;
+
+    private Read(Result result, Map<String, EmbeddingSpecProto> specs, Map<String, EmbeddingShard> rows) {
+      this.result = result;
+      this.specs = specs;
+      this.rows = rows;
+    }
+
+    /** What was read. */
+    public Result result() {
+      return result;
+    }
+
+    /** Replaces this ps's tables of those names with what was read; the next save of every table is full. */
+    public void commit() {
+      synchronized (TableSnapshots.this) {
+        last.clear();
+        specs.forEach((name, spec) -> {
+          EmbeddingShard shard = rows.get(name);
+          shard.markCheckpointed();
+          tables.replace(spec, shard);
+        });
+      }
+    }
+  }
+
+  /** The files to apply, the full save first, ending with {@code source}. */
+  private List<TableFile.Link> chain(FileSystem fs, Path source) throws IOException {
+    List<TableFile.Link> links = new ArrayList<>();
+    Path at = source;
+    while (at != null) {
+      if (links.size() > MAX_CHAIN) {
+        throw PsError.invalid(source + " builds on more than " + MAX_CHAIN + " saves: a cycle of deltas?");
+      }
+      TableFile.Link link = TableFile.read(fs, at, tables.shard());
+      links.add(0, link);
+      String base = link.parts().stream().filter(TableFile.Part::delta).map(TableFile.Part::base).findFirst()
+          .orElse(null);
+      at = base == null ? null : locate(fs, at, base);
+    }
+    return links;
+  }
+
+  /** The base's file: where it was saved, else beside this one (a checkpoint folder copied whole). */
+  private Path locate(FileSystem fs, Path from, String baseDir) throws IOException {
+    Path saved = file(baseDir, tables.shard());
+    if (fs.exists(saved)) {
+      return saved;
+    }
+    Path beside = file(new Path(from.getParent().getParent(), new Path(baseDir).getName()).toString(), tables.shard());
+    if (fs.exists(beside)) {
+      return beside;
+    }
+    throw PsError.notFound(from + " holds only what changed since the save in " + baseDir + ", and neither " + saved
+        + " nor " + beside + " exists: restore a checkpoint whose chain of saves is whole (keep the checkpoints a "
+        + "kept one builds on)");
+  }
+}
