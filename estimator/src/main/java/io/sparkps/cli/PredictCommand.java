@@ -45,7 +45,7 @@ final class PredictCommand implements Callable<Integer> {
     Dataset<Row> frame = s.frame();
     Dataset<Row> predicted = m.transform(frame);
     if (output != null) {
-      checkOutput(spark);
+      RunDirectory.checkDatasetOutput(spark, output, overwrite, "the predictions written there before");
       predicted.write().mode("overwrite").parquet(output);
     }
     StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "sparkps: %d predictions",
@@ -62,32 +62,5 @@ final class PredictCommand implements Callable<Integer> {
     }
     SparkPsCli.OUT.println(line);
     return SparkPsCli.OK;
-  }
-
-  /**
-   * Refuses an existing non-empty {@code --output} unless {@code --overwrite}, and then unless it
-   * holds only a dataset Spark wrote (part files, {@code _SUCCESS} and the like): Spark's overwrite
-   * deletes the whole directory, which must never take a user's other files with it.
-   */
-  private void checkOutput(SparkSession spark) throws java.io.IOException {
-    org.apache.hadoop.fs.Path dir = new org.apache.hadoop.fs.Path(output);
-    org.apache.hadoop.fs.FileSystem fs = dir.getFileSystem(spark.sparkContext().hadoopConfiguration());
-    java.util.List<String> held = RunDirectory.held(fs, dir, output);
-    if (held.isEmpty()) {
-      return;
-    }
-    if (!overwrite) {
-      throw new UsageException("--output " + output + " is not empty (it holds " + RunDirectory.describe(held)
-          + "): choose a new directory, or add --overwrite to replace the predictions written there before");
-    }
-    java.util.List<String> foreign = held.stream().filter(n -> !isSparkOutput(n)).toList();
-    if (!foreign.isEmpty()) {
-      throw new UsageException("--output " + output + " holds files that are not a dataset Spark wrote ("
-          + RunDirectory.describe(foreign) + "), which --overwrite would delete with it: choose a new directory");
-    }
-  }
-
-  private static boolean isSparkOutput(String name) {
-    return name.startsWith("part-") || name.startsWith("_") || name.startsWith(".") && name.endsWith(".crc");
   }
 }

@@ -166,4 +166,32 @@ final class RunDirectory {
   public String toString() {
     return "file".equals(dir.toUri().getScheme()) ? dir.toUri().getPath() : dir.toString();
   }
+
+  /**
+   * Refuses an existing non-empty dataset {@code --output} unless {@code overwrite}, and then unless
+   * it holds only a dataset Spark wrote (part files, {@code _SUCCESS} and the like): Spark's overwrite
+   * deletes the whole directory, which must never take a user's other files with it.
+   */
+  static void checkDatasetOutput(org.apache.spark.sql.SparkSession spark, String output, boolean overwrite,
+      String what) throws java.io.IOException {
+    org.apache.hadoop.fs.Path dir = new org.apache.hadoop.fs.Path(output);
+    org.apache.hadoop.fs.FileSystem fs = dir.getFileSystem(spark.sparkContext().hadoopConfiguration());
+    java.util.List<String> held = held(fs, dir, output);
+    if (held.isEmpty()) {
+      return;
+    }
+    if (!overwrite) {
+      throw new UsageException("--output " + output + " is not empty (it holds " + describe(held)
+          + "): choose a new directory, or add --overwrite to replace " + what);
+    }
+    java.util.List<String> foreign = held.stream().filter(n -> !isSparkOutput(n)).toList();
+    if (!foreign.isEmpty()) {
+      throw new UsageException("--output " + output + " holds files that are not a dataset Spark wrote ("
+          + describe(foreign) + "), which --overwrite would delete with it: choose a new directory");
+    }
+  }
+
+  private static boolean isSparkOutput(String name) {
+    return name.startsWith("part-") || name.startsWith("_") || name.startsWith(".") && name.endsWith(".crc");
+  }
 }

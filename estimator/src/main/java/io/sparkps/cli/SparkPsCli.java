@@ -14,7 +14,7 @@ import picocli.CommandLine.Command;
 @Command(name = "sparkps", mixinStandardHelpOptions = true, versionProvider = Versions.class,
     description = "Train Deeplearning4j networks on Spark with sharded parameter servers.",
     subcommands = {TrainCommand.class, EvaluateCommand.class, PredictCommand.class, InspectCommand.class,
-        DemoCommand.class, RunExperimentCommand.class})
+        DemoCommand.class, RunExperimentCommand.class, GenerateCommand.class})
 public final class SparkPsCli implements Runnable {
   /** Success. */
   public static final int OK = 0;
@@ -29,7 +29,7 @@ public final class SparkPsCli implements Runnable {
   @Override
   public void run() {
     throw new CommandLine.ParameterException(new CommandLine(this), "a command is missing: train, evaluate, "
-        + "predict, inspect or demo");
+        + "predict, inspect, demo or generate");
   }
 
   /** Runs the command line and exits the JVM with its code. */

@@ -155,6 +155,32 @@ class CliTest {
   }
 
   @Test
+  void generate_clickThrough_writesTheGeneratorsRows_withThePlantedAuc_andRefusesBadArguments() throws Exception {
+    Path out = dir.resolve("click-through");
+    Result r = sparkps("generate", "click-through", "--rows", "20000", "--scale", "0.001", "--seed", "5",
+        "--partitions", "2", "--planted-auc", "--output", out.toString());
+    assertEquals(0, r.code(), r.err() + r.out());
+    org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> written = spark.read().parquet(out.toString());
+    io.sparkps.ml.datasets.ClickThroughData data = io.sparkps.ml.datasets.ClickThroughData.builder().optScale(0.001)
+        .optSeed(5).build();
+    assertEquals(40, written.columns().length, java.util.Arrays.toString(written.columns()));
+    assertEquals(20000, written.count());
+    assertEquals(0, written.except(data.rows(spark, 0, 20000, 3)).count(), "the generator's rows 0..19999");
+    double clicks = written.agg(org.apache.spark.sql.functions.avg("label")).first().getDouble(0);
+    assertEquals(0.25, clicks, 0.02, "the click rate");
+    Matcher auc = Pattern.compile("20000 click-through rows \\(0 to 19999, seed 5, \\d+ ids in all\\) written to \\S+; "
+        + "the planted model's AUC on them (0\\.\\d{4})").matcher(r.out());
+    assertTrue(auc.find(), r.out());
+    assertEquals(data.plantedAuc(written), Double.parseDouble(auc.group(1)), 1e-4);
+    assertUsage(sparkps("generate", "click-through", "--rows", "10", "--output", out.toString()), "is not empty",
+        "--overwrite");
+    assertUsage(sparkps("generate", "criteo", "--rows", "10", "--output", dir.resolve("x").toString()),
+        "unknown dataset 'criteo'", "click-through");
+    assertUsage(sparkps("generate", "click-through", "--rows", "10", "--scale", "2", "--output",
+        dir.resolve("y").toString()), "--scale must be in (0, 1], got 2.0");
+  }
+
+  @Test
   void presets_areSizedToTheData() {
     io.sparkps.ml.Dl4jEstimator lenet = new io.sparkps.ml.Dl4jEstimator()
         .setNetworkJson(Networks.resolve("lenet", 784, 10, 1, 1e-3));
