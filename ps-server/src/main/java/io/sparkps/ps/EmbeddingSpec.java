@@ -32,6 +32,11 @@ public final class EmbeddingSpec {
     return proto.getDim();
   }
 
+  /** The consistency group the table follows, or "" (ASYNC). */
+  public String group() {
+    return proto.getGroup();
+  }
+
   /** The most rows one ps holds of this table. */
   public int maxRowsPerShard() {
     return proto.getMaxRowsPerShard();
@@ -105,6 +110,17 @@ public final class EmbeddingSpec {
     /** New rows are uniform in +-scale (default 0.01), a function of their id and {@code seed} (default 1). */
     public Builder optInit(double scale, long seed) {
       b.setInitScale(scale).setSeed(seed);
+      return this;
+    }
+
+    /**
+     * The consistency group (made with {@link PsClient#createGroup}) whose mode the table follows:
+     * SYNC (each step's row gradients averaged over the workers and applied once; a pull of step t
+     * waits for step t - 1) or SSP (bounded staleness). Without one, or with an ASYNC group, pushes
+     * apply at once. Every worker of a SYNC or SSP table pushes every step, with its worker index.
+     */
+    public Builder optGroup(String group) {
+      b.setGroup(group == null ? "" : group);
       return this;
     }
 

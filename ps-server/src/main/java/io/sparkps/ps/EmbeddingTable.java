@@ -26,12 +26,17 @@ public final class EmbeddingTable {
   private final EmbeddingSpec spec;
   private final List<ShardStub> shards;
   private final Duration callTimeout;
+  private final Duration waitTimeout;
+  private final int worker;
   private final Calls.Recoverer recovery;
 
-  EmbeddingTable(EmbeddingSpec spec, List<ShardStub> shards, Duration callTimeout, Calls.Recoverer recovery) {
+  EmbeddingTable(EmbeddingSpec spec, List<ShardStub> shards, int worker, Duration callTimeout, Duration waitTimeout,
+      Calls.Recoverer recovery) {
     this.spec = spec;
     this.shards = shards;
+    this.worker = worker;
     this.callTimeout = callTimeout;
+    this.waitTimeout = waitTimeout;
     this.recovery = recovery;
   }
 
@@ -48,6 +53,8 @@ public final class EmbeddingTable {
   /**
    * The rows of {@code ids} for training step {@code step}, row after row ({@code ids.length * dim}
    * floats): an id seen often enough gets a row of its own, one not admitted yet reads the default row.
+   * For a SYNC table it waits until every worker's step {@code step - 1} is applied (SSP: until the
+   * slowest is within the staleness), at most the client's wait timeout.
    */
   public float[] pull(long[] ids, long step) {
     return rows(ids, step, true, "pull embedding rows");
@@ -58,7 +65,12 @@ public final class EmbeddingTable {
     return rows(ids, 0, false, "read embedding rows");
   }
 
-  /** Applies {@code gradients} ({@code ids.length * dim} floats, row after row) to the rows of {@code ids}. */
+  /**
+   * Applies {@code gradients} ({@code ids.length * dim} floats, row after row) to the rows of
+   * {@code ids}: at once, or for a SYNC table with the other workers' of step {@code step} (their
+   * mean, once every worker pushed the step; a SYNC or SSP push goes to every ps, empty where it
+   * holds none of the ids, so each ps knows the worker's step is done).
+   */
   public void push(long[] ids, float[] gradients, long step) {
     int dim = spec.dim();
     if (gradients.length != (long) ids.length * dim) {
@@ -66,6 +78,11 @@ public final class EmbeddingTable {
           + " need " + (long) ids.length * dim + " gradient values, got " + gradients.length);
     }
     Split split = split(ids);
+    if (!spec.group().isEmpty()) {
+      for (int shard = 0; shard < shards.size(); shard++) {
+        split.positions.putIfAbsent(shard, List.of());
+      }
+    }
     Map<Integer, Function<ShardStub, CompletableFuture<UpdateReply>>> calls = new LinkedHashMap<>();
     split.positions.forEach((shard, at) -> {
       long[] part = new long[at.size()];
@@ -75,7 +92,8 @@ public final class EmbeddingTable {
         System.arraycopy(gradients, at.get(j) * dim, partGradients, j * dim, dim);
       }
       EmbeddingPushRequest request = EmbeddingPushRequest.newBuilder().setTable(spec.name()).setStep(step)
-          .setIds(PackedArrays.ofLongs(part)).setGradients(PackedArrays.ofFloats(partGradients)).build();
+          .setWorker(worker).setIds(PackedArrays.ofLongs(part)).setGradients(PackedArrays.ofFloats(partGradients))
+          .build();
       calls.put(shard, s -> s.pushEmbedding(request));
     });
     Calls.run(shards, calls, "push embedding gradients of '" + spec.name() + "'", callTimeout, recovery);
@@ -88,10 +106,12 @@ public final class EmbeddingTable {
     split.positions.forEach((shard, at) -> {
       long[] part = at.stream().mapToLong(i -> ids[i]).toArray();
       EmbeddingPullRequest request = EmbeddingPullRequest.newBuilder().setTable(spec.name()).setStep(step)
-          .setTrain(train).setIds(PackedArrays.ofLongs(part)).build();
+          .setTrain(train).setWorker(worker).setTimeoutMs(waitTimeout.toMillis()).setIds(PackedArrays.ofLongs(part))
+          .build();
       calls.put(shard, s -> s.pullEmbedding(request));
     });
-    List<EmbeddingRows> replies = Calls.run(shards, calls, op + " of '" + spec.name() + "'", callTimeout, recovery);
+    Duration bound = train && !spec.group().isEmpty() ? waitTimeout.plus(callTimeout) : callTimeout;
+    List<EmbeddingRows> replies = Calls.run(shards, calls, op + " of '" + spec.name() + "'", bound, recovery);
     float[] out = new float[ids.length * dim];
     int part = 0;
     for (List<Integer> at : split.positions.values()) {

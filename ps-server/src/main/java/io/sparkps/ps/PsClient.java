@@ -279,7 +279,7 @@ public final class PsClient implements AutoCloseable {
   public EmbeddingTable embeddingTable(EmbeddingSpec spec) {
     checkOpen();
     all("create embedding table '" + spec.name() + "'", s -> s.createEmbedding(spec.proto()), config.callTimeout);
-    return new EmbeddingTable(spec, shards, config.callTimeout, recovery);
+    return new EmbeddingTable(spec, shards, config.worker, config.callTimeout, config.waitTimeout, recovery);
   }
 
   /** Asks every shard to stop. */

@@ -100,6 +100,83 @@ class EmbeddingTableTest {
     }
   }
 
+  private EmbeddingTable worker(int index, String group, java.time.Duration waitTimeout) {
+    PsClient c = cluster.client(PsClient.builder().setShards(cluster.addresses()).setToken(cluster.token)
+        .optWorker(index).optWaitTimeout(waitTimeout).optSameJvmTransfers(false));
+    return c.embeddingTable(spec("sync-item").optGroup(group).build());
+  }
+
+  /**
+   * SYNC: each step's row gradients are summed over the workers and applied once as their mean; a
+   * pull of the next step waits for the slow worker (held, then released), a retried push is taken
+   * once, and a push ahead of the table is refused naming both steps.
+   */
+  @Test
+  void aSyncTable_appliesEachStepOnceAsTheWorkersMean_andAPullWaitsForTheSlowWorker() throws Exception {
+    client.createGroup(ConsistencyGroup.sync("g", 2));
+    EmbeddingTable w0 = worker(0, "g", java.time.Duration.ofSeconds(30));
+    EmbeddingTable w1 = worker(1, "g", java.time.Duration.ofSeconds(30));
+    long[] ids = {1L, 2L, 3L};
+    float[] before = w0.pull(ids, 0);
+    assertArrayEquals(before, w1.pull(ids, 0));
+    w0.push(new long[] {1L, 2L}, new float[] {1, 1, 1, 1, 2, 2, 2, 2}, 0);
+    java.util.concurrent.CompletableFuture<float[]> next = java.util.concurrent.CompletableFuture.supplyAsync(
+        () -> w0.pull(ids, 1));
+    Thread.sleep(500);
+    assertTrue(!next.isDone(), "worker 0's pull of step 1 waits while worker 1 has not pushed step 0");
+    assertArrayEquals(before, w1.read(ids), "nothing is applied before every worker pushed the step");
+    w1.push(new long[] {2L, 3L}, new float[] {4, 4, 4, 4, 8, 8, 8, 8}, 0);
+    float[] after = next.get(10, java.util.concurrent.TimeUnit.SECONDS);
+    float[] mean = {1 / 2f, (2 + 4) / 2f, 8 / 2f};
+    for (int i = 0; i < 3; i++) {
+      for (int k = 0; k < 4; k++) {
+        assertEquals(before[i * 4 + k] - 0.5f * mean[i], after[i * 4 + k], 1e-6f, "id " + ids[i] + " element " + k);
+      }
+    }
+    w1.push(new long[] {2L, 3L}, new float[] {4, 4, 4, 4, 8, 8, 8, 8}, 0); // a retry
+    assertArrayEquals(after, w1.pull(ids, 1), "a push repeated is taken once");
+    IllegalStateException ahead = assertThrows(IllegalStateException.class,
+        () -> w0.push(new long[] {1L}, new float[4], 5));
+    assertTrue(ahead.getMessage().contains("pushed gradients for SYNC step 5 but the table is at step 1"),
+        ahead.getMessage());
+    // A push sent twice before the step completes (a retry after a lost reply) counts once too.
+    w0.push(new long[] {1L}, new float[] {2, 2, 2, 2}, 1);
+    w0.push(new long[] {1L}, new float[] {2, 2, 2, 2}, 1);
+    w1.push(new long[0], new float[0], 1);
+    assertEquals(after[0] - 0.5f * 2 / 2, w1.pull(ids, 2)[0], 1e-6f);
+  }
+
+  @Test
+  void aSyncPull_waitsAtMostTheWaitTimeout_namingTheWorkersItWaitsFor() {
+    client.createGroup(ConsistencyGroup.sync("g", 2));
+    EmbeddingTable w0 = worker(0, "g", java.time.Duration.ofMillis(400));
+    w0.push(new long[] {1L}, new float[4], 0);
+    long started = System.nanoTime();
+    PsException e = assertThrows(PsException.class, () -> w0.pull(new long[] {1L}, 1));
+    long ms = (System.nanoTime() - started) / 1_000_000;
+    assertTrue(e.getMessage().contains("waits for workers [1] to push step 0"), e.getMessage());
+    assertTrue(ms >= 350 && ms < 10_000, "waited " + ms + " ms");
+  }
+
+  /** SSP(1): pushes apply at once; a pull two steps ahead of the slowest worker waits for it. */
+  @Test
+  void anSspTable_appliesAtOnce_andHoldsTheFastWorkerWithinTheStaleness() throws Exception {
+    client.createGroup(ConsistencyGroup.ssp("s", 2, 1));
+    EmbeddingTable w0 = worker(0, "s", java.time.Duration.ofSeconds(30));
+    EmbeddingTable w1 = worker(1, "s", java.time.Duration.ofSeconds(30));
+    float[] before = w0.pull(new long[] {9L}, 0);
+    w0.push(new long[] {9L}, new float[] {2, 2, 2, 2}, 0);
+    float[] one = w0.pull(new long[] {9L}, 1);
+    assertEquals(before[0] - 0.5f * 2, one[0], 1e-6f, "applied at once, not averaged");
+    w0.push(new long[] {9L}, new float[4], 1);
+    java.util.concurrent.CompletableFuture<float[]> ahead = java.util.concurrent.CompletableFuture.supplyAsync(
+        () -> w0.pull(new long[] {9L}, 2));
+    Thread.sleep(500);
+    assertTrue(!ahead.isDone(), "step 2 is two ahead of worker 1 (at step 0): it waits");
+    w1.push(new long[] {9L}, new float[4], 0);
+    assertArrayEquals(one, ahead.get(10, java.util.concurrent.TimeUnit.SECONDS));
+  }
+
   @Test
   void anIdNeverTrained_readsTheDefaultRow_atInference() {
     EmbeddingTable table = client.embeddingTable(spec("user").build());

@@ -76,7 +76,7 @@ public final class PsService {
     this.updates = new Updates(store);
     this.reads = new Reads(store, maxFrameFloats);
     this.waiters = waiters;
-    this.embeddings = new EmbeddingTables(store.shardIndex());
+    this.embeddings = new EmbeddingTables(store.shardIndex(), store::groupSpec);
     this.pool = pool;
     this.copyPayloads = copyPayloads;
     this.maxWaitMs = maxWaitMs;
@@ -117,14 +117,12 @@ public final class PsService {
         .addMethod(PsMethods.CREATE_EMBEDDING, ServerCalls.asyncUnaryCall((EmbeddingSpecProto r,
             StreamObserver<CreateReply> o) -> reply(o, () -> CreateReply.newBuilder().setCreated(
                 embeddings.create(r) ? 1 : 0).build())))
-        .addMethod(PsMethods.PULL_EMBEDDING, ServerCalls.asyncUnaryCall((EmbeddingPullRequest r,
-            StreamObserver<EmbeddingRows> o) -> reply(o, () -> EmbeddingRows.newBuilder().setValues(PackedArrays.ofFloats(
-                embeddings.pull(r.getTable(), PackedArrays.longs(r.getIds(), "ids"), r.getStep(), r.getTrain())))
-                .build())))
+        .addMethod(PsMethods.PULL_EMBEDDING, ServerCalls.asyncUnaryCall(this::pullEmbedding))
         .addMethod(PsMethods.PUSH_EMBEDDING, ServerCalls.asyncUnaryCall((EmbeddingPushRequest r,
             StreamObserver<UpdateReply> o) -> reply(o, () -> {
-              embeddings.push(r.getTable(), PackedArrays.longs(r.getIds(), "ids"),
+              embeddings.push(r.getTable(), r.getWorker(), PackedArrays.longs(r.getIds(), "ids"),
                   PackedArrays.floats(r.getGradients(), "gradients"), r.getStep());
+              waiters.signal(); // a SYNC step applied, or an SSP clock moved: pulls may go on
               return UpdateReply.getDefaultInstance();
             })))
         .addMethod(PsMethods.SHUTDOWN, ServerCalls.asyncUnaryCall((r, o) -> {
@@ -266,6 +264,19 @@ public final class PsService {
         () -> reply(observer, AwaitInitializedReply::getDefaultInstance),
         missing -> "waited " + timeout + " ms: " + missing
             + "; the chief initializes them: is it running, and did it create the same variables?");
+  }
+
+  /** A table's rows; a training pull of a SYNC or SSP table first waits (bounded) for the other workers. */
+  private void pullEmbedding(EmbeddingPullRequest r, StreamObserver<EmbeddingRows> observer) {
+    Runnable send = () -> reply(observer, () -> EmbeddingRows.newBuilder().setValues(PackedArrays.ofFloats(
+        embeddings.pull(r.getTable(), PackedArrays.longs(r.getIds(), "ids"), r.getStep(), r.getTrain()))).build());
+    if (!r.getTrain()) {
+      send.run();
+      return;
+    }
+    long timeout = boundedWait(r.getTimeoutMs());
+    bounded(observer, () -> embeddings.blocker(r.getTable(), r.getWorker(), r.getStep()), timeout, send,
+        missing -> "waited " + timeout + " ms: " + missing);
   }
 
   private void pull(PullRequest request, StreamObserver<Frame> observer) {

@@ -1,6 +1,8 @@
 package io.sparkps.ps.server;
 
+import io.sparkps.ps.grpc.proto.ConsistencyMode;
 import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
+import io.sparkps.ps.grpc.proto.GroupSpec;
 import io.sparkps.ps.wire.PsError;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -11,14 +13,36 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class EmbeddingTables {
   private final int shard;
+  private final java.util.function.Function<String, GroupSpec> groups;
   private final Map<String, Table> tables = new ConcurrentHashMap<>();
 
-  /** A table's spec and this ps's rows of it (callers hold the rows' lock while they use them). */
-  record Table(EmbeddingSpecProto spec, EmbeddingShard rows) {}
+  /**
+   * A table's spec, this ps's rows of it and, for a SYNC or SSP group, its consistency (callers
+   * hold the rows' lock while they use either).
+   */
+  record Table(EmbeddingSpecProto spec, EmbeddingShard rows, TableSync sync) {}
 
-  /** The tables of ps {@code shard}. */
+  /** The tables of ps {@code shard}, which knows no consistency groups: every table is ASYNC. */
   public EmbeddingTables(int shard) {
+    this(shard, name -> null);
+  }
+
+  /** The tables of ps {@code shard}; a table's group is looked up in {@code groups} (null: none of that name). */
+  public EmbeddingTables(int shard, java.util.function.Function<String, GroupSpec> groups) {
     this.shard = shard;
+    this.groups = groups;
+  }
+
+  private TableSync sync(EmbeddingSpecProto spec) {
+    if (spec.getGroup().isEmpty()) {
+      return null;
+    }
+    GroupSpec group = groups.apply(spec.getGroup());
+    if (group == null) {
+      throw PsError.notFound("embedding table '" + spec.getName() + "' names group '" + spec.getGroup()
+          + "', which does not exist on ps " + shard + ": create the group first (PsClient.createGroup)");
+    }
+    return group.getMode() == ConsistencyMode.ASYNC ? null : new TableSync(spec.getName(), shard, group);
   }
 
   /** The ps these tables are on. */
@@ -43,7 +67,7 @@ public final class EmbeddingTables {
 
   /** Makes {@code rows} the table of {@code spec}, replacing any table of its name (a restore). */
   void replace(EmbeddingSpecProto spec, EmbeddingShard rows) {
-    tables.put(spec.getName(), new Table(spec, rows));
+    tables.put(spec.getName(), new Table(spec, rows, sync(spec)));
   }
 
   /** Creates the table of {@code spec}; true when new, false when it exists with this spec (a retry, another worker). */
@@ -51,7 +75,7 @@ public final class EmbeddingTables {
     boolean[] created = {false};
     Table table = tables.computeIfAbsent(spec.getName(), name -> {
       created[0] = true;
-      return new Table(spec, newRows(spec));
+      return new Table(spec, newRows(spec), sync(spec));
     });
     if (!table.spec().equals(spec)) {
       throw PsError.conflict("embedding table '" + spec.getName() + "' exists on ps " + shard
@@ -75,15 +99,46 @@ public final class EmbeddingTables {
     return out;
   }
 
-  /** Applies {@code gradients} of {@code ids}; see {@link EmbeddingShard#push}. */
+  /** Applies {@code gradients} of {@code ids} at once (an ASYNC table); see {@link #push(String, int, long[], float[], long)}. */
   public void push(String name, long[] ids, float[] gradients, long step) {
-    EmbeddingShard rows = table(name).rows();
+    push(name, 0, ids, gradients, step);
+  }
+
+  /**
+   * Takes worker {@code worker}'s {@code gradients} of {@code ids} for step {@code step}: applied
+   * at once (ASYNC, SSP) or with the other workers' of the step (SYNC, see {@link TableSync}); see
+   * {@link EmbeddingShard#push}.
+   */
+  public void push(String name, int worker, long[] ids, float[] gradients, long step) {
+    Table table = table(name);
+    EmbeddingShard rows = table.rows();
     if (gradients.length != (long) ids.length * rows.dim()) {
       throw PsError.invalid("embedding table '" + name + "': " + ids.length + " ids of dim "
           + rows.dim() + " need " + (long) ids.length * rows.dim() + " gradient values, got " + gradients.length);
     }
     synchronized (rows) {
-      rows.push(ids, gradients, step);
+      if (table.sync() == null) {
+        rows.push(ids, gradients, step);
+        return;
+      }
+      TableSync.Apply apply = table.sync().push(worker, ids, gradients, step, rows.dim());
+      if (apply != null) {
+        rows.push(apply.ids(), apply.gradients(), step);
+      }
+    }
+  }
+
+  /**
+   * Null when worker {@code worker} may pull its rows of table {@code name} for training step
+   * {@code step} now (always, for an ASYNC table), else what it waits for.
+   */
+  public String blocker(String name, int worker, long step) {
+    Table table = table(name);
+    if (table.sync() == null) {
+      return null;
+    }
+    synchronized (table.rows()) {
+      return table.sync().blocker(worker, step);
     }
   }
 

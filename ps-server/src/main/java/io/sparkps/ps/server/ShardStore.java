@@ -138,6 +138,12 @@ public final class ShardStore {
     return s;
   }
 
+  /** The spec of group {@code name}, or null when this shard has none of that name. */
+  public GroupSpec groupSpec(String name) {
+    GroupState g = groups.get(name);
+    return g == null ? null : g.spec;
+  }
+
   GroupState group(VariableSlice slice) {
     return groups.get(slice.spec.getGroup());
   }

@@ -1,0 +1,140 @@
+package io.sparkps.ps.server;
+
+import io.sparkps.ps.grpc.proto.ConsistencyMode;
+import io.sparkps.ps.grpc.proto.GroupSpec;
+import io.sparkps.ps.wire.PsError;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The consistency of one embedding table on one ps, as its group says (a table without a group is
+ * ASYNC and has none of this):
+ *
+ * <ul>
+ *   <li><b>SYNC</b>: each worker pushes every step (an empty push where it touched no row of this
+ *       ps). The row gradients of step t are summed per id over the workers and applied once, as
+ *       their mean over the workers, when the last worker's push arrives: each touched row takes
+ *       one optimizer step per training step. A training pull of step t waits until step t - 1 is
+ *       applied. A push repeated (a retry) is taken once.
+ *   <li><b>SSP(s)</b>: pushes apply at once and advance the pushing worker's clock; a training pull
+ *       of step t waits until every worker has pushed step t - s - 1.
+ * </ul>
+ *
+ * The table's step is taken from the first push it sees (a new table, or one restored from a
+ * checkpoint, takes the workers' step). Not thread-safe: guarded by the table's rows' monitor.
+ */
+final class TableSync {
+  private final String table;
+  private final int shard;
+  private final GroupSpec group;
+  /** SYNC: the next step to apply (-1: none seen yet). */
+  private long step = -1;
+  private final BitSet arrived = new BitSet();
+  private final Map<Long, float[]> pending = new LinkedHashMap<>();
+  /** SSP: each worker's clock, the step after its last push. */
+  private final long[] clocks;
+
+  TableSync(String table, int shard, GroupSpec group) {
+    this.table = table;
+    this.shard = shard;
+    this.group = group;
+    this.clocks = new long[group.getNumWorkers()];
+  }
+
+  /** The group's name. */
+  String group() {
+    return group.getName();
+  }
+
+  private void checkWorker(int worker) {
+    if (worker < 0 || worker >= group.getNumWorkers()) {
+      throw PsError.invalid("embedding table '" + table + "': worker " + worker + " is outside group '"
+          + group.getName() + "' of " + group.getNumWorkers() + " workers (field worker)");
+    }
+  }
+
+  /** Null when {@code worker} may read its rows for training step {@code at}, else whom it waits for. */
+  String blocker(int worker, long at) {
+    checkWorker(worker);
+    if (group.getMode() == ConsistencyMode.SYNC) {
+      if (step < 0 || step >= at) {
+        return null;
+      }
+      return "SYNC embedding table '" + table + "' on ps " + shard + " is at step " + step + ": worker " + worker
+          + "'s pull of step " + at + " waits for workers " + missing() + " to push step " + step;
+    }
+    long needed = at - group.getStaleness();
+    List<Integer> slow = new ArrayList<>();
+    for (int w = 0; w < clocks.length; w++) {
+      if (clocks[w] < needed) {
+        slow.add(w);
+      }
+    }
+    return slow.isEmpty() ? null : "SSP embedding table '" + table + "' on ps " + shard + " (staleness "
+        + group.getStaleness() + "): worker " + worker + " at step " + at + " waits for workers " + slow
+        + " to reach step " + needed;
+  }
+
+  private List<Integer> missing() {
+    List<Integer> missing = new ArrayList<>();
+    for (int w = 0; w < group.getNumWorkers(); w++) {
+      if (!arrived.get(w)) {
+        missing.add(w);
+      }
+    }
+    return missing;
+  }
+
+  /** Row gradients to apply now: distinct ids and {@code ids.length * dim} values. */
+  record Apply(long[] ids, float[] gradients) {}
+
+  /**
+   * Takes {@code worker}'s push of step {@code at}; returns what to apply to the rows now (SSP:
+   * the push itself; SYNC: the step's mean once every worker pushed it), or null.
+   */
+  Apply push(int worker, long[] ids, float[] gradients, long at, int dim) {
+    checkWorker(worker);
+    if (group.getMode() != ConsistencyMode.SYNC) {
+      clocks[worker] = Math.max(clocks[worker], at + 1);
+      return new Apply(ids, gradients);
+    }
+    if (step < 0) {
+      step = at;
+    }
+    if (at < step || (at == step && arrived.get(worker))) {
+      return null; // a retry of a push already taken
+    }
+    if (at > step) {
+      throw PsError.precondition("embedding table '" + table + "' on ps " + shard + ": worker " + worker
+          + " pushed gradients for SYNC step " + at + " but the table is at step " + step + " (pull before each push: "
+          + "a push of step n needs step n - 1 complete)");
+    }
+    for (int i = 0; i < ids.length; i++) {
+      float[] sum = pending.computeIfAbsent(ids[i], id -> new float[dim]);
+      for (int k = 0; k < dim; k++) {
+        sum[k] += gradients[i * dim + k];
+      }
+    }
+    arrived.set(worker);
+    if (arrived.cardinality() < group.getNumWorkers()) {
+      return null;
+    }
+    long[] all = new long[pending.size()];
+    float[] mean = new float[pending.size() * dim];
+    int i = 0;
+    for (Map.Entry<Long, float[]> e : pending.entrySet()) {
+      all[i] = e.getKey();
+      for (int k = 0; k < dim; k++) {
+        mean[i * dim + k] = e.getValue()[k] / group.getNumWorkers();
+      }
+      i++;
+    }
+    pending.clear();
+    arrived.clear();
+    step++;
+    return new Apply(all, mean);
+  }
+}
