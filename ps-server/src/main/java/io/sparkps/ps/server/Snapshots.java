@@ -86,7 +86,7 @@ public final class Snapshots {
         .setSha256(hex(sha.digest())).setFile(target.getName()).build();
   }
 
-  private static MessageDigest sha256() {
+  static MessageDigest sha256() {
     try {
       return MessageDigest.getInstance("SHA-256");
     } catch (java.security.NoSuchAlgorithmException e) {

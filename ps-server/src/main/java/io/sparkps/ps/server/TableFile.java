@@ -49,13 +49,13 @@ final class TableFile {
     rows.forEachRow(baseDir != null, (id, r, ro, state, so, updates, touched) -> count[0]++);
     out.writeInt(count[0]);
     IOException[] failed = {null};
+    java.nio.ByteBuffer row = java.nio.ByteBuffer.allocate(20 + 4 * (rows.dim() + rows.stateWidth()));
     rows.forEachRow(baseDir != null, (id, r, ro, state, so, updates, touched) -> {
       try {
-        out.writeLong(id);
-        out.writeInt(updates);
-        out.writeLong(touched);
-        writeFloats(out, r, ro, rows.dim());
-        writeFloats(out, state, so, rows.stateWidth());
+        row.clear();
+        row.putLong(id).putInt(updates).putLong(touched);
+        row.asFloatBuffer().put(r, ro, rows.dim()).put(state, so, rows.stateWidth());
+        out.write(row.array(), 0, row.capacity());
       } catch (IOException e) {
         if (failed[0] == null) {
           failed[0] = e;
@@ -75,10 +75,12 @@ final class TableFile {
   static Link read(FileSystem fs, Path file, int shard) throws IOException {
     long bytes = fs.getFileStatus(file).getLen();
     check(bytes > 32, file, bytes + " bytes");
-    MessageDigest sha = sha256();
+    MessageDigest sha = Snapshots.sha256();
     List<Part> parts = new ArrayList<>();
     try (java.io.InputStream raw = fs.open(file)) {
-      DataInputStream in = new DataInputStream(new DigestInputStream(new Limited(raw, bytes - 32), sha));
+      // Buffered above the digest: it and the file system see large reads, not one per byte.
+      DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(
+          new DigestInputStream(new Limited(raw, bytes - 32), sha), 1 << 16));
       if (!MAGIC.equals(in.readUTF())) {
         throw PsError.invalid(file + " is not a SparkPS tables checkpoint");
       }
@@ -176,12 +178,14 @@ final class TableFile {
       long[] touched = new long[count];
       float[] rows = new float[count * dim];
       float[] states = new float[count * stateWidth];
+      java.nio.ByteBuffer row = java.nio.ByteBuffer.allocate((int) rowBytes);
       for (int k = 0; k < count; k++) {
-        ids[k] = in.readLong();
-        updates[k] = in.readInt();
-        touched[k] = in.readLong();
-        readFloats(in, rows, k * dim, dim);
-        readFloats(in, states, k * stateWidth, stateWidth);
+        in.readFully(row.array());
+        row.clear();
+        ids[k] = row.getLong();
+        updates[k] = row.getInt();
+        touched[k] = row.getLong();
+        row.asFloatBuffer().get(rows, k * dim, dim).get(states, k * stateWidth, stateWidth);
       }
       return new Part(spec, delta, base, evicted, ids, updates, touched, rows, states, dim, stateWidth);
     }
@@ -199,26 +203,6 @@ final class TableFile {
   private static void check(boolean ok, Path file, String what) {
     if (!ok) {
       throw PsError.invalid(file + " is damaged: " + what);
-    }
-  }
-
-  private static void writeFloats(DataOutputStream out, float[] values, int from, int count) throws IOException {
-    for (int k = 0; k < count; k++) {
-      out.writeInt(Float.floatToRawIntBits(values[from + k]));
-    }
-  }
-
-  private static void readFloats(DataInputStream in, float[] values, int from, int count) throws IOException {
-    for (int k = 0; k < count; k++) {
-      values[from + k] = Float.intBitsToFloat(in.readInt());
-    }
-  }
-
-  static MessageDigest sha256() {
-    try {
-      return MessageDigest.getInstance("SHA-256");
-    } catch (java.security.NoSuchAlgorithmException e) {
-      throw new IllegalStateException("this JVM has no SHA-256", e);
     }
   }
 }

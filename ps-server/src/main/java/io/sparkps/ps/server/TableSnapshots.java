@@ -70,8 +70,10 @@ public final class TableSnapshots {
     Map<String, EmbeddingShard.Marks> taken = new HashMap<>();
     List<TableInfo> infos = new ArrayList<>();
     try {
-      MessageDigest sha = TableFile.sha256();
-      try (DataOutputStream out = new DataOutputStream(new DigestOutputStream(fs.create(tmp, false), sha))) {
+      MessageDigest sha = Snapshots.sha256();
+      // Buffered above the digest: it and the file system see large writes, not one per byte.
+      try (DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(
+          new DigestOutputStream(fs.create(tmp, false), sha), 1 << 16))) {
         TableFile.writeHead(out, tables.shard());
         out.writeInt(all.size());
         for (EmbeddingTables.Table t : all) {

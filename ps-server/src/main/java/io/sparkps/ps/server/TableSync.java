@@ -5,9 +5,7 @@ import io.sparkps.ps.grpc.proto.GroupSpec;
 import io.sparkps.ps.wire.PsError;
 import java.util.ArrayList;
 import java.util.BitSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The consistency of one embedding table on one ps, as its group says (a table without a group is
@@ -33,7 +31,10 @@ final class TableSync {
   /** SYNC: the next step to apply (-1: none seen yet). */
   private long step = -1;
   private final BitSet arrived = new BitSet();
-  private final Map<Long, float[]> pending = new LinkedHashMap<>();
+  /** SYNC: the step's distinct ids (position of each in {@link #sums}), without boxing an id. */
+  private IdSlots pending = new IdSlots(1024);
+  private long[] pendingIds = new long[1024];
+  private float[] sums = new float[0];
   /** SSP: each worker's clock, the step after its last push. */
   private final long[] clocks;
 
@@ -113,26 +114,34 @@ final class TableSync {
           + "a push of step n needs step n - 1 complete)");
     }
     for (int i = 0; i < ids.length; i++) {
-      float[] sum = pending.computeIfAbsent(ids[i], id -> new float[dim]);
+      int row = pending.get(ids[i]);
+      if (row < 0) {
+        row = pending.size();
+        if (row == pendingIds.length) {
+          pendingIds = java.util.Arrays.copyOf(pendingIds, 2 * row);
+        }
+        if ((row + 1) * dim > sums.length) {
+          sums = java.util.Arrays.copyOf(sums, Math.max(1024 * dim, 2 * sums.length));
+        }
+        pending.put(ids[i], row);
+        pendingIds[row] = ids[i];
+      }
       for (int k = 0; k < dim; k++) {
-        sum[k] += gradients[i * dim + k];
+        sums[row * dim + k] += gradients[i * dim + k];
       }
     }
     arrived.set(worker);
     if (arrived.cardinality() < group.getNumWorkers()) {
       return null;
     }
-    long[] all = new long[pending.size()];
-    float[] mean = new float[pending.size() * dim];
-    int i = 0;
-    for (Map.Entry<Long, float[]> e : pending.entrySet()) {
-      all[i] = e.getKey();
-      for (int k = 0; k < dim; k++) {
-        mean[i * dim + k] = e.getValue()[k] / group.getNumWorkers();
-      }
-      i++;
+    int distinct = pending.size();
+    float[] mean = java.util.Arrays.copyOf(sums, distinct * dim);
+    for (int j = 0; j < mean.length; j++) {
+      mean[j] /= group.getNumWorkers();
     }
-    pending.clear();
+    long[] all = java.util.Arrays.copyOf(pendingIds, distinct);
+    java.util.Arrays.fill(sums, 0, distinct * dim, 0f);
+    pending = new IdSlots(Math.max(1024, distinct));
     arrived.clear();
     step++;
     return new Apply(all, mean);
