@@ -76,7 +76,8 @@ final class GenerateCommand implements Callable<Integer> {
     if (parts < 1) {
       throw new UsageException("--partitions " + parts + ": give 1 or more");
     }
-    SparkSession spark = Sessions.get(common.master, common.conf, parts);
+    // An embedded Spark gets the machine's cores: parts are written by as many tasks at a time, not all at once.
+    SparkSession spark = Sessions.get(common.master, common.conf, 1);
     RunDirectory.checkDatasetOutput(spark, output, overwrite, "the dataset written there before");
     Dataset<Row> generated = data.rows(spark, from, rows, parts);
     generated.write().mode("overwrite").parquet(output);

@@ -270,8 +270,15 @@ public final class PsService {
   private void pullEmbedding(EmbeddingPullRequest r, StreamObserver<EmbeddingRows> observer) {
     Runnable send = () -> reply(observer, () -> EmbeddingRows.newBuilder().setValues(PackedArrays.ofFloats(
         embeddings.pull(r.getTable(), PackedArrays.longs(r.getIds(), "ids"), r.getStep(), r.getTrain()))).build());
-    if (!r.getTrain()) {
-      send.run();
+    String blocked;
+    try {
+      blocked = r.getTrain() ? embeddings.blocker(r.getTable(), r.getWorker(), r.getStep()) : null;
+    } catch (RuntimeException e) {
+      observer.onError(StatusMapping.toStatus(e).asRuntimeException());
+      return;
+    }
+    if (blocked == null) {
+      send.run(); // an ASYNC table, a read, or nothing to wait for: answered on this thread, no hand-off
       return;
     }
     long timeout = boundedWait(r.getTimeoutMs());
