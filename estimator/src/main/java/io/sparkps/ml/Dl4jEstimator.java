@@ -73,6 +73,19 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
     return this;
   }
 
+  /**
+   * Trains an embedding model: each of {@code columns} (categorical, see {@link
+   * io.sparkps.ml.embedding.EmbeddingColumn}) looks its ids up in a table on the parameter servers,
+   * and the network's input is their pooled rows followed by {@code numericCols}; the network's
+   * first layer must take {@code sum of dims + numericCols.length} inputs. featuresCol is then unused.
+   */
+  public Dl4jEstimator setEmbeddingColumns(java.util.List<io.sparkps.ml.embedding.EmbeddingColumn> columns,
+      String... numericCols) {
+    set(embeddingColumns, io.sparkps.ml.embedding.EmbeddingColumn.toJson(columns));
+    set(this.numericCols, numericCols);
+    return this;
+  }
+
   /** Sets the least time between evaluations. */
   public Dl4jEstimator setEvalEverySeconds(double seconds) {
     set(evalEverySeconds, seconds);
@@ -254,8 +267,14 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
   /** The output schema for {@code net} (built from networkJson), checking the label column against it. */
   StructType transformSchema(StructType schema, Net net) {
     Schemas.labelKind(schema, $(labelCol), net.classification(), net.outputs());
-    return Schemas.withPredictions(schema, $(featuresCol), new Schemas.Outputs(net.classification(), net.outputs(),
-        $(predictionCol), $(probabilityCol), $(rawPredictionCol)));
+    Schemas.Outputs outputs = new Schemas.Outputs(net.classification(), net.outputs(), $(predictionCol),
+        $(probabilityCol), $(rawPredictionCol));
+    io.sparkps.ml.embedding.EmbeddingInputs inputs = embeddingInputs();
+    if (inputs != null) {
+      inputs.check(schema);
+      return Schemas.addOutputs(schema, outputs);
+    }
+    return Schemas.withPredictions(schema, $(featuresCol), outputs);
   }
 
   /**

@@ -38,6 +38,8 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
   final org.apache.spark.ml.param.BooleanParam bf16Transfers;
   final org.apache.spark.ml.param.DoubleParam sparseDensity;
   final IntParam gradientAccumulation;
+  final Param<String> embeddingColumns;
+  final org.apache.spark.ml.param.StringArrayParam numericCols;
 
   /** Declares every param of an estimator with {@code uid}, with its default. */
   Dl4jEstimatorParams(String uid) {
@@ -86,6 +88,13 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     gradientAccumulation = new IntParam(this, "gradientAccumulation", "minibatches whose mean gradient a worker "
         + "pushes as one step, all computed from one pull (>= 1; 1: every minibatch is a step)", ParamValidators.gtEq(1));
     setDefault(gradientAccumulation, 1);
+    embeddingColumns = new Param<>(this, "embeddingColumns", "categorical columns as embedding tables on the ps, as a "
+        + "JSON list of {column, dim, buckets, optimizer, learningRate, pooling, minCount, evictAfterSteps, "
+        + "maxRowsPerShard, initScale} (EmbeddingColumn.toJson); [] (the default): the network reads featuresCol");
+    setDefault(embeddingColumns, "[]");
+    numericCols = new org.apache.spark.ml.param.StringArrayParam(this, "numericCols", "with embeddingColumns: the "
+        + "numeric columns the network reads after the pooled embeddings (null reads 0)");
+    setDefault(numericCols, new String[0]);
     setDefault(featuresCol, "features");
     setDefault(labelCol, "label");
     setDefault(predictionCol, "prediction");
@@ -122,6 +131,31 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
         .optBf16Transfers((Boolean) getOrDefault(bf16Transfers)).optSparseDensity((Double) getOrDefault(sparseDensity))
         .optEvalEverySeconds((Double) getOrDefault(evalEverySeconds)).optEvalDeferred((Boolean) getOrDefault(evalDeferred))
         .build();
+  }
+
+  /** The categorical columns trained as embedding tables (JSON of {@code EmbeddingColumn}s; "[]": none). */
+  public Param<String> embeddingColumns() {
+    return embeddingColumns;
+  }
+
+  /** With embedding columns: the numeric columns read after the pooled embeddings. */
+  public org.apache.spark.ml.param.StringArrayParam numericCols() {
+    return numericCols;
+  }
+
+  /** The embedding model's inputs, or null when the network reads {@code featuresCol}. */
+  io.sparkps.ml.embedding.EmbeddingInputs embeddingInputs() {
+    java.util.List<io.sparkps.ml.embedding.EmbeddingColumn> columns = io.sparkps.ml.embedding.EmbeddingColumn.fromJson(
+        getOrDefault(embeddingColumns));
+    if (columns.isEmpty()) {
+      if (getOrDefault(numericCols).length > 0) {
+        throw new IllegalArgumentException("numericCols " + java.util.Arrays.toString(getOrDefault(numericCols))
+            + " are set without embeddingColumns: assemble them into featuresCol (a VectorAssembler), or set "
+            + "embeddingColumns");
+      }
+      return null;
+    }
+    return new io.sparkps.ml.embedding.EmbeddingInputs(columns, java.util.List.of(getOrDefault(numericCols)));
   }
 
   /** The input features column (vector or array of numbers). */

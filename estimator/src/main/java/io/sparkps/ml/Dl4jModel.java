@@ -44,6 +44,8 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
   private final float[] parameters;
   private Map<String, String> provenance = Map.of();
   private TrainingSummary summary;
+  /** An embedding model's tables, or null when the network reads the features column. */
+  private EmbeddingModels.Tables tables;
 
   private final Param<String> featuresCol;
   private final Param<String> predictionCol;
@@ -104,6 +106,16 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
     return this;
   }
 
+  Dl4jModel withTables(EmbeddingModels.Tables tables) {
+    this.tables = tables;
+    return this;
+  }
+
+  /** Whether this model looks categorical columns up in embedding tables (saved beside it). */
+  public boolean hasEmbeddings() {
+    return tables != null;
+  }
+
   Dl4jModel withProvenance(Map<String, String> provenance) {
     this.provenance = Map.copyOf(provenance);
     return this;
@@ -131,20 +143,41 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
 
   @Override
   public StructType transformSchema(StructType schema) {
+    if (tables != null) {
+      tables.inputs().check(schema);
+      return Schemas.addOutputs(schema, outputs(Net.fromJson(networkJson)));
+    }
     return Schemas.withPredictions(schema, getOrDefault(featuresCol), outputs(Net.fromJson(networkJson)));
   }
 
   @Override
   public Dataset<Row> transform(Dataset<?> dataset) {
     StructType out = transformSchema(dataset.schema());
-    int featureIndex = dataset.schema().fieldIndex(getOrDefault(featuresCol));
     String json = networkJson;
     float[] params = parameters;
-    JavaRDD<Row> rows = dataset.toDF().javaRDD().mapPartitions(it -> predict(it, featureIndex, json, params));
+    StructType in = dataset.schema();
+    EmbeddingModels.Tables t = tables;
+    int featureIndex = t != null ? -1 : in.fieldIndex(getOrDefault(featuresCol));
+    JavaRDD<Row> rows = dataset.toDF().javaRDD().mapPartitions(it -> {
+      if (t == null) {
+        return predict(it, batch -> denseInput(batch, featureIndex), json, params);
+      }
+      EmbeddingModels.Scorer scorer = new EmbeddingModels.Scorer(t, in);
+      return predict(it, scorer::input, json, params);
+    });
     return dataset.sparkSession().createDataFrame(rows, out);
   }
 
-  private static Iterator<Row> predict(Iterator<Row> rows, int featureIndex, String json, float[] params) {
+  private static INDArray denseInput(List<Row> batch, int featureIndex) {
+    double[][] x = new double[batch.size()][];
+    for (int i = 0; i < x.length; i++) {
+      x[i] = features(batch.get(i).get(featureIndex));
+    }
+    return Nd4j.createFromArray(x).castTo(org.nd4j.linalg.api.buffer.DataType.FLOAT);
+  }
+
+  private static Iterator<Row> predict(Iterator<Row> rows, java.util.function.Function<List<Row>, INDArray> inputs,
+      String json, float[] params) {
     Net net = Net.fromJson(json);
     net.setParams(params);
     boolean classifier = net.classification();
@@ -154,15 +187,11 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
     while (rows.hasNext()) {
       batch.add(rows.next());
       if (batch.size() == BATCH || !rows.hasNext()) {
-        double[][] x = new double[batch.size()][];
-        for (int i = 0; i < x.length; i++) {
-          x[i] = features(batch.get(i).get(featureIndex));
-        }
-        INDArray input = Nd4j.createFromArray(x).castTo(org.nd4j.linalg.api.buffer.DataType.FLOAT);
+        INDArray input = inputs.apply(batch);
         INDArray p = net.output(input);
         INDArray rawOut = classifier ? raw.output(input) : null;
         INDArray best = classifier ? p.argMax(1) : null;
-        for (int i = 0; i < x.length; i++) {
+        for (int i = 0; i < batch.size(); i++) {
           Row r = batch.get(i);
           List<Object> values = new ArrayList<>(r.length() + 3);
           for (int c = 0; c < r.length(); c++) {
@@ -197,7 +226,7 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
 
   @Override
   public Dl4jModel copy(ParamMap extra) {
-    Dl4jModel copy = new Dl4jModel(uid, networkJson, parameters).withProvenance(provenance);
+    Dl4jModel copy = new Dl4jModel(uid, networkJson, parameters).withProvenance(provenance).withTables(tables);
     copy.summary = summary;
     return copyValues(copy, extra).setParent(parent());
   }
@@ -230,6 +259,9 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
             try (DataOutputStream out = fs.create(new Path(data, "summary.json"), true)) {
               out.write(model.summary.toJson().getBytes(java.nio.charset.StandardCharsets.UTF_8));
             }
+          }
+          if (model.tables != null) {
+            EmbeddingModels.save(model.tables, data, sc().hadoopConfiguration());
           }
         } catch (IOException e) {
           throw new UncheckedIOException("could not save the network under " + path, e);
@@ -290,6 +322,7 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
               props.forEach((k, v) -> map.put(String.valueOf(k), String.valueOf(v)));
               model.withProvenance(map);
             }
+            model.withTables(EmbeddingModels.load(new Path(path, "data"), sc().hadoopConfiguration()));
             Path summary = new Path(new Path(path, "data"), "summary.json");
             if (fs.exists(summary)) {
               try (java.io.InputStream sin = fs.open(summary)) {

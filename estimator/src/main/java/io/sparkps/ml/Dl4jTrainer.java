@@ -55,6 +55,15 @@ public final class Dl4jTrainer {
    */
   static Launch launch(SparkSession spark, ClusterSpec spec, Dataset<Row> data, String networkJson, TrainingConfig s,
       EvalWorker evaluator, Net probe) {
+    return launch(spark, spec, data, networkJson, s, evaluator, probe, null);
+  }
+
+  /**
+   * As above; for an embedding model when {@code embeddings} is not null: its tables are exported at
+   * the end into {@code embeddings.tablesDir()} for the model.
+   */
+  static Launch launch(SparkSession spark, ClusterSpec spec, Dataset<Row> data, String networkJson, TrainingConfig s,
+      EvalWorker evaluator, Net probe, EmbeddingModels.Fit embeddings) {
     s.checkCluster(spec);
     LabelKind kind = Schemas.labelKind(data.schema(), s.labelCol(), probe.classification(), probe.outputs());
     SparkPsConf.validate(spark.conf());
@@ -69,15 +78,16 @@ public final class Dl4jTrainer {
     }
     // One cheap job checks the data and counts rows per partition: data in one non-empty partition
     // per worker is trained on where it is; anything else is spread evenly over the workers first.
-    InputChecks.Partitions partitions = InputChecks.check(data, s.featuresCol(), s.labelCol(), probe.inputWidth(), kind,
-        probe.outputs());
+    InputChecks.Partitions partitions = embeddings != null ? embeddings.check(data, s, probe)
+        : InputChecks.check(data, s.featuresCol(), s.labelCol(), probe.inputWidth(), kind, probe.outputs());
     long rows = partitions.total();
     if (rows < spec.numWorkers()) {
       throw new IllegalArgumentException("the DataFrame has " + rows + " rows for " + spec.numWorkers() + " workers: "
           + "every worker needs at least one row; use fewer workers");
     }
     // Each row carries its place in the input through any shuffle, so that a bad row is named where it is.
-    Dataset<Row> rowsToTrain = Origins.tag(data, s.featuresCol(), s.labelCol());
+    Dataset<Row> rowsToTrain = embeddings != null ? embeddings.select(data, s.labelCol())
+        : Origins.tag(data, s.featuresCol(), s.labelCol());
     // Input partitions that can be balanced over the workers are given to them as they are; others are shuffled.
     boolean inPlace = !alwaysShuffle && InputPlacement.readableInPlace(rowsToTrain.javaRDD());
     java.util.Optional<InputPlacement> placement = inPlace ? InputPlacement.plan(partitions.rows(), spec.numWorkers())
@@ -90,13 +100,14 @@ public final class Dl4jTrainer {
     }
     int stepsPerEpoch = (int) Math.max(1, rows / ((long) spec.numWorkers() * s.batchSize()));
     TrainWorker worker = new TrainWorker(networkJson, s, kind, stepsPerEpoch, limits, (int) probe.inputWidth(),
-        (int) probe.outputs(), reuseForwardPass);
+        (int) probe.outputs(), reuseForwardPass, embeddings == null ? null : embeddings.inputs());
     TrainingCluster cluster = new TrainingCluster(spark, spec).withPlacement(placement.orElse(null));
     if (evaluator != null) {
       cluster.withEvaluator(evaluator);
     }
     return new Launch(cluster.runAsync(rowsToTrain.javaRDD(), worker, s.workerUpdates() ? null
-        : finalParameters(probe, s.group(spec.numWorkers()).name(), s)), worker.totalSteps(), stepsPerEpoch);
+        : finalParameters(probe, s.group(spec.numWorkers()).name(), s, embeddings == null ? null
+            : embeddings.tablesDir())), worker.totalSteps(), stepsPerEpoch);
   }
 
   /**
@@ -120,16 +131,26 @@ public final class Dl4jTrainer {
    */
   static java.util.function.Function<io.sparkps.ps.PsClient, float[]> finalParameters(Net probe, String group,
       TrainingConfig s) {
+    return finalParameters(probe, group, s, null);
+  }
+
+  /** As above, exporting the embedding tables into {@code tablesDir} too when it is not null. */
+  static java.util.function.Function<io.sparkps.ps.PsClient, float[]> finalParameters(Net probe, String group,
+      TrainingConfig s, String tablesDir) {
     return ps -> {
       try {
-        return readParameters(probe, group, ps);
+        float[] params = readParameters(probe, group, ps);
+        if (tablesDir != null) {
+          ps.export(tablesDir);
+        }
+        return params;
       } catch (io.sparkps.ps.PsUnavailableException | io.sparkps.ps.PsTimeoutException lost) {
         if (s.checkpointDir() == null) {
           throw new IllegalStateException("the trained parameters could not be read from the ps shards (a ps was lost "
               + "after the last step: " + lost.getMessage() + ") and the run has no checkpoints to read them from: set "
               + "checkpointDir to survive this", lost);
         }
-        return fromCheckpoint(probe, group, s, ps.numShards(), lost);
+        return fromCheckpoint(probe, group, s, ps.numShards(), lost, tablesDir);
       }
     };
   }
@@ -140,7 +161,8 @@ public final class Dl4jTrainer {
     return flat.toFloatVector();
   }
 
-  private static float[] fromCheckpoint(Net probe, String group, TrainingConfig s, int numShards, RuntimeException lost) {
+  private static float[] fromCheckpoint(Net probe, String group, TrainingConfig s, int numShards, RuntimeException lost,
+      String tablesDir) {
     String run = "sparkps-final-read-" + java.util.UUID.randomUUID();
     io.sparkps.ps.PsToken token = io.sparkps.ps.PsToken.generate();
     java.util.List<io.sparkps.ps.ParameterServer> servers = new java.util.ArrayList<>();
@@ -157,7 +179,11 @@ public final class Dl4jTrainer {
                 + "checkpoint", lost));
         LOG.warn("SparkPS: a ps was lost after the last step ({}): the trained parameters are those of the checkpoint "
             + "of step {} in {}", lost.getMessage(), r.marker().step(), r.marker().path());
-        return readParameters(probe, group, restored);
+        float[] params = readParameters(probe, group, restored);
+        if (tablesDir != null) {
+          restored.export(tablesDir);
+        }
+        return params;
       }
     } finally {
       servers.forEach(io.sparkps.ps.ParameterServer::close);

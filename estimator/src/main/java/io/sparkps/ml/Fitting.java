@@ -33,10 +33,17 @@ final class Fitting {
         // a deferred evaluator scores its copies after training: up to 256 MiB of them
         .optEvaluatorGrace(config.evalDeferred() ? DEFERRED_GRACE : null).build();
     String json = e.getOrDefault(e.networkJson());
+    io.sparkps.ml.embedding.EmbeddingInputs inputs = e.embeddingInputs();
+    if (inputs != null && evaluation != null) {
+      throw new IllegalArgumentException("evaluation data with embedding columns is not supported yet: score held-out "
+          + "rows with the model's transform after the fit");
+    }
+    EmbeddingModels.Fit tables = inputs == null ? null
+        : EmbeddingModels.fit(dataset.sparkSession(), inputs, config.checkpointDir());
     EvalWorker evaluator = evaluation == null ? null : evalWorker(e, config, evaluation, probe);
     Dl4jTrainer.Launch launch;
     try {
-      launch = Dl4jTrainer.launch(dataset.sparkSession(), spec, dataset.toDF(), json, config, evaluator, probe);
+      launch = Dl4jTrainer.launch(dataset.sparkSession(), spec, dataset.toDF(), json, config, evaluator, probe, tables);
     } catch (RuntimeException failure) {
       if (evaluator != null) {
         evaluator.release();
@@ -59,7 +66,8 @@ final class Fitting {
     provenance.putAll(e.experimentRecord());
     return new FitJob(launch, result -> {
       Dl4jModel model = new Dl4jModel(e.uid(), json, result.chief()).withProvenance(provenance)
-          .withSummary(TrainingSummary.of(result));
+          .withSummary(TrainingSummary.of(result))
+          .withTables(tables == null ? null : new EmbeddingModels.Tables(inputs, tables.tablesDir(), spec.numPs()));
       model.set(model.featuresCol(), config.featuresCol()).set(model.predictionCol(), e.getOrDefault(e.predictionCol()))
           .set(model.probabilityCol(), e.getOrDefault(e.probabilityCol()))
           .set(model.rawPredictionCol(), e.getOrDefault(e.rawPredictionCol()));

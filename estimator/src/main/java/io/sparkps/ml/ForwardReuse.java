@@ -46,6 +46,11 @@ final class ForwardReuse {
    * be asked for the gradient with respect to its input afterwards (its first layer skips it).
    */
   static int install(MultiLayerNetwork net) {
+    return install(net, false);
+  }
+
+  /** As {@link #install(MultiLayerNetwork)}; with {@code inputGradient} the first layer computes its input's gradient too. */
+  static int install(MultiLayerNetwork net, boolean inputGradient) {
     if (net.getLayerWiseConfigurations().getBackpropType() != BackpropType.Standard) {
       return 0;
     }
@@ -54,8 +59,8 @@ final class ForwardReuse {
     for (int i = 0; i < layers.length; i++) {
       if (eligible(layers[i])) {
         // The first layer's input gradient is needed only to backpropagate through an input preprocessor.
-        boolean inputGradient = i > 0 || net.getLayerWiseConfigurations().getInputPreProcess(0) != null;
-        layers[i] = new Dense((DenseLayer) layers[i], inputGradient);
+        boolean epsilon = inputGradient || i > 0 || net.getLayerWiseConfigurations().getInputPreProcess(0) != null;
+        layers[i] = new Dense((DenseLayer) layers[i], epsilon);
         replaced++;
       }
     }

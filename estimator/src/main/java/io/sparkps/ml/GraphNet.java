@@ -109,8 +109,14 @@ final class GraphNet extends Net {
   }
 
   @Override
-  int reuseForwardPass() {
+  int reuseForwardPass(boolean inputGradient) {
     return 0; // (the graph's layers keep DL4J's backward pass)
+  }
+
+  @Override
+  INDArray computeGradientAndInputGradient() {
+    throw new IllegalArgumentException("embedding columns train a MultiLayerNetwork for now: give a "
+        + "MultiLayerConfiguration whose first layer reads the pooled embeddings and numeric columns");
   }
 
   @Override

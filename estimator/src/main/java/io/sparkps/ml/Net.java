@@ -202,10 +202,18 @@ abstract sealed class Net permits Net.Layers, GraphNet {
   abstract void computeGradientAndScore();
 
   /**
-   * Lets the dense layers reuse the forward pass in the backward pass ({@link ForwardReuse}), for a
-   * network that only computes gradients from now on; returns how many layers do.
+   * As {@link #computeGradientAndScore}, and returns the loss's gradient by each value of the
+   * input ({@code [minibatch, inputWidth]}, of the summed loss, like the parameters' gradients):
+   * what turns into an embedding model's row gradients.
    */
-  abstract int reuseForwardPass();
+  abstract INDArray computeGradientAndInputGradient();
+
+  /**
+   * Lets the dense layers reuse the forward pass in the backward pass ({@link ForwardReuse}), for a
+   * network that only computes gradients from now on; returns how many layers do. With
+   * {@code inputGradient} the first layer still computes the gradient by the network's input.
+   */
+  abstract int reuseForwardPass(boolean inputGradient);
 
   /**
    * Turns the gradient of the last {@link #computeGradientAndScore} into DL4J's update, in place,
@@ -305,8 +313,20 @@ abstract sealed class Net permits Net.Layers, GraphNet {
     }
 
     @Override
-    int reuseForwardPass() {
-      return ForwardReuse.install(net);
+    INDArray computeGradientAndInputGradient() {
+      // Without workspaces the output layer's input outlives the call, for the score below.
+      net.getLayerWiseConfigurations().setTrainingWorkspaceMode(org.deeplearning4j.nn.conf.WorkspaceMode.NONE);
+      INDArray inputGradient = net.calculateGradients(net.getInput(), net.getLabels(), null, null).getSecond();
+      org.deeplearning4j.nn.api.layers.IOutputLayer out = (org.deeplearning4j.nn.api.layers.IOutputLayer) net
+          .getOutputLayer();
+      net.setScore(out.computeScore(net.calcRegularizationScore(true), true,
+          org.deeplearning4j.nn.workspace.LayerWorkspaceMgr.noWorkspaces()));
+      return inputGradient;
+    }
+
+    @Override
+    int reuseForwardPass(boolean inputGradient) {
+      return ForwardReuse.install(net, inputGradient);
     }
 
     @Override

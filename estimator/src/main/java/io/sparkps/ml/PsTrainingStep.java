@@ -29,6 +29,9 @@ public final class PsTrainingStep {
   /** With gradient accumulation: the sum of this step's minibatch gradients so far, and views of it. */
   private INDArray sum;
   private Map<String, INDArray> sumViews;
+  /** Whether a step keeps the loss's gradient by the input (embedding models), and the last one. */
+  private boolean keepInputGradient;
+  private INDArray inputGradient;
 
   /** Steps for {@code net} (initialized) whose variables live on {@code ps}. */
   public PsTrainingStep(MultiLayerNetwork net, NetworkVariables variables, PsClient ps) {
@@ -102,7 +105,11 @@ public final class PsTrainingStep {
       pull();
     }
     net.setBatch(batch);
-    net.computeGradientAndScore();
+    if (keepInputGradient) {
+      inputGradient = net.computeGradientAndInputGradient();
+    } else {
+      net.computeGradientAndScore();
+    }
     if (net.flatGradients() != gradientArray) {
       // DL4J allocates the flat gradient array on the first backprop and keeps it: views are made once.
       gradientArray = net.flatGradients();
@@ -130,6 +137,16 @@ public final class PsTrainingStep {
     }
     ps.push(gradients);
     return net.score();
+  }
+
+  /** Makes every step keep the loss's gradient by the network's input, for {@link #inputGradient()}. */
+  void keepInputGradient() {
+    keepInputGradient = true;
+  }
+
+  /** The last step's gradient of the summed loss by each input value ({@code [minibatch, width]}). */
+  INDArray inputGradient() {
+    return inputGradient;
   }
 
   /**

@@ -62,6 +62,11 @@ final class Schemas {
       throw new IllegalArgumentException("the features column '" + featuresCol + "' is " + type.simpleString()
           + "; it must be an ml.linalg.Vector or an array of numbers (assemble numeric columns with a VectorAssembler)");
     }
+    return addOutputs(schema, outputs);
+  }
+
+  /** {@code schema} with the output columns added (none of which may exist). */
+  static StructType addOutputs(StructType schema, Outputs outputs) {
     List<String> added = outputs.classification()
         ? List.of(outputs.predictionCol(), outputs.probabilityCol(), outputs.rawPredictionCol())
         : List.of(outputs.predictionCol());

@@ -37,6 +37,8 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   private final int inputs;
   private final int outputs;
   private final boolean reuseForwardPass;
+  /** An embedding model's inputs (rows are the label, then these columns), or null for a dense network. */
+  private final io.sparkps.ml.embedding.EmbeddingInputs embeddings;
   /** Longest the wait for one minibatch may take (read from memory or a local spill file). */
   private static final Duration BATCH_TIMEOUT = Duration.ofMinutes(10);
   /** Longest a worker waits for the chief to initialize the variables or restore them. */
@@ -61,6 +63,13 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
    */
   TrainWorker(String networkJson, TrainingConfig config, LabelKind labelKind, int stepsPerEpoch, Minibatches.Limits limits,
       int inputs, int outputs, boolean reuseForwardPass) {
+    this(networkJson, config, labelKind, stepsPerEpoch, limits, inputs, outputs, reuseForwardPass, null);
+  }
+
+  /** As above, for an embedding model of {@code embeddings} when not null. */
+  TrainWorker(String networkJson, TrainingConfig config, LabelKind labelKind, int stepsPerEpoch, Minibatches.Limits limits,
+      int inputs, int outputs, boolean reuseForwardPass, io.sparkps.ml.embedding.EmbeddingInputs embeddings) {
+    this.embeddings = embeddings;
     this.networkJson = networkJson;
     this.config = config;
     this.reuseForwardPass = reuseForwardPass;
@@ -87,6 +96,13 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     Thread starter = new Thread(start, "sparkps-start-worker-" + ctx.index());
     starter.setDaemon(true);
     starter.start();
+    if (embeddings != null) {
+      try {
+        return trainEmbeddings(ctx, start, starter.getName());
+      } finally {
+        stop(start, starter);
+      }
+    }
     // Read once into memory or a spill file that is deleted when the task ends, however it ends.
     try (Minibatches data = Minibatches.of(ctx.data(), ctx.index(), config.featuresCol(), config.labelCol(),
         inputs, labelKind, outputs, limits, DataConf.spillDir(ctx.index()))) {
@@ -107,7 +123,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   private Start start(WorkerContext<Row> ctx) {
     Net net = Net.fromJson(networkJson);
     if (reuseForwardPass) {
-      net.reuseForwardPass();
+      net.reuseForwardPass(embeddings != null); // an embedding model needs the input's gradient
     }
     ConsistencyGroup group = config.group(ctx.numWorkers());
     NetworkVariables variables = NetworkVariables.of(net, group.name(), config.workerUpdates());
@@ -161,7 +177,6 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
 
   private float[] train(WorkerContext<Row> ctx, Net net, NetworkVariables variables, PsClient ps, Minibatches data,
       long done) {
-    String checkpoints = config.checkpointDir();
     PsTrainingStep step = new PsTrainingStep(net, variables, ps, config.workerUpdates());
     long total = totalSteps();
     int perStep = config.gradientAccumulation();
@@ -183,30 +198,67 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
           }
           double loss = step.step(batch, done, epoch, position, of);
           done++;
-          // wireBytes: what this worker's client moved over the shards' bulk ports (sockets) so far
-          ctx.progress().report(done, done * config.batchSize(), Map.of("loss", loss, "epoch", (double) epoch,
-              "wireBytes", (double) ps.bulkWireBytes()));
-          // at the first step boundary at or after each multiple of the interval
-          if (ctx.isChief() && checkpoints != null && done % perStep == 0 && done % config.checkpointInterval() < perStep
-              && done < total) {
-            checkpoint(ctx, ps, done, variables);
-          }
+          afterStep(ctx, ps, done, loss, epoch, variables);
         }
       }
     }
-    ctx.barrier(); // every worker's last push is in
-    if (!ctx.isChief()) {
-      return null;
-    }
-    if (checkpoints != null) {
-      checkpoint(ctx, ps, done, variables);
-    }
-    if (!config.workerUpdates()) {
+    if (!finish(ctx, ps, done, variables) || !config.workerUpdates()) {
       return null; // the driver reads the parameters from the shards (Dl4jTrainer.finalParameters)
     }
     // With worker-side updates the chief's network holds what it pulled less its own unsent updates.
     step.pull();
     return net.params().toFloatVector();
+  }
+
+  /** Reports step {@code done}'s progress and, on the chief at the first step boundary at or after each interval, checkpoints. */
+  private void afterStep(WorkerContext<Row> ctx, PsClient ps, long done, double loss, int epoch,
+      NetworkVariables variables) {
+    // wireBytes: what this worker's client moved over the shards' bulk ports (sockets) so far
+    ctx.progress().report(done, done * config.batchSize(), Map.of("loss", loss, "epoch", (double) epoch,
+        "wireBytes", (double) ps.bulkWireBytes()));
+    int perStep = config.gradientAccumulation();
+    if (ctx.isChief() && config.checkpointDir() != null && done % perStep == 0
+        && done % config.checkpointInterval() < perStep && done < totalSteps()) {
+      checkpoint(ctx, ps, done, variables);
+    }
+  }
+
+  /** Waits for every worker's last push; the chief saves the last checkpoint. Whether this is the chief. */
+  private boolean finish(WorkerContext<Row> ctx, PsClient ps, long done, NetworkVariables variables) {
+    ctx.barrier(); // every worker's last push is in
+    if (ctx.isChief() && config.checkpointDir() != null) {
+      checkpoint(ctx, ps, done, variables);
+    }
+    return ctx.isChief();
+  }
+
+  /**
+   * An embedding model's training: the partition read into categorical rows (in memory) while the
+   * network and its variables are made ready, then each step pulls the minibatch's table rows.
+   */
+  private float[] trainEmbeddings(WorkerContext<Row> ctx, FutureTask<Start> start, String thread) {
+    io.sparkps.ml.embedding.CategoricalRows data = EmbeddingStep.read(ctx.data(), embeddings,
+        labelKind != LabelKind.VALUES, outputs, ctx.index());
+    Start s = await(start, thread);
+    PsClient ps = ctx.ps();
+    io.sparkps.ml.embedding.TableLookup lookup = new io.sparkps.ml.embedding.TableLookup(embeddings, ps,
+        config.group(ctx.numWorkers()).name());
+    EmbeddingStep step = new EmbeddingStep(new PsTrainingStep(s.net(), s.variables(), ps), lookup, data,
+        s.net().miniBatch());
+    long done = s.done();
+    long total = totalSteps();
+    while (done < total) {
+      int epoch = (int) (done / stepsPerEpoch);
+      java.util.Iterator<int[]> batches = data.epoch(epoch, (int) (done % stepsPerEpoch), stepsPerEpoch,
+          config.batchSize(), config.seed() + ctx.index());
+      while (done < total && batches.hasNext()) {
+        double loss = step.step(batches.next(), done, epoch);
+        done++;
+        afterStep(ctx, ps, done, loss, epoch, s.variables());
+      }
+    }
+    finish(ctx, ps, done, s.variables());
+    return null; // the driver reads the parameters and exports the tables (Dl4jTrainer.finalParameters)
   }
 
   /**

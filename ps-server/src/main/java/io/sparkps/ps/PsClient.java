@@ -253,7 +253,17 @@ public final class PsClient implements AutoCloseable {
    */
   public List<ShardSnapshot> save(String dir) {
     checkOpen();
-    return Snapshotting.save(shards, dir, Snapshotting.bound(config.callTimeout, catalog.placement().loadBytes()));
+    return Snapshotting.save(shards, dir, false, Snapshotting.bound(config.callTimeout, catalog.placement().loadBytes()));
+  }
+
+  /**
+   * As {@link #save}, with every embedding table whole and apart from the checkpoints: a later
+   * {@code save} still holds every row changed since the previous {@code save} and builds on it.
+   * What a trained model keeps of its tables ({@link #restore} reads it).
+   */
+  public List<ShardSnapshot> export(String dir) {
+    checkOpen();
+    return Snapshotting.save(shards, dir, true, Snapshotting.bound(config.callTimeout, catalog.placement().loadBytes()));
   }
 
   /** Restores every shard's state from {@code dir}. */

@@ -28,8 +28,9 @@ final class Snapshotting {
     return callTimeout.plusMillis(3 * largest * 1000 / BYTES_PER_SECOND);
   }
 
-  static List<ShardSnapshot> save(List<ShardStub> shards, String dir, Duration bound) {
-    List<SnapshotReply> replies = Calls.all(shards, "save to " + dir, s -> s.snapshot(dir, bound), bound,
+  static List<ShardSnapshot> save(List<ShardStub> shards, String dir, boolean whole, Duration bound) {
+    List<SnapshotReply> replies = Calls.all(shards, (whole ? "export to " : "save to ") + dir,
+        s -> s.snapshot(dir, whole, bound), bound,
         Calls.Recoverer.NONE);
     List<ShardSnapshot> saved = new ArrayList<>();
     for (int i = 0; i < replies.size(); i++) {

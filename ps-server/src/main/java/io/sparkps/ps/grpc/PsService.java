@@ -97,7 +97,7 @@ public final class PsService {
         .addMethod(PsMethods.update(frames, true), ServerCalls.asyncClientStreamingCall(this::updateStream))
         .addMethod(PsMethods.pull(frames), ServerCalls.asyncServerStreamingCall(this::pull))
         .addMethod(PsMethods.SNAPSHOT, ServerCalls.asyncUnaryCall((SnapshotRequest r, StreamObserver<SnapshotReply> o) ->
-            reply(o, () -> io(() -> withTables(snapshots().save(r.getPath()), tableSnapshots().save(r.getPath()))))))
+            reply(o, () -> io(() -> withTables(snapshots().save(r.getPath()), tableSnapshots().save(r.getPath(), r.getWhole()))))))
         .addMethod(PsMethods.RESTORE, ServerCalls.asyncUnaryCall((SnapshotRequest r, StreamObserver<SnapshotReply> o) ->
             reply(o, () -> io(() -> {
               // The tables are read and checked before the variables are replaced, so a damaged

@@ -114,7 +114,12 @@ public final class ShardStub {
 
   /** Writes a snapshot, with {@code deadline} (a large shard takes longer than an ordinary call). */
   public CompletableFuture<SnapshotReply> snapshot(String path, Duration deadline) {
-    return unary(PsMethods.SNAPSHOT, SnapshotRequest.newBuilder().setPath(path).build(), deadline);
+    return snapshot(path, false, deadline);
+  }
+
+  /** Writes a snapshot; {@code whole}: every table whole, outside the checkpoints' chain (an export). */
+  public CompletableFuture<SnapshotReply> snapshot(String path, boolean whole, Duration deadline) {
+    return unary(PsMethods.SNAPSHOT, SnapshotRequest.newBuilder().setPath(path).setWhole(whole).build(), deadline);
   }
 
   /** Restores a snapshot. */

@@ -57,7 +57,15 @@ public final class TableSnapshots {
   }
 
   /** Writes the tables of this ps below {@code dir}; null when it has none. */
-  public synchronized Result save(String dir) throws IOException {
+  public Result save(String dir) throws IOException {
+    return save(dir, false);
+  }
+
+  /**
+   * As {@link #save(String)}; {@code whole}: every table whole, and the checkpoints' chain left as it
+   * is (an export: no marks taken, the next save builds on the previous one, not on this).
+   */
+  public synchronized Result save(String dir, boolean whole) throws IOException {
     List<EmbeddingTables.Table> all = tables.all();
     if (all.isEmpty()) {
       return null;
@@ -78,10 +86,12 @@ public final class TableSnapshots {
         out.writeInt(all.size());
         for (EmbeddingTables.Table t : all) {
           Saved before = last.get(t.spec().getName());
-          boolean delta = before != null && before.chain() + 1 < FULL_EVERY;
+          boolean delta = !whole && before != null && before.chain() + 1 < FULL_EVERY;
           synchronized (t.rows()) {
             infos.add(TableFile.writeTable(out, t, delta ? before.dir() : null));
-            taken.put(t.spec().getName(), t.rows().takeMarks());
+            if (!whole) {
+              taken.put(t.spec().getName(), t.rows().takeMarks());
+            }
           }
         }
         out.flush();
@@ -105,7 +115,7 @@ public final class TableSnapshots {
       }
       throw e;
     }
-    for (TableInfo info : infos) {
+    for (TableInfo info : whole ? List.<TableInfo>of() : infos) {
       Saved before = last.get(info.name());
       last.put(info.name(), new Saved(dir, info.delta() ? before.chain() + 1 : 0));
     }

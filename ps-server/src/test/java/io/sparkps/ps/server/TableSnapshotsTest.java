@@ -90,6 +90,33 @@ class TableSnapshotsTest {
   }
 
   @Test
+  void anExportIsWhole_andLeavesTheCheckpointsChainAsItWas() throws Exception {
+    EmbeddingTables live = tables(spec("items", 10_000, 0));
+    TableSnapshots snapshots = new TableSnapshots(live);
+    SplittableRandom random = new SplittableRandom(2);
+    step(live, "items", 1, random, range(0, 100));
+    snapshots.save(save(snapshots, "ckpt-1"));
+    step(live, "items", 2, random, 5L, 6L);
+    String export = save(snapshots, "model-tables");
+    assertEquals(List.of(new TableSnapshots.TableInfo("items", false, 101, 0)), snapshots.save(export, true).tables(),
+        "an export holds every row, though a checkpoint came before it");
+    step(live, "items", 3, random, 7L);
+    // The next checkpoint still holds rows 5 and 6 (changed before the export) and builds on ckpt-1.
+    String next = save(snapshots, "ckpt-2");
+    assertEquals(List.of(new TableSnapshots.TableInfo("items", true, 3, 0)), snapshots.save(next).tables());
+    java.nio.file.Files.delete(dir.resolve("model-tables").resolve("ps-00002.tables"));
+    EmbeddingTables copy = new EmbeddingTables(2);
+    new TableSnapshots(copy).read(next).commit();
+    long[] all = range(0, 100);
+    assertArrayEquals(live.pull("items", all, 4, false), copy.pull("items", all, 4, false),
+        "the checkpoint's chain does not need the export");
+    EmbeddingTables exported = new EmbeddingTables(2);
+    snapshots.save(export, true);
+    new TableSnapshots(exported).read(export).commit();
+    assertArrayEquals(live.pull("items", all, 4, false), exported.pull("items", all, 4, false));
+  }
+
+  @Test
   void evictedIds_areGoneAfterARestore_andEveryEighthSaveIsFull() throws Exception {
     EmbeddingTables live = tables(spec("users", 4, 2));
     TableSnapshots snapshots = new TableSnapshots(live);

@@ -1,0 +1,146 @@
+package io.sparkps.ml.embedding;
+
+import io.sparkps.ps.EmbeddingTable;
+import io.sparkps.ps.PsClient;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * An embedding model's tables seen from one worker (or scorer): a minibatch's rows become the
+ * network's input by pulling the rows of their unique keys, table by table, and pooling them per
+ * column; the network's input gradient becomes row gradients, summed per unique key, and is pushed.
+ * Only the keys a minibatch holds travel, so a step's bytes follow its unique ids, not the tables.
+ */
+public final class TableLookup {
+  private final EmbeddingInputs inputs;
+  private final List<EmbeddingTable> tables = new ArrayList<>();
+
+  /** Creates (or finds) the tables of {@code inputs} on {@code ps}, following consistency group {@code group}. */
+  public TableLookup(EmbeddingInputs inputs, PsClient ps, String group) {
+    this.inputs = inputs;
+    for (EmbeddingInputs.Table t : inputs.tables()) {
+      tables.add(ps.embeddingTable(t.spec(group)));
+    }
+  }
+
+  /** What one minibatch pulled: per table its unique keys and their rows, and each key position's slot. */
+  public static final class Pulled {
+    private final CategoricalRows rows;
+    private final int[] batch;
+    private final long[][] unique;
+    private final float[][] values;
+    /** For row i of the batch and column c: the slots (in its table's unique keys) of its keys. */
+    private final int[][][] slots;
+
+    private Pulled(CategoricalRows rows, int[] batch, long[][] unique, float[][] values, int[][][] slots) {
+      this.rows = rows;
+      this.batch = batch;
+      this.unique = unique;
+      this.values = values;
+      this.slots = slots;
+    }
+
+    /** Table t's unique keys in this minibatch. */
+    public long[] unique(int t) {
+      return unique[t];
+    }
+  }
+
+  /**
+   * Pulls the rows the minibatch {@code batch} (row indices into {@code rows}) reads: for training
+   * step {@code step} when {@code train} (a SYNC table waits for the step before), else a read that
+   * creates nothing (inference).
+   */
+  public Pulled pull(CategoricalRows rows, int[] batch, long step, boolean train) {
+    int fields = inputs.columns().size();
+    int[][][] slots = new int[batch.length][fields][];
+    long[][] unique = new long[tables.size()][];
+    float[][] values = new float[tables.size()][];
+    long[] keys = rows.keys();
+    for (int t = 0; t < tables.size(); t++) {
+      Map<Long, Integer> slotOf = new HashMap<>();
+      List<Long> order = new ArrayList<>();
+      for (int c : inputs.tables().get(t).columns()) {
+        for (int i = 0; i < batch.length; i++) {
+          int from = rows.start(batch[i], c);
+          int[] s = new int[rows.end(batch[i], c) - from];
+          for (int k = 0; k < s.length; k++) {
+            long key = keys[from + k];
+            Integer slot = slotOf.get(key);
+            if (slot == null) {
+              slot = order.size();
+              slotOf.put(key, slot);
+              order.add(key);
+            }
+            s[k] = slot;
+          }
+          slots[i][c] = s;
+        }
+      }
+      unique[t] = order.stream().mapToLong(Long::longValue).toArray();
+      values[t] = train ? tables.get(t).pull(unique[t], step) : tables.get(t).read(unique[t]);
+    }
+    return new Pulled(rows, batch, unique, values, slots);
+  }
+
+  /** The network's input for a pulled minibatch: row after row, each column's pooled embedding, then the numeric values. */
+  public float[] features(Pulled p) {
+    int width = inputs.width();
+    int fields = inputs.columns().size();
+    int numeric = inputs.numericCols().size();
+    float[] x = new float[p.batch.length * width];
+    for (int i = 0; i < p.batch.length; i++) {
+      int row = i * width;
+      for (int c = 0; c < fields; c++) {
+        EmbeddingColumn col = inputs.columns().get(c);
+        int dim = col.dim();
+        float[] v = p.values[inputs.tableOf(c)];
+        int[] s = p.slots[i][c];
+        int at = row + inputs.offset(c);
+        for (int slot : s) {
+          for (int d = 0; d < dim; d++) {
+            x[at + d] += v[slot * dim + d];
+          }
+        }
+        if (col.pooling() == EmbeddingColumn.Pooling.MEAN && s.length > 1) {
+          for (int d = 0; d < dim; d++) {
+            x[at + d] /= s.length;
+          }
+        }
+      }
+      for (int j = 0; j < numeric; j++) {
+        x[row + inputs.embeddingWidth() + j] = p.rows.value(p.batch[i], j);
+      }
+    }
+    return x;
+  }
+
+  /**
+   * Pushes the row gradients of training step {@code step}: {@code inputGradient} (the loss's
+   * gradient by each input value, row after row, as wide as the input) summed per unique key over
+   * the minibatch's rows and columns (through the pooling), times {@code scale}.
+   */
+  public void push(Pulled p, float[] inputGradient, double scale, long step) {
+    int width = inputs.width();
+    for (int t = 0; t < tables.size(); t++) {
+      int dim = inputs.tables().get(t).settings().dim();
+      float[] g = new float[p.unique[t].length * dim];
+      for (int c : inputs.tables().get(t).columns()) {
+        boolean mean = inputs.columns().get(c).pooling() == EmbeddingColumn.Pooling.MEAN;
+        for (int i = 0; i < p.batch.length; i++) {
+          int[] s = p.slots[i][c];
+          float k = (float) (mean && s.length > 1 ? scale / s.length : scale);
+          int at = i * width + inputs.offset(c);
+          for (int slot : s) {
+            for (int d = 0; d < dim; d++) {
+              g[slot * dim + d] += k * inputGradient[at + d];
+            }
+          }
+        }
+      }
+      tables.get(t).push(p.unique[t], g, step);
+    }
+  }
+}

@@ -1,0 +1,137 @@
+package io.sparkps.ml;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkps.ml.embedding.CategoricalRows;
+import io.sparkps.ml.embedding.EmbeddingColumn;
+import io.sparkps.ml.embedding.EmbeddingInputs;
+import io.sparkps.ml.embedding.TableLookup;
+import io.sparkps.ps.ConsistencyGroup;
+import io.sparkps.ps.EmbeddingTable;
+import io.sparkps.ps.ParameterServer;
+import io.sparkps.ps.PsClient;
+import io.sparkps.ps.PsToken;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.dataset.DataSet;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
+
+/**
+ * The row gradients an embedding model pushes are the mean loss's gradients by the table rows:
+ * checked against finite differences taken through the ps itself (a row moved by +-eps, the loss
+ * recomputed), for a summed single-id column, a mean-pooled array column with repeated ids and a
+ * column sharing its table, on real in-process shards.
+ */
+class EmbeddingGradientTest {
+  private final List<ParameterServer> servers = new ArrayList<>();
+  private PsClient ps;
+
+  @BeforeEach
+  void start() {
+    PsToken token = PsToken.generate();
+    for (int i = 0; i < 2; i++) {
+      servers.add(ParameterServer.builder().setShardIndex(i).setToken(token).optInProcess("grad-test-" + i + "-"
+          + System.nanoTime()).build().start());
+    }
+    ps = PsClient.builder().setShards(servers.stream().map(ParameterServer::address).toList()).setToken(token).build();
+    ps.createGroup(ConsistencyGroup.async(EmbeddingModels.GROUP));
+  }
+
+  @AfterEach
+  void stop() {
+    ps.close();
+    servers.forEach(ParameterServer::close);
+  }
+
+  @Test
+  void pushedRowGradients_equalFiniteDifferencesOfTheMeanLoss() {
+    // "a" and "c" share a table (same settings); "b" is an array column, mean-pooled, in its own (dim 2).
+    EmbeddingInputs inputs = new EmbeddingInputs(List.of(
+        EmbeddingColumn.of("a", 3).withOptimizer("SGD", 1).withInitScale(0.5),
+        EmbeddingColumn.of("b", 2).withOptimizer("SGD", 1).withInitScale(0.5).withPooling(EmbeddingColumn.Pooling.MEAN),
+        EmbeddingColumn.of("c", 3).withOptimizer("SGD", 1).withInitScale(0.5)), List.of("x"));
+    assertEquals(2, inputs.tables().size(), "a and c share a table");
+    List<Row> data = List.of(
+        RowFactory.create(1.0, "u1", seq(7L, 7L, 8L), 5L, 0.5),
+        RowFactory.create(0.0, "u2", seq(8L), 5L, -1.0),
+        RowFactory.create(1.0, "u1", seq(), null, 2.0),
+        RowFactory.create(0.0, null, seq(9L, 7L), 6L, 0.0));
+    CategoricalRows rows = EmbeddingStep.read(data.iterator(), inputs, true, 2, 0);
+    Net net = Net.fromJson(new NeuralNetConfiguration.Builder().seed(4).list()
+        .layer(new DenseLayer.Builder().nIn(inputs.width()).nOut(5).activation(Activation.TANH).build())
+        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(5).nOut(2).activation(Activation.SOFTMAX)
+            .build()).build().toJson());
+    TableLookup lookup = new TableLookup(inputs, ps, EmbeddingModels.GROUP);
+    int[] batch = {0, 1, 2, 3};
+    TableLookup.Pulled pulled = lookup.pull(rows, batch, 0, true);
+    DataSet set = dataSet(lookup, rows, batch);
+    net.setBatch(set);
+    float[] inputGradient = net.computeGradientAndInputGradient().castTo(DataType.FLOAT).dup('c').data().asFloat();
+
+    // Finite differences through the ps: each key's row element moved by +-eps (SGD at rate 1: a push of -g adds g).
+    EmbeddingTable[] tables = {ps.embeddingTable(inputs.tables().get(0).spec(EmbeddingModels.GROUP)),
+        ps.embeddingTable(inputs.tables().get(1).spec(EmbeddingModels.GROUP))};
+    double eps = 1e-2;
+    float[][] numeric = new float[2][];
+    for (int t = 0; t < 2; t++) {
+      long[] keys = pulled.unique(t);
+      int dim = inputs.tables().get(t).settings().dim();
+      numeric[t] = new float[keys.length * dim];
+      for (int k = 0; k < keys.length; k++) {
+        for (int d = 0; d < dim; d++) {
+          float[] move = new float[dim];
+          move[d] = (float) -eps;
+          tables[t].push(new long[] {keys[k]}, move, 0);
+          double up = net.score(dataSet(lookup, rows, batch));
+          move[d] = (float) (2 * eps);
+          tables[t].push(new long[] {keys[k]}, move, 0);
+          double down = net.score(dataSet(lookup, rows, batch));
+          move[d] = (float) -eps;
+          tables[t].push(new long[] {keys[k]}, move, 0); // back where it was
+          numeric[t][k * dim + d] = (float) ((up - down) / (2 * eps));
+        }
+      }
+    }
+    // What the lookup pushes for the mean loss (scale 1/4), read back as the rows' change.
+    float[][] before = {tables[0].read(pulled.unique(0)), tables[1].read(pulled.unique(1))};
+    lookup.push(pulled, inputGradient, 1.0 / batch.length, 1);
+    int checked = 0;
+    for (int t = 0; t < 2; t++) {
+      float[] after = tables[t].read(pulled.unique(t));
+      for (int i = 0; i < after.length; i++) {
+        double analytic = before[t][i] - after[i];
+        assertEquals(numeric[t][i], analytic, 2e-3 + 0.02 * Math.abs(numeric[t][i]), "table " + t + " value " + i);
+        checked += Math.abs(numeric[t][i]) > 1e-3 ? 1 : 0;
+      }
+    }
+    assertEquals(6, pulled.unique(0).length, "a's u1, u2 and missing row, c's 5, 6 and missing row: none shared");
+    assertEquals(4, pulled.unique(1).length, "b's 7, 8, 9 and its missing row");
+    assertTrue(checked > 20, checked + " non-zero gradient values checked");
+  }
+
+  private static DataSet dataSet(TableLookup lookup, CategoricalRows rows, int[] batch) {
+    float[] labels = new float[batch.length * 2];
+    for (int i = 0; i < batch.length; i++) {
+      System.arraycopy(rows.labels(), batch[i] * 2, labels, i * 2, 2);
+    }
+    float[] x = lookup.features(lookup.pull(rows, batch, 0, false));
+    return new DataSet(Nd4j.create(x, new long[] {batch.length, x.length / batch.length}, 'c'),
+        Nd4j.create(labels, new long[] {batch.length, 2}, 'c'));
+  }
+
+  private static scala.collection.Seq<Object> seq(Object... ids) {
+    return scala.collection.JavaConverters.asScalaBuffer(java.util.Arrays.asList(ids)).toSeq();
+  }
+}
