@@ -104,6 +104,35 @@ final class TrainCommand implements Callable<Integer> {
       + "scores the copies after it (no cores taken from training)")
   boolean evalDeferred;
 
+  @Option(names = "--categorical-cols", paramLabel = "COL", split = ",", description = "categorical columns (ids: "
+      + "strings or whole numbers, or arrays of them), each trained as an embedding table on the ps; the network then "
+      + "reads their pooled embeddings and --numeric-cols instead of --features")
+  java.util.List<String> categoricalCols;
+
+  @Option(names = "--numeric-cols", paramLabel = "COL", split = ",", description = "with --categorical-cols: the "
+      + "numeric columns the network reads after the embeddings")
+  java.util.List<String> numericCols = java.util.List.of();
+
+  @Option(names = "--embedding-dim", defaultValue = "8", description = "floats per embedding row (default: "
+      + "${DEFAULT-VALUE})")
+  int embeddingDim = 8;
+
+  @Option(names = "--embedding-optimizer", paramLabel = "NAME", defaultValue = "ROWWISE_ADAGRAD", description = "the "
+      + "tables' optimizer: SGD, ADAGRAD, ROWWISE_ADAGRAD, LAZY_ADAM or FTRL (default: ${DEFAULT-VALUE})")
+  String embeddingOptimizer = "ROWWISE_ADAGRAD";
+
+  @Option(names = "--embedding-learning-rate", defaultValue = "0.05", description = "the tables' learning rate "
+      + "(default: ${DEFAULT-VALUE})")
+  double embeddingLearningRate = 0.05;
+
+  @Option(names = "--embedding-buckets", defaultValue = "0", description = "hash each column's ids into this many rows "
+      + "(default: ${DEFAULT-VALUE}: a row per distinct id)")
+  long embeddingBuckets;
+
+  @Option(names = "--embedding-min-count", defaultValue = "1", description = "an id gets a row of its own once seen "
+      + "this many times; rarer ones share the default row (default: ${DEFAULT-VALUE})")
+  int embeddingMinCount = 1;
+
   @Override
   public Integer call() throws Exception {
     SparkSession spark = Sessions.get(common.master, common.conf, workers + ps + 1);
@@ -121,12 +150,42 @@ final class TrainCommand implements Callable<Integer> {
 
   Dl4jEstimator estimator(Dataset<Row> train) {
     TrainingConfig config = config();
+    if (categoricalCols != null && !categoricalCols.isEmpty()) {
+      return embeddingEstimator(train, config);
+    }
     DataOptions.require(train, columns.featuresCol, columns.featureCols == null ? "--features" : "--feature-cols");
     DataOptions.require(train, columns.labelCol, "--label");
     String json = network.equals("mlp") || network.startsWith("mlp:") || network.equals("lenet")
         ? Networks.resolve(network, inputWidth(train), classes(train), seed, learningRate)
         : Networks.resolve(network, 0, 0, seed, learningRate);
     return new Dl4jEstimator().setNetworkJson(json).setConfig(config);
+  }
+
+  /** An embedding model's estimator: a table per categorical column, the network reading them and the numeric columns. */
+  private Dl4jEstimator embeddingEstimator(Dataset<Row> train, TrainingConfig config) {
+    DataOptions.require(train, columns.labelCol, "--label");
+    java.util.List<io.sparkps.ml.embedding.EmbeddingColumn> specs = new java.util.ArrayList<>();
+    for (String c : categoricalCols) {
+      DataOptions.require(train, c, "--categorical-cols");
+      try {
+        specs.add(io.sparkps.ml.embedding.EmbeddingColumn.of(c, embeddingDim)
+            .withOptimizer(embeddingOptimizer, embeddingLearningRate).withBuckets(embeddingBuckets)
+            .withMinCount(embeddingMinCount));
+      } catch (IllegalArgumentException e) {
+        throw new UsageException("--categorical-cols / --embedding-*: " + e.getMessage());
+      }
+    }
+    numericCols.forEach(c -> DataOptions.require(train, c, "--numeric-cols"));
+    int width = embeddingDim * specs.size() + numericCols.size();
+    String json = network.equals("mlp") || network.startsWith("mlp:")
+        ? Networks.resolve(network, width, classes(train), seed, learningRate)
+        : Networks.resolve(network, 0, 0, seed, learningRate);
+    Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(json).setConfig(config);
+    try {
+      return e.setEmbeddingColumns(specs, numericCols.toArray(new String[0]));
+    } catch (IllegalArgumentException bad) {
+      throw new UsageException("--categorical-cols / --numeric-cols: " + bad.getMessage());
+    }
   }
 
   /** The flags as a training configuration: the one place where they map onto it; a bad value names its flag. */

@@ -181,6 +181,32 @@ class CliTest {
   }
 
   @Test
+  void train_withCategoricalCols_trainsAnEmbeddingModel_thatScoresBetterThanChance() throws Exception {
+    Path data = dir.resolve("clicks");
+    assertEquals(0, sparkps("generate", "click-through", "--rows", "30000", "--scale", "0.001", "--seed", "5",
+        "--partitions", "2", "--output", data.toString()).code());
+    List<String> categorical = new java.util.ArrayList<>();
+    for (int f = 1; f <= 26; f++) {
+      categorical.add("C" + f);
+    }
+    Path run = dir.resolve("embedding-run");
+    Result r = sparkps("train", "--data", data.toString(), "--categorical-cols", String.join(",", categorical),
+        "--numeric-cols", "I1,I2,I3", "--embedding-dim", "4", "--embedding-min-count", "20", "--network", "mlp:16",
+        "--workers", "2", "--ps", "2", "--batch-size", "128", "--output", run.toString());
+    assertEquals(0, r.code(), r.err() + r.out());
+    io.sparkps.ml.Dl4jModel model = io.sparkps.ml.Dl4jModel.load(run.resolve("model").toString());
+    assertTrue(model.hasEmbeddings());
+    double auc = new org.apache.spark.ml.evaluation.BinaryClassificationEvaluator().setRawPredictionCol("probability")
+        .evaluate(model.transform(io.sparkps.ml.datasets.ClickThroughData.builder().optScale(0.001).optSeed(5).build()
+            .rows(spark, 500_000, 5000, 1)));
+    assertTrue(auc > 0.6, "held-out AUC " + auc);
+    assertUsage(sparkps(dir.resolve("refused-e"), "train", "--data", data.toString(), "--categorical-cols", "C1,C77"),
+        "--categorical-cols: column 'C77' is not in the data");
+    assertUsage(sparkps(dir.resolve("refused-o"), "train", "--data", data.toString(), "--categorical-cols", "C1",
+        "--embedding-optimizer", "ADAM"), "--embedding-*", "optimizer must be one of");
+  }
+
+  @Test
   void presets_areSizedToTheData() {
     io.sparkps.ml.Dl4jEstimator lenet = new io.sparkps.ml.Dl4jEstimator()
         .setNetworkJson(Networks.resolve("lenet", 784, 10, 1, 1e-3));
