@@ -33,6 +33,8 @@ final class EvalWorker implements EvaluatorFunction {
   private final org.apache.spark.broadcast.Broadcast<Rows> rows;
   private final long everyMillis;
   private final boolean deferred;
+  /** An embedding model's held-out rows (then {@link #rows} holds only their count), or null. */
+  private final org.apache.spark.broadcast.Broadcast<io.sparkps.ml.embedding.CategoricalRows> categorical;
   /** Memory for the copies of a deferred evaluator. */
   static final long DEFERRED_BYTES = 256L << 20;
 
@@ -41,6 +43,20 @@ final class EvalWorker implements EvaluatorFunction {
 
   /** An evaluator of {@code rows} (broadcast once, not shipped with the task); deferred: see the class. */
   EvalWorker(String networkJson, org.apache.spark.broadcast.Broadcast<Rows> rows, long everyMillis, boolean deferred) {
+    this(networkJson, rows, everyMillis, deferred, null);
+  }
+
+  /**
+   * An evaluator of an embedding model's held-out rows {@code categorical}, whose tables it reads
+   * (never creating a row) with the dense variables at each version; not deferred.
+   */
+  EvalWorker(String networkJson, org.apache.spark.broadcast.Broadcast<Rows> rows, long everyMillis, boolean deferred,
+      org.apache.spark.broadcast.Broadcast<io.sparkps.ml.embedding.CategoricalRows> categorical) {
+    if (deferred && categorical != null) {
+      throw new IllegalArgumentException("evalDeferred does not go with embedding columns yet (a copy of the tables per "
+          + "evaluation): set evalDeferred false");
+    }
+    this.categorical = categorical;
     this.networkJson = networkJson;
     this.rows = rows;
     this.everyMillis = everyMillis;
@@ -52,7 +68,8 @@ final class EvalWorker implements EvaluatorFunction {
     Net net = Net.fromJson(networkJson);
     NetworkVariables variables = NetworkVariables.of(net, null);
     String probe = variables.names().get(0);
-    DataSet data = dataSet(net);
+    DataSet data = categorical == null ? dataSet(net) : null;
+    io.sparkps.ml.embedding.TableLookup lookup = null;
     List<Snapshot> snapshots = new ArrayList<>();
     int held = (int) Math.max(2, DEFERRED_BYTES / (4 * Math.max(1, net.params().length())));
     long interval = everyMillis;
@@ -65,6 +82,12 @@ final class EvalWorker implements EvaluatorFunction {
         seen = version;
         long takenAt = System.currentTimeMillis();
         ctx.ps().pullInto(variables.views(net.params()));
+        if (categorical != null) {
+          // Made once the workers have made the tables and their group (the version moved).
+          lookup = lookup != null ? lookup
+              : new io.sparkps.ml.embedding.TableLookup(categorical.value().inputs(), ctx.ps(), EmbeddingModels.GROUP);
+          data = embeddingData(lookup, categorical.value());
+        }
         if (deferred) {
           snapshots.add(new Snapshot(version, takenAt, net.params().toFloatVector()));
           if (snapshots.size() >= held) {
@@ -105,6 +128,19 @@ final class EvalWorker implements EvaluatorFunction {
   /** Frees the broadcast held-out rows (the driver calls it when the run has ended). */
   void release() {
     rows.destroy();
+    if (categorical != null) {
+      categorical.destroy();
+    }
+  }
+
+  /** An embedding model's held-out rows as the network's input now: their table rows read, pooled. */
+  private static DataSet embeddingData(io.sparkps.ml.embedding.TableLookup lookup,
+      io.sparkps.ml.embedding.CategoricalRows rows) {
+    int[] all = java.util.stream.IntStream.range(0, rows.size()).toArray();
+    float[] x = lookup.features(lookup.pull(rows, all, 0, false));
+    float[] labels = java.util.Arrays.copyOf(rows.labels(), rows.size() * rows.labelWidth());
+    return new DataSet(Nd4j.create(x, new long[] {rows.size(), rows.inputs().width()}, 'c'),
+        Nd4j.create(labels, new long[] {rows.size(), rows.labelWidth()}, 'c'));
   }
 
   /** The metrics of {@code net} on {@code data}: classification or regression ones, by the network's loss. */
@@ -112,10 +148,26 @@ final class EvalWorker implements EvaluatorFunction {
     INDArray predicted = net.output(data.getFeatures());
     double loss = net.score(data);
     if (net.classification()) {
-      Evaluation eval = new Evaluation((int) net.outputs());
-      eval.eval(data.getLabels(), predicted);
-      return Map.of("accuracy", eval.accuracy(), "precision", eval.precision(), "recall", eval.recall(), "f1", eval.f1(),
-          "loss", loss);
+      Map<String, Double> out = new java.util.LinkedHashMap<>();
+      if (net.outputs() == 1) {
+        // one sigmoid unit: accuracy at 0.5, and the AUC below
+        INDArray hit = predicted.gt(0.5).castTo(org.nd4j.linalg.api.buffer.DataType.FLOAT)
+            .eq(data.getLabels().gt(0.5).castTo(org.nd4j.linalg.api.buffer.DataType.FLOAT));
+        out.put("accuracy", hit.castTo(org.nd4j.linalg.api.buffer.DataType.DOUBLE).meanNumber().doubleValue());
+      } else {
+        Evaluation eval = new Evaluation((int) net.outputs());
+        eval.eval(data.getLabels(), predicted);
+        out.putAll(Map.of("accuracy", eval.accuracy(), "precision", eval.precision(), "recall", eval.recall(),
+            "f1", eval.f1()));
+      }
+      if (net.outputs() <= 2) {
+        // binary: the area under the ROC curve, exact (no thresholds binned)
+        org.nd4j.evaluation.classification.ROC roc = new org.nd4j.evaluation.classification.ROC(0);
+        roc.eval(data.getLabels(), predicted);
+        out.put("auc", roc.calculateAUC());
+      }
+      out.put("loss", loss);
+      return out;
     }
     RegressionEvaluation eval = new RegressionEvaluation((int) net.outputs());
     eval.eval(data.getLabels(), predicted);

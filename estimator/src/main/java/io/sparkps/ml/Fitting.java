@@ -34,13 +34,11 @@ final class Fitting {
         .optEvaluatorGrace(config.evalDeferred() ? DEFERRED_GRACE : null).build();
     String json = e.getOrDefault(e.networkJson());
     io.sparkps.ml.embedding.EmbeddingInputs inputs = e.embeddingInputs();
-    if (inputs != null && evaluation != null) {
-      throw new IllegalArgumentException("evaluation data with embedding columns is not supported yet: score held-out "
-          + "rows with the model's transform after the fit");
-    }
     EmbeddingModels.Fit tables = inputs == null ? null
         : EmbeddingModels.fit(dataset.sparkSession(), inputs, config.checkpointDir());
-    EvalWorker evaluator = evaluation == null ? null : evalWorker(e, config, evaluation, probe);
+    EvalWorker evaluator = evaluation == null ? null
+        : inputs != null ? embeddingEvalWorker(e, config, evaluation, probe, inputs)
+        : evalWorker(e, config, evaluation, probe);
     Dl4jTrainer.Launch launch;
     try {
       launch = Dl4jTrainer.launch(dataset.sparkSession(), spec, dataset.toDF(), json, config, evaluator, probe, tables);
@@ -73,6 +71,21 @@ final class Fitting {
           .set(model.rawPredictionCol(), e.getOrDefault(e.rawPredictionCol()));
       return model.setParent(e);
     });
+  }
+
+  /** An embedding model's evaluator: the held-out rows read into categorical rows, then broadcast. */
+  private static EvalWorker embeddingEvalWorker(Dl4jEstimator e, TrainingConfig config, Dataset<?> evaluation, Net probe,
+      io.sparkps.ml.embedding.EmbeddingInputs inputs) {
+    e.transformSchema(evaluation.schema(), probe);
+    List<Row> rows = new EmbeddingModels.Fit(inputs, null).select(evaluation.toDF(), config.labelCol()).collectAsList();
+    if (rows.isEmpty()) {
+      throw new IllegalArgumentException("the evaluation DataFrame is empty: give held-out rows or no evaluation data");
+    }
+    io.sparkps.ml.embedding.CategoricalRows held = EmbeddingStep.read(rows.iterator(), inputs, probe.classification(),
+        (int) probe.outputs(), -1);
+    JavaSparkContext sc = JavaSparkContext.fromSparkContext(evaluation.sparkSession().sparkContext());
+    return new EvalWorker(e.getOrDefault(e.networkJson()), sc.broadcast(new EvalWorker.Rows(null, null, held.size())),
+        (long) (1000 * config.evalEverySeconds()), config.evalDeferred(), sc.broadcast(held));
   }
 
   /** The evaluator of {@code evaluation}: its rows checked like training rows, then broadcast. */

@@ -47,7 +47,7 @@ class EmbeddingEstimatorTest {
 
   @BeforeAll
   static void start() {
-    spark = LocalSpark.start(4, "embedding-estimator-test");
+    spark = LocalSpark.start(5, "embedding-estimator-test");
   }
 
   @AfterAll
@@ -91,11 +91,17 @@ class EmbeddingEstimatorTest {
     Dataset<Row> train = rows(0, 200_000).cache();
     Dataset<Row> test = rows(1_000_000, 20_000).cache();
     double planted = DATA.plantedAuc(DATA.rows(spark, 1_000_000, 20_000, 2));
-    PipelineModel fitted = new Pipeline().setStages(new PipelineStage[] {estimator()}).fit(train);
+    Dataset<Row> sample = test.limit(5000).cache();
+    // The evaluator reads the tables (creating no row) and reports the AUC on held-out rows as training goes.
+    PipelineModel fitted = new Pipeline().setStages(new PipelineStage[] {estimator().setEvaluationData(sample)
+        .setEvalEverySeconds(5)}).fit(train);
     Dl4jModel model = (Dl4jModel) fitted.stages()[0];
     assertTrue(model.hasEmbeddings());
     double auc = auc(fitted.transform(test));
     System.out.printf("embedding model: held-out AUC %.4f, the planted model's %.4f%n", auc, planted);
+    java.util.Map<String, Double> last = model.summary().lastEvaluation();
+    assertEquals(auc(fitted.transform(sample)), last.get("auc"), 0.003, "the evaluator's last AUC, of the final "
+        + "tables and network, on the same rows: " + last);
     assertTrue(auc > planted - 0.035, "AUC " + auc + " against the planted model's " + planted);
     String path = dir.resolve("pipeline").toString();
     fitted.write().overwrite().save(path);
@@ -105,6 +111,7 @@ class EmbeddingEstimatorTest {
     assertEquals(before, after, "the loaded model scores as the fitted one");
     train.unpersist();
     test.unpersist();
+    sample.unpersist();
   }
 
   @Test

@@ -13,7 +13,8 @@ import org.apache.spark.sql.Row;
  * column's missing row), its numeric values and its label. About 8 bytes a key and 4 a value:
  * 26 categorical and 13 numeric columns take 260 bytes a row.
  */
-public final class CategoricalRows {
+public final class CategoricalRows implements java.io.Serializable {
+  private static final long serialVersionUID = 1L;
   private final EmbeddingInputs inputs;
   private final int fields;
   private final int numeric;
