@@ -117,20 +117,26 @@ final class EmbeddingModels {
     org.apache.hadoop.fs.Path source = new org.apache.hadoop.fs.Path(tables.dir());
     org.apache.hadoop.fs.FileSystem to = target.getFileSystem(conf);
     org.apache.hadoop.fs.FileSystem from = source.getFileSystem(conf);
-    to.mkdirs(target);
-    for (int i = 0; i < tables.numPs(); i++) {
-      org.apache.hadoop.fs.Path file = io.sparkps.ps.server.TableSnapshots.file(tables.dir(), i);
-      if (!from.exists(file)) {
-        throw new IOException("the model's embedding tables are gone: " + file + " does not exist (was the fit's "
-            + "tables directory deleted? it lives in checkpointDir, or in a temporary directory until the JVM exits)");
+    // Every ps's files of the export: its tables and its (small) dense snapshot, which a restore reads too.
+    List<org.apache.hadoop.fs.Path> files = new ArrayList<>();
+    long tableFiles = 0;
+    if (from.exists(source)) {
+      for (org.apache.hadoop.fs.FileStatus f : from.listStatus(source)) {
+        if (f.isFile() && f.getPath().getName().startsWith("ps-")) {
+          files.add(f.getPath());
+          tableFiles += f.getPath().getName().endsWith(".tables") ? 1 : 0;
+        }
       }
     }
-    // Every ps's files of the export: its tables and its (small) dense snapshot, which a restore reads too.
-    for (org.apache.hadoop.fs.FileStatus f : from.listStatus(source)) {
-      if (f.isFile() && f.getPath().getName().startsWith("ps-")) {
-        org.apache.hadoop.fs.FileUtil.copy(from, f.getPath(), to, new org.apache.hadoop.fs.Path(target,
-            f.getPath().getName()), false, true, conf);
-      }
+    if (tableFiles != tables.numPs()) {
+      throw new IOException("the model's embedding tables are gone: " + source + " holds " + tableFiles + " of the "
+          + tables.numPs() + " ps's table files (was the fit's tables directory deleted? it lives in checkpointDir, or "
+          + "in a temporary directory until the JVM exits)");
+    }
+    to.mkdirs(target);
+    for (org.apache.hadoop.fs.Path f : files) {
+      org.apache.hadoop.fs.FileUtil.copy(from, f, to, new org.apache.hadoop.fs.Path(target, f.getName()), false, true,
+          conf);
     }
     Map<String, Object> meta = new LinkedHashMap<>();
     meta.put("numPs", tables.numPs());

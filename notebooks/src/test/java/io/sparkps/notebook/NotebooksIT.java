@@ -40,8 +40,8 @@ class NotebooksIT {
   void everyNotebookInTheFolder_isCoveredHere() throws Exception {
     try (var files = Files.list(NOTEBOOKS)) {
       List<String> names = files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".ipynb")).sorted().toList();
-      assertEquals(List.of("experiment-on-yarn.ipynb", "fashion-mnist.ipynb", "futures-and-errors.ipynb",
-          "parameter-servers.ipynb"), names);
+      assertEquals(List.of("click-through.ipynb", "experiment-on-yarn.ipynb", "fashion-mnist.ipynb",
+          "futures-and-errors.ipynb", "parameter-servers.ipynb"), names);
     }
   }
 
@@ -96,6 +96,22 @@ class NotebooksIT {
     assertEquals(2, nb.count("image/png"), "the loss and accuracy charts");
     assertTrue(nb.text().contains("SparkPS Fashion-MNIST: SUCCEEDED"), "the live display's last state: " + nb.text());
     assertTrue(nb.text().contains("<th>predictedItem<br><small>string</small></th>"), "predictions as a table");
+  }
+
+  @Test
+  void clickThrough_trainsEmbeddingTables_showsTheAucAsItGoes_andNearsThePlantedOne() throws Exception {
+    Executed nb = execute("click-through");
+    Matcher auc = Pattern.compile("held-out AUC (0\\.\\d+) against the planted model's (0\\.\\d+)").matcher(nb.text());
+    assertTrue(auc.find(), nb.text());
+    double reached = Double.parseDouble(auc.group(1));
+    assertTrue(reached > Double.parseDouble(auc.group(2)) - 0.05, auc.group());
+    Matcher evaluations = Pattern.compile("evaluations during training: (\\d+), last: \\{.*auc=(0\\.\\d+)")
+        .matcher(nb.text());
+    assertTrue(evaluations.find() && Integer.parseInt(evaluations.group(1)) >= 2, nb.text());
+    assertTrue(nb.text().contains(String.format("the loaded model: AUC %.4f", reached)), "the saved model scores alike: "
+        + nb.text());
+    assertEquals(1, nb.count("image/png"), "the AUC chart");
+    assertTrue(nb.errors().isEmpty(), nb.errors().toString());
   }
 
   @Test

@@ -21,7 +21,11 @@ class ZeppelinNotesIT {
   private static final Path NOTES = Path.of(System.getProperty("sparkps.notebooksDir", ".")).resolve("zeppelin");
 
   private static String run(String name) throws Exception {
-    List<ZeppelinNote.Paragraph> paragraphs = ZeppelinNote.run(NOTES.resolve(name + ".zpln"), "local[4]");
+    return run(name, "local[4]");
+  }
+
+  private static String run(String name, String master) throws Exception {
+    List<ZeppelinNote.Paragraph> paragraphs = ZeppelinNote.run(NOTES.resolve(name + ".zpln"), master);
     for (ZeppelinNote.Paragraph p : paragraphs) {
       if (p.interpreter().equals("md")) {
         assertTrue(!p.body().isBlank(), name + ": an empty %md paragraph");
@@ -37,8 +41,9 @@ class ZeppelinNotesIT {
   @Test
   void everyNoteInTheFolder_isCoveredHere() throws Exception {
     try (var files = Files.list(NOTES)) {
-      assertEquals(List.of("experiment-on-yarn.zpln", "fashion-mnist.zpln", "futures-and-errors.zpln",
-          "parameter-servers.zpln"), files.map(p -> p.getFileName().toString()).sorted().toList());
+      assertEquals(List.of("click-through.zpln", "experiment-on-yarn.zpln", "fashion-mnist.zpln",
+          "futures-and-errors.zpln", "parameter-servers.zpln"),
+          files.map(p -> p.getFileName().toString()).sorted().toList());
     }
   }
 
@@ -59,6 +64,19 @@ class ZeppelinNotesIT {
     assertTrue(out.contains("its exception: java.lang.IllegalStateException: row "), out);
     assertTrue(out.contains("recreated locally: java.lang.IllegalStateException: row "), out);
     assertTrue(out.contains("after cancel(): CANCELLED"), out);
+  }
+
+  @Test
+  void clickThrough_trainsEmbeddingTables_andReportsTheAucAsItGoes() throws Exception {
+    String out = run("click-through", "local[5]"); // 2 ps, 2 workers and the evaluator
+    java.util.regex.Matcher auc = java.util.regex.Pattern.compile(
+        "held-out AUC (0\\.\\d+) against the planted model's (0\\.\\d+)").matcher(out);
+    assertTrue(auc.find(), out);
+    assertTrue(Double.parseDouble(auc.group(1)) > Double.parseDouble(auc.group(2)) - 0.05, auc.group());
+    java.util.regex.Matcher evaluations = java.util.regex.Pattern.compile("evaluations during training: (\\d+)")
+        .matcher(out);
+    assertTrue(evaluations.find() && Integer.parseInt(evaluations.group(1)) >= 2, out);
+    assertTrue(out.contains(": AUC 0."), "the AUC at each evaluation: " + out);
   }
 
   @Test
