@@ -123,8 +123,12 @@ final class Checkpoints {
       int numPs = Integer.parseInt(p.getProperty("numPs"));
       List<ShardSnapshot> shards = new ArrayList<>();
       for (int i = 0; i < numPs && p.getProperty("shard." + i + ".file") != null; i++) {
+        List<String> needs = new ArrayList<>();
+        for (int k = 0; p.getProperty("shard." + i + ".needs." + k) != null; k++) {
+          needs.add(p.getProperty("shard." + i + ".needs." + k));
+        }
         shards.add(new ShardSnapshot(i, p.getProperty("shard." + i + ".file"),
-            Long.parseLong(p.getProperty("shard." + i + ".bytes")), p.getProperty("shard." + i + ".sha256")));
+            Long.parseLong(p.getProperty("shard." + i + ".bytes")), p.getProperty("shard." + i + ".sha256"), needs));
       }
       return new Marker(checkpoint.toString(), Long.parseLong(p.getProperty("step")), numPs,
           p.getProperty("variables"), p.getProperty("savedAt"), shards,
@@ -161,6 +165,9 @@ final class Checkpoints {
         p.setProperty("shard." + s.shard() + ".file", s.file());
         p.setProperty("shard." + s.shard() + ".bytes", Long.toString(s.bytes()));
         p.setProperty("shard." + s.shard() + ".sha256", s.sha256());
+        for (int k = 0; k < s.tablesNeeds().size(); k++) {
+          p.setProperty("shard." + s.shard() + ".needs." + k, s.tablesNeeds().get(k));
+        }
       }
       Path tmp = new Path(checkpoint, "." + MARKER + ".tmp-" + UUID.randomUUID());
       try (OutputStream out = fs.create(tmp, false)) {
@@ -175,18 +182,31 @@ final class Checkpoints {
     }
   }
 
+  /**
+   * Deletes the complete checkpoints older than the newest {@code kept}, and the unfinished saves
+   * older than the newest, except the saves a kept checkpoint's embedding tables build on (a delta
+   * needs its chain back to its full save, which may be an older checkpoint or even a save another
+   * ps did not finish).
+   */
   private static void prune(FileSystem fs, String dir, int kept) throws IOException {
     List<Marker> complete = complete(dir);
     long newest = complete.isEmpty() ? Long.MIN_VALUE : complete.get(0).step();
+    java.util.Set<String> needed = new java.util.HashSet<>();
+    for (Marker m : complete.subList(0, Math.min(kept, complete.size()))) {
+      for (ShardSnapshot s : m.shards()) {
+        s.tablesNeeds().forEach(n -> needed.add(new Path(n).getName()));
+      }
+    }
     for (Marker old : complete.subList(Math.min(kept, complete.size()), complete.size())) {
-      if (!new Path(old.path()).equals(new Path(dir))) {
-        fs.delete(new Path(old.path()), true);
+      Path path = new Path(old.path());
+      if (!path.equals(new Path(dir)) && !needed.contains(path.getName())) {
+        fs.delete(path, true);
       }
     }
     for (FileStatus f : fs.listStatus(new Path(dir))) {
       String name = f.getPath().getName();
       // Only directories named as SparkPS names them (ckpt-<step>): a user's ckpt-old or ckpt-keep is not ours.
-      if (isCheckpoint(f) && !fs.exists(new Path(f.getPath(), MARKER))
+      if (isCheckpoint(f) && !fs.exists(new Path(f.getPath(), MARKER)) && !needed.contains(name)
           && new java.math.BigInteger(name.substring(PREFIX.length())).compareTo(java.math.BigInteger.valueOf(newest)) < 0) {
         fs.delete(f.getPath(), true);
       }

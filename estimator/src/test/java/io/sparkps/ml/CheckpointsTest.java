@@ -119,6 +119,44 @@ class CheckpointsTest {
   }
 
   @Test
+  void checkpointsOfEmbeddingTables_keepTheSavesAKeptOneBuildsOn_untilAFullSaveFreesThem() throws IOException {
+    String root = dir.toUri().toString();
+    float[] latest;
+    long[] ids = java.util.stream.LongStream.range(0, 50).toArray();
+    try (PsClient ps = client(true)) {
+      io.sparkps.ps.EmbeddingTable table = ps.embeddingTable(io.sparkps.ps.EmbeddingSpec.builder().setName("items")
+          .setDim(2).optOptimizer("SGD", 1).build());
+      for (long step = 1; step <= io.sparkps.ps.server.TableSnapshots.FULL_EVERY + 2; step++) {
+        table.pull(new long[] {step}, step);
+        table.push(new long[] {step}, new float[] {1, 1}, step); // one row changes per checkpoint
+        Checkpoints.Marker m = Checkpoints.save(ps, root, 10 * step, variables, 2, 1);
+        int deltas = (int) ((step - 1) % io.sparkps.ps.server.TableSnapshots.FULL_EVERY);
+        assertEquals(deltas, m.shards().get(0).tablesNeeds().size(), "step " + step + ": the saves it builds on");
+        if (step == 4) {
+          // Two kept (30, 40), and 10 and 20 besides: the chain of 40's tables goes back to 10's full save.
+          assertEquals(List.of("ckpt-0000000010", "ckpt-0000000020", "ckpt-0000000030", "ckpt-0000000040"),
+              checkpointDirs());
+        }
+      }
+      latest = table.read(ids);
+    }
+    // Step 9's save is full again and step 10's builds on it: the chain before 9 is no longer needed.
+    assertEquals(List.of("ckpt-0000000090", "ckpt-0000000100"), checkpointDirs());
+    try (PsClient restored = client(false)) {
+      Checkpoints.restore(restored, root, variables, 1).orElseThrow();
+      io.sparkps.ps.EmbeddingTable table = restored.embeddingTable(io.sparkps.ps.EmbeddingSpec.builder().setName("items")
+          .setDim(2).optOptimizer("SGD", 1).build());
+      org.junit.jupiter.api.Assertions.assertArrayEquals(latest, table.read(ids));
+    }
+  }
+
+  private List<String> checkpointDirs() throws IOException {
+    try (Stream<Path> listing = Files.list(dir)) {
+      return listing.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("ckpt-")).sorted().toList();
+    }
+  }
+
+  @Test
   void theMarkerRecordsTheMinibatchesPerStep_oneInMarkersWrittenBeforeItWas() throws IOException {
     try (PsClient ps = client(true)) {
       fill(ps, 10);

@@ -34,7 +34,8 @@ final class Snapshotting {
         Calls.Recoverer.NONE);
     List<ShardSnapshot> saved = new ArrayList<>();
     for (int i = 0; i < replies.size(); i++) {
-      saved.add(new ShardSnapshot(i, replies.get(i).getFile(), replies.get(i).getBytes(), replies.get(i).getSha256()));
+      saved.add(new ShardSnapshot(i, replies.get(i).getFile(), replies.get(i).getBytes(), replies.get(i).getSha256(),
+          replies.get(i).getTablesNeedsList()));
     }
     return saved;
   }

@@ -147,7 +147,8 @@ public final class PsService {
     }
     return variables.toBuilder().setTables(tables.tables().size()).setTablesFile(tables.file())
         .setTablesBytes(tables.bytes()).setTableRows(tables.tables().stream().mapToLong(TableSnapshots.TableInfo::rows).sum())
-        .setTablesIncremental(tables.tables().stream().anyMatch(TableSnapshots.TableInfo::delta)).build();
+        .setTablesIncremental(tables.tables().stream().anyMatch(TableSnapshots.TableInfo::delta))
+        .addAllTablesNeeds(tables.needs()).build();
   }
 
   /** Created on first use, so a server runs without Hadoop on the class path until it snapshots. */

@@ -35,16 +35,19 @@ public final class TableSnapshots {
   public static final int FULL_EVERY = 8;
   private static final int MAX_CHAIN = 10_000;
   private final EmbeddingTables tables;
-  /** Per table: the directory of this ps's last save of it, and the deltas since its full save. */
+  /** Per table: the directory of this ps's last save of it, and the saves it builds on (its full save first). */
   private final Map<String, Saved> last = new HashMap<>();
 
-  private record Saved(String dir, int chain) {}
+  private record Saved(String dir, List<String> needs) {}
 
   /** What one table's save or restore held. */
   public record TableInfo(String name, boolean delta, int rows, int evicted) {}
 
-  /** What a save wrote, or a restore read: the file, its bytes, and each table. */
-  public record Result(String file, long bytes, List<TableInfo> tables) {}
+  /**
+   * What a save wrote, or a restore read: the file, its bytes, each table, and every directory a
+   * restore of it reads besides it (the saves its deltas build on, back to their full saves).
+   */
+  public record Result(String file, long bytes, List<TableInfo> tables, List<String> needs) {}
 
   /** Checkpoints of {@code tables}. */
   public TableSnapshots(EmbeddingTables tables) {
@@ -77,6 +80,8 @@ public final class TableSnapshots {
     Path tmp = new Path(target.getParent(), "." + target.getName() + ".tmp-" + UUID.randomUUID());
     Map<String, EmbeddingShard.Marks> taken = new HashMap<>();
     List<TableInfo> infos = new ArrayList<>();
+    java.util.TreeSet<String> needs = new java.util.TreeSet<>();
+    Map<String, Saved> saved = new HashMap<>();
     try {
       MessageDigest sha = Snapshots.sha256();
       // Buffered above the digest: it and the file system see large writes, not one per byte.
@@ -86,9 +91,19 @@ public final class TableSnapshots {
         out.writeInt(all.size());
         for (EmbeddingTables.Table t : all) {
           Saved before = last.get(t.spec().getName());
-          boolean delta = !whole && before != null && before.chain() + 1 < FULL_EVERY;
+          // A save again into the directory of the last one (a retried checkpoint) is whole: a delta
+          // would name its own directory as its base.
+          boolean delta = !whole && before != null && before.needs().size() + 1 < FULL_EVERY
+              && !new Path(before.dir()).equals(new Path(dir));
           synchronized (t.rows()) {
             infos.add(TableFile.writeTable(out, t, delta ? before.dir() : null));
+            List<String> chain = new ArrayList<>();
+            if (delta) {
+              chain.addAll(before.needs());
+              chain.add(before.dir());
+            }
+            needs.addAll(chain);
+            saved.put(t.spec().getName(), new Saved(dir, List.copyOf(chain)));
             if (!whole) {
               taken.put(t.spec().getName(), t.rows().takeMarks());
             }
@@ -115,11 +130,10 @@ public final class TableSnapshots {
       }
       throw e;
     }
-    for (TableInfo info : whole ? List.<TableInfo>of() : infos) {
-      Saved before = last.get(info.name());
-      last.put(info.name(), new Saved(dir, info.delta() ? before.chain() + 1 : 0));
+    if (!whole) {
+      last.putAll(saved);
     }
-    return new Result(target.getName(), fs.getFileStatus(target).getLen(), infos);
+    return new Result(target.getName(), fs.getFileStatus(target).getLen(), infos, List.copyOf(needs));
   }
 
   /**
@@ -157,7 +171,7 @@ public final class TableSnapshots {
         }
       }
     }
-    return new Read(new Result(source.getName(), fs.getFileStatus(source).getLen(), infos), specs, restored);
+    return new Read(new Result(source.getName(), fs.getFileStatus(source).getLen(), infos, List.of()), specs, restored);
   }
 
   /** Tables read from a checkpoint, not yet in place. */

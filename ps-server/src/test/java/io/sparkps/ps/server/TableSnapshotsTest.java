@@ -90,6 +90,29 @@ class TableSnapshotsTest {
   }
 
   @Test
+  void aSaveNamesTheSavesItBuildsOn_andASaveAgainIntoTheSameDirectoryIsWhole() throws Exception {
+    EmbeddingTables live = tables(spec("items", 10_000, 0));
+    TableSnapshots snapshots = new TableSnapshots(live);
+    SplittableRandom random = new SplittableRandom(4);
+    step(live, "items", 1, random, range(0, 10));
+    String a = save(snapshots, "a");
+    assertEquals(List.of(), snapshots.save(a).needs());
+    step(live, "items", 2, random, 3L);
+    String b = save(snapshots, "b");
+    assertEquals(List.of(a), snapshots.save(b).needs());
+    step(live, "items", 3, random, 4L);
+    String c = save(snapshots, "c");
+    assertEquals(List.of(a, b), snapshots.save(c).needs());
+    // A checkpoint retried into the same directory: a delta would name itself as its base.
+    TableSnapshots.Result again = snapshots.save(c);
+    assertEquals(List.of(), again.needs());
+    assertFalse(again.tables().get(0).delta());
+    EmbeddingTables copy = new EmbeddingTables(2);
+    new TableSnapshots(copy).read(c).commit();
+    assertArrayEquals(live.pull("items", range(0, 10), 4, false), copy.pull("items", range(0, 10), 4, false));
+  }
+
+  @Test
   void anExportIsWhole_andLeavesTheCheckpointsChainAsItWas() throws Exception {
     EmbeddingTables live = tables(spec("items", 10_000, 0));
     TableSnapshots snapshots = new TableSnapshots(live);
