@@ -243,6 +243,12 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     PsClient ps = ctx.ps();
     io.sparkps.ml.embedding.TableLookup lookup = new io.sparkps.ml.embedding.TableLookup(embeddings, ps,
         config.group(ctx.numWorkers()).name());
+    String checkpoints = config.checkpointDir();
+    if (checkpoints != null) {
+      // No worker holds a copy of a table: a replaced ps gets its rows back from the newest checkpoint.
+      ps.setTableRefill(() -> Checkpoints.latest(checkpoints)
+          .map(m -> new io.sparkps.ps.TableRefill.Checkpoint(m.path(), m.step())).orElse(null));
+    }
     EmbeddingStep step = new EmbeddingStep(new PsTrainingStep(s.net(), s.variables(), ps), lookup, data,
         s.net().miniBatch());
     long done = s.done();

@@ -289,7 +289,16 @@ public final class PsClient implements AutoCloseable {
   public EmbeddingTable embeddingTable(EmbeddingSpec spec) {
     checkOpen();
     all("create embedding table '" + spec.name() + "'", s -> s.createEmbedding(spec.proto()), config.callTimeout);
+    recovery.tableCreated(spec);
     return new EmbeddingTable(spec, shards, config.worker, config.callTimeout, config.waitTimeout, recovery);
+  }
+
+  /**
+   * Where this client, when it refills a replaced ps, restores the ps's share of the embedding
+   * tables from ({@link TableRefill}); null: they start empty there.
+   */
+  public void setTableRefill(TableRefill refill) {
+    recovery.tableRefill(refill);
   }
 
   /** Asks every shard to stop. */

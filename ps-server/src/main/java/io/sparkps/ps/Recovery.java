@@ -43,6 +43,9 @@ final class Recovery implements Calls.Recoverer {
   private volatile Map<String, INDArray> lastPulled;
   private volatile long lastPullVersion;
   private volatile long lastPullStep;
+  /** The embedding tables this client made, recreated on a replacement; where their rows come back from. */
+  private final Map<String, EmbeddingSpec> tables = new java.util.concurrent.ConcurrentSkipListMap<>();
+  private volatile TableRefill tableRefill;
 
   Recovery(ShardRecovery hook, Connections connections, VariableCatalog catalog, int worker, int chunkBytes,
       Duration callTimeout) {
@@ -69,6 +72,14 @@ final class Recovery implements Calls.Recoverer {
       lastPullStep = step;
       lastPullVersion = minVersion;
     }
+  }
+
+  void tableCreated(EmbeddingSpec spec) {
+    tables.put(spec.name(), spec);
+  }
+
+  void tableRefill(TableRefill refill) {
+    this.tableRefill = refill;
   }
 
   /** Passes a refill made by other means (a checkpoint) to the supervisor, if there is one. */
@@ -152,6 +163,8 @@ final class Recovery implements Calls.Recoverer {
     Calls.some(shards, List.of(shard), "recreate the variables on the replacement", s -> s.create(create), callTimeout,
         this);
     long step = transfers.step();
+    // The tables first: the variables' refill below releases the workers waiting for it.
+    String tablesSource = refillTables(shard, step);
     List<TensorCodec.Piece> pieces = new ArrayList<>();
     TreeSet<String> copied = new TreeSet<>();
     for (Placement.Slice slice : slices) {
@@ -161,6 +174,9 @@ final class Recovery implements Calls.Recoverer {
       copied.add(slice.name());
     }
     if (pieces.isEmpty()) {
+      if (!tablesSource.isEmpty()) {
+        hook.restored(shard, step, tablesSource.substring(2));
+      }
       return;
     }
     FrameHeader header = FrameHeader.newBuilder().setOp(UpdateOp.RESTORE).setWorker(worker).setStep(step + 1).build();
@@ -168,9 +184,47 @@ final class Recovery implements Calls.Recoverer {
         s -> s.update(TensorCodec.frames(header, pieces, chunkBytes, lastPullVersion)), callTimeout, this).get(0);
     if (reply.getInitializedCount() > 0) {
       LOG.info("SparkPS worker {}: refilled ps {} with its copy of step {} {}", worker, shard, lastPullStep, copied);
-      hook.restored(shard, step, "worker " + worker + "'s copy of step " + lastPullStep + " " + copied);
+      hook.restored(shard, step, "worker " + worker + "'s copy of step " + lastPullStep + " " + copied + tablesSource);
     } else {
       LOG.info("SparkPS worker {}: ps {} was refilled by another worker already", worker, shard);
     }
+  }
+
+  /**
+   * Recreates this client's embedding tables on the replacement of {@code shard} and restores its
+   * share of their rows from the newest checkpoint (when none of them holds a row yet: the first
+   * refill wins); returns what was done, for the supervisor ("" when there are no tables).
+   */
+  private String refillTables(int shard, long step) {
+    if (tables.isEmpty()) {
+      return "";
+    }
+    List<ShardStub> shards = connections.stubs();
+    for (EmbeddingSpec spec : tables.values()) {
+      Calls.some(shards, List.of(shard), "recreate embedding table '" + spec.name() + "' on the replacement",
+          s -> s.createEmbedding(spec.proto()), callTimeout, this);
+    }
+    TableRefill refill = tableRefill;
+    TableRefill.Checkpoint from = refill == null ? null : refill.latest();
+    if (from == null) {
+      LOG.warn("SparkPS worker {}: ps {}'s share of the embedding tables {} is lost: no checkpoint to refill it from "
+          + "(set a checkpoint directory)", worker, shard, tables.keySet());
+      return "; embedding tables " + tables.keySet() + " empty again: no checkpoint (their rows on it are lost)";
+    }
+    io.sparkps.ps.grpc.proto.SnapshotRequest request = io.sparkps.ps.grpc.proto.SnapshotRequest.newBuilder()
+        .setPath(from.dir()).setTablesOnly(true).build();
+    Duration bound = callTimeout.multipliedBy(4);
+    io.sparkps.ps.grpc.proto.SnapshotReply reply = Calls.some(shards, List.of(shard),
+        "refill the replacement's embedding tables from " + from.dir(), s -> s.restore(request, bound), bound, this)
+        .get(0);
+    if (reply.getTables() == 0) {
+      return "; embedding tables refilled by another worker";
+    }
+    LOG.info("SparkPS worker {}: refilled ps {}'s {} embedding rows from the checkpoint of step {} ({})", worker, shard,
+        reply.getTableRows(), from.step(), from.dir());
+    return "; embedding tables " + tables.keySet() + " from the checkpoint of step " + from.step() + " ("
+        + reply.getTableRows() + " rows with the default ones; their updates on it after step " + from.step()
+        + ", up to step " + step
+        + ", are lost)";
   }
 }

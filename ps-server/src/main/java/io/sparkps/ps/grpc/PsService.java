@@ -103,6 +103,10 @@ public final class PsService {
               // The tables are read and checked before the variables are replaced, so a damaged
               // tables file leaves the shard as it was.
               TableSnapshots.Read tables = tableSnapshots().read(r.getPath());
+              if (r.getTablesOnly()) {
+                boolean refilled = tables != null && !r.getVerifyOnly() && tables.commitIfEmpty();
+                return withTables(SnapshotReply.getDefaultInstance(), refilled ? tables.result() : null);
+              }
               SnapshotReply variables = snapshots().restore(r);
               if (tables != null && !r.getVerifyOnly()) {
                 tables.commit();

@@ -191,6 +191,24 @@ public final class TableSnapshots {
       return result;
     }
 
+    /**
+     * As {@link #commit()} when none of this ps's tables holds a row (a replaced ps's refill: the
+     * first wins, a later one finds rows and leaves them); whether it did.
+     */
+    public boolean commitIfEmpty() {
+      synchronized (TableSnapshots.this) {
+        for (EmbeddingTables.Table t : tables.all()) {
+          synchronized (t.rows()) {
+            if (t.rows().size() > 0) {
+              return false;
+            }
+          }
+        }
+        commit();
+        return true;
+      }
+    }
+
     /** Replaces this ps's tables of those names with what was read; the next save of every table is full. */
     public void commit() {
       synchronized (TableSnapshots.this) {

@@ -1,0 +1,18 @@
+package io.sparkps.ps;
+
+/**
+ * Where a replaced ps's embedding tables come back from: a worker keeps no copy of a table, so a
+ * client that refills a replacement (see {@link ShardRecovery}) recreates the shard's tables and
+ * restores its share of their rows from the newest checkpoint this names (rows, optimizer state
+ * and update counts as of that step; the row updates since are lost, and said so). Set it with
+ * {@link PsClient#setTableRefill}; without one, or with no checkpoint yet, the tables start empty
+ * on the replacement (their rows on it are lost, and said so).
+ */
+@FunctionalInterface
+public interface TableRefill {
+  /** A checkpoint: its directory (a Hadoop path every ps reaches) and its step. */
+  record Checkpoint(String dir, long step) {}
+
+  /** The newest checkpoint holding the tables, or null when there is none yet. */
+  Checkpoint latest();
+}

@@ -1,0 +1,138 @@
+package io.sparkps.ps;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+
+/**
+ * A ps holding part of an embedding table dies during training, over real sockets: the worker that
+ * refills its replacement recreates the table there and restores the ps's share of the rows from the
+ * newest checkpoint; the rows of the surviving ps are untouched, those of the replaced one lost the
+ * updates since the checkpoint, exactly, and the supervisor is told so. Without a checkpoint the
+ * table comes back empty, and that is said too.
+ */
+class TableRefillTest {
+  private static final int STEPS = 30;
+  private static final int SAVE_AT = 10;
+  private static final int KILL_AT = 20;
+  private static final long[] IDS = java.util.stream.LongStream.range(0, 40).toArray();
+  private final PsToken token = PsToken.generate();
+  private final List<ParameterServer> servers = new CopyOnWriteArrayList<>();
+  @TempDir
+  Path dir;
+
+  @AfterEach
+  void stop() {
+    servers.forEach(ParameterServer::close);
+  }
+
+  private ParameterServer server(int shard) {
+    ParameterServer ps = ParameterServer.builder().setShardIndex(shard).setToken(token).optHost("127.0.0.1").build().start();
+    servers.add(ps);
+    return ps;
+  }
+
+  /** Where shard 1 serves now, and what the client reported. */
+  private static final class Supervisor implements ShardRecovery {
+    volatile String shard1;
+    final List<String> restored = new CopyOnWriteArrayList<>();
+
+    @Override
+    public String awaitReplacement(int shard, String lost) throws InterruptedException {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (shard == 1 && shard1.equals(lost) && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      return shard == 1 ? shard1 : null;
+    }
+
+    @Override
+    public void restored(int shard, long step, String source) {
+      restored.add(shard + ": " + source);
+    }
+  }
+
+  /**
+   * One worker trains {@link #STEPS} steps: each pulls every id and pushes -1 for each (SGD at rate
+   * 1: every row goes up by 1 a step), saves a checkpoint after step {@link #SAVE_AT} when
+   * {@code checkpoint}; shard 1 is closed before step {@link #KILL_AT} and replaced. Returns the rows.
+   */
+  private float[] train(Supervisor supervisor, boolean checkpoint) {
+    ParameterServer s0 = server(0);
+    ParameterServer s1 = server(1);
+    supervisor.shard1 = s1.address();
+    String ckpt = dir.resolve("ckpt-10").toUri().toString();
+    try (PsClient ps = PsClient.builder().setShards(List.of(s0.address(), s1.address())).setToken(token)
+        .optCallTimeout(Duration.ofSeconds(20)).optRecovery(supervisor).build()) {
+      ps.createGroup(ConsistencyGroup.async("g"));
+      ps.create(VariableSpec.builder().setName("w").setShape(8, 4).optInitializer(Initializer.constant(1))
+          .optOptimizer(OptimizerConfig.sgd(0.5)).optGroup("g").build());
+      ps.initializeAll();
+      EmbeddingTable table = ps.embeddingTable(EmbeddingSpec.builder().setName("items").setDim(1)
+          .optOptimizer("SGD", 1).optInit(0, 1).build());
+      java.util.concurrent.atomic.AtomicBoolean saved = new java.util.concurrent.atomic.AtomicBoolean();
+      ps.setTableRefill(() -> saved.get() ? new TableRefill.Checkpoint(ckpt, SAVE_AT) : null);
+      INDArray copy = Nd4j.create(DataType.FLOAT, 8, 4);
+      float[] minusOnes = new float[IDS.length];
+      java.util.Arrays.fill(minusOnes, -1);
+      for (int step = 0; step < STEPS; step++) {
+        if (step == KILL_AT) {
+          s1.close();
+          supervisor.shard1 = server(1).address();
+        }
+        ps.pullInto(Map.of("w", copy));
+        table.pull(IDS, step);
+        ps.push(Map.of("w", Nd4j.ones(DataType.FLOAT, 8, 4)));
+        table.push(IDS, minusOnes, step);
+        if (checkpoint && step == SAVE_AT) {
+          ps.save(ckpt);
+          saved.set(true);
+        }
+      }
+      return table.read(IDS);
+    }
+  }
+
+  @Test
+  void aReplacedPsGetsItsTableRowsFromTheCheckpoint_losingOnlyTheUpdatesSince() {
+    Supervisor supervisor = new Supervisor();
+    float[] rows = train(supervisor, true);
+    int onReplaced = 0;
+    for (int i = 0; i < IDS.length; i++) {
+      boolean replaced = EmbeddingTable.shardOf(IDS[i], 2) == 1;
+      onReplaced += replaced ? 1 : 0;
+      // steps 0..10 in the checkpoint (11), then 20..29 (10); the survivor saw all 30
+      assertEquals(replaced ? 21f : 30f, rows[i], 1e-6, "id " + IDS[i] + (replaced ? " on the replaced ps" : ""));
+    }
+    assertTrue(onReplaced > 5 && onReplaced < 35, onReplaced + " of the ids on ps 1");
+    assertEquals(1, supervisor.restored.size(), supervisor.restored.toString());
+    String said = supervisor.restored.get(0);
+    // (the variable w lives on ps 0: the replaced ps held only table rows)
+    assertEquals("1: embedding tables [items] from the checkpoint of step 10 (" + (onReplaced + 1) + " rows with the "
+        + "default ones; their updates on it after step 10, up to step " + KILL_AT + ", are lost)", said);
+  }
+
+  @Test
+  void withoutACheckpoint_theTableComesBackEmpty_andThatIsSaid() {
+    Supervisor supervisor = new Supervisor();
+    float[] rows = train(supervisor, false);
+    for (int i = 0; i < IDS.length; i++) {
+      boolean replaced = EmbeddingTable.shardOf(IDS[i], 2) == 1;
+      assertEquals(replaced ? 10f : 30f, rows[i], 1e-6, "id " + IDS[i]);
+    }
+    assertTrue(supervisor.restored.get(0).contains("embedding tables [items] empty again: no checkpoint"),
+        supervisor.restored.toString());
+  }
+}
