@@ -69,6 +69,9 @@ public final class Experiment implements Serializable {
       config.optEvalEverySeconds(eval.throttleSeconds()).optEvalDeferred(eval.deferred());
     }
     Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(networkJson()).setConfig(config.build());
+    if (!train.embeddingColumns().isEmpty()) {
+      e.setEmbeddingColumns(train.embeddingColumns(), train.numericCols().toArray(new String[0]));
+    }
     e.experimentRecord = record();
     return e;
   }

@@ -14,10 +14,31 @@ public final class TrainSpec implements Serializable {
   private static final long serialVersionUID = 2L;
   private final InputFn input;
   private final TrainingConfig config;
+  private final java.util.List<io.sparkps.ml.embedding.EmbeddingColumn> embeddingColumns;
+  private final java.util.List<String> numericCols;
 
   private TrainSpec(Builder b) {
     input = b.input;
     config = b.config.build();
+    embeddingColumns = java.util.List.copyOf(b.embeddingColumns);
+    numericCols = java.util.List.copyOf(b.numericCols);
+    if (embeddingColumns.isEmpty() && !numericCols.isEmpty()) {
+      throw new IllegalArgumentException("numericCols " + numericCols + " without embedding columns: assemble them "
+          + "into the features column, or give optEmbeddingColumns");
+    }
+    if (!embeddingColumns.isEmpty()) {
+      new io.sparkps.ml.embedding.EmbeddingInputs(embeddingColumns, numericCols); // refuses a column named twice
+    }
+  }
+
+  /** The categorical columns trained as embedding tables (empty: the network reads the features column). */
+  public java.util.List<io.sparkps.ml.embedding.EmbeddingColumn> embeddingColumns() {
+    return embeddingColumns;
+  }
+
+  /** With embedding columns: the numeric columns read after the pooled embeddings. */
+  public java.util.List<String> numericCols() {
+    return numericCols;
   }
 
   /** A builder with the defaults: columns features/label, batch 64, 1 epoch, SYNC, seed 0, no checkpoints. */
@@ -100,6 +121,8 @@ public final class TrainSpec implements Serializable {
     Builder b = new Builder();
     b.input = input;
     b.config = config.toBuilder();
+    b.embeddingColumns = embeddingColumns;
+    b.numericCols = numericCols;
     return b;
   }
 
@@ -115,6 +138,8 @@ public final class TrainSpec implements Serializable {
         + (c.sparseDensity() > 0 ? ", sparseDensity=" + c.sparseDensity() : "") + ", seed=" + c.seed()
         + (c.checkpointDir() == null ? "" : ", checkpointDir=" + c.checkpointDir() + ", checkpointInterval="
             + c.checkpointInterval())
+        + (embeddingColumns.isEmpty() ? "" : ", embeddingColumns=" + embeddingColumns.stream()
+            .map(io.sparkps.ml.embedding.EmbeddingColumn::column).toList() + ", numericCols=" + numericCols)
         + (input == null ? "" : ", input=" + input.getClass().getName()) + "}";
   }
 
@@ -122,8 +147,22 @@ public final class TrainSpec implements Serializable {
   public static final class Builder {
     private InputFn input;
     private TrainingConfigBuilder config = TrainingConfig.builder();
+    private java.util.List<io.sparkps.ml.embedding.EmbeddingColumn> embeddingColumns = java.util.List.of();
+    private java.util.List<String> numericCols = java.util.List.of();
 
     private Builder() {}
+
+    /**
+     * Trains an embedding model ({@link Dl4jEstimator#setEmbeddingColumns}): each of
+     * {@code columns} an embedding table on the ps, the network reading their pooled rows, then
+     * {@code numericCols}.
+     */
+    public Builder optEmbeddingColumns(java.util.List<io.sparkps.ml.embedding.EmbeddingColumn> columns,
+        String... numericCols) {
+      this.embeddingColumns = java.util.List.copyOf(columns);
+      this.numericCols = java.util.List.of(numericCols);
+      return this;
+    }
 
     /** The training data. */
     public Builder optInput(InputFn fn) {

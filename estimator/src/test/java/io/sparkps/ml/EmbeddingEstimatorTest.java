@@ -115,6 +115,23 @@ class EmbeddingEstimatorTest {
   }
 
   @Test
+  void anExperimentsTrainSpec_carriesTheEmbeddingColumnsToItsEstimator() {
+    List<EmbeddingColumn> columns = List.of(EmbeddingColumn.of("C1", 4).withBuckets(1000),
+        EmbeddingColumn.of("C2", 4).withPooling(EmbeddingColumn.Pooling.MEAN));
+    Experiment experiment = Experiment.builder().setNetworkJson(network(8 + 2))
+        .setTrainSpec(TrainSpec.builder().optEmbeddingColumns(columns, "I1", "I2").build()).optCluster(2, 2).build();
+    Dl4jEstimator e = experiment.estimator();
+    assertEquals(columns, EmbeddingColumn.fromJson(e.getOrDefault(e.embeddingColumns())));
+    assertEquals(List.of("I1", "I2"), List.of(e.getOrDefault(e.numericCols())));
+    assertTrue(experiment.trainSpec().toString().contains("embeddingColumns=[C1, C2], numericCols=[I1, I2]"),
+        experiment.trainSpec().toString());
+    assertTrue(List.of(e.transformSchema(rows(0, 10).schema()).fieldNames()).contains("probability"));
+    IllegalArgumentException twice = assertThrows(IllegalArgumentException.class,
+        () -> TrainSpec.builder().optEmbeddingColumns(columns, "C1").build());
+    assertTrue(twice.getMessage().contains("column 'C1' is named twice"), twice.getMessage());
+  }
+
+  @Test
   void aNetworkOfTheWrongWidth_orAMissingColumn_isRefusedNamingIt() {
     Dataset<Row> train = rows(0, 1000);
     IllegalArgumentException width = assertThrows(IllegalArgumentException.class,
