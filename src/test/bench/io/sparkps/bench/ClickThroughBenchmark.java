@@ -1,0 +1,223 @@
+package io.sparkps.bench;
+
+import io.sparkps.ml.Dl4jEstimator;
+import io.sparkps.ml.Dl4jModel;
+import io.sparkps.ml.datasets.ClickThroughData;
+import io.sparkps.ml.embedding.EmbeddingColumn;
+import io.sparkps.ps.Consistency;
+import io.sparkps.spark.JobStatus;
+import io.sparkps.spark.ProgressListener;
+import io.sparkps.spark.Role;
+import io.sparkps.spark.TaskProgress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import org.apache.spark.ml.Pipeline;
+import org.apache.spark.ml.PipelineModel;
+import org.apache.spark.ml.PipelineStage;
+import org.apache.spark.ml.classification.FMClassifier;
+import org.apache.spark.ml.classification.LogisticRegression;
+import org.apache.spark.ml.evaluation.BinaryClassificationEvaluator;
+import org.apache.spark.ml.feature.FeatureHasher;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.functions;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
+
+/**
+ * Click-through data of Criteo's shape (generated, 26 categorical and 13 numeric columns, clicks from
+ * a planted model whose AUC is the bar) trained side by side on one embedded Spark with all cores:
+ * SparkPS's embedding model (2 workers, 2 ps, SYNC), and Spark ML's own {@code LogisticRegression}
+ * and {@code FMClassifier} on the same rows through {@code FeatureHasher} (2^20 features: every
+ * categorical column hashed as categories, the numeric ones as values), Spark's recommended input for
+ * high-cardinality categorical data. Each peer's regularization and step are picked on a validation
+ * slice of the training rows, never on the test rows; the chosen one is timed. Every model is scored
+ * on the same held-out rows, off the clock. SparkPS's time to each peer's AUC comes from its
+ * evaluator's reports on 5,000 held-out rows, stamped on the driver as they arrive.
+ *
+ * <p>Arguments: {@code [trainRows] [scale] [epochs] [seed] [trainers]} (default 200000, 0.001, 3, 1,
+ * all; trainers: a comma-separated subset of sparkps, lr, fm).
+ */
+public final class ClickThroughBenchmark {
+  private ClickThroughBenchmark() {}
+
+  public static void main(String[] args) throws Exception {
+    long rows = args.length > 0 ? Long.parseLong(args[0]) : 200_000;
+    double scale = args.length > 1 ? Double.parseDouble(args[1]) : 0.001;
+    int epochs = args.length > 2 ? Integer.parseInt(args[2]) : 3;
+    long seed = args.length > 3 ? Long.parseLong(args[3]) : 1;
+    String trainers = args.length > 4 ? args[4] : "sparkps,lr,fm";
+    int cores = Runtime.getRuntime().availableProcessors();
+    // 2 ps + 2 workers + 1 evaluator need 5 slots; the Spark ML peers get every core's slot as well
+    SparkSession spark = SparkSession.builder().master("local[" + Math.max(5, cores) + "]").appName("click-through-bench")
+        .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1").config("spark.sql.shuffle.partitions", String.valueOf(cores))
+        .getOrCreate();
+    spark.sparkContext().setLogLevel("WARN");
+    try {
+      ClickThroughData data = ClickThroughData.builder().optScale(scale).optSignalIds(100).optSeed(seed).build();
+      Dataset<Row> train = logCounts(data, data.rows(spark, 0, rows, cores)).cache();
+      Dataset<Row> test = logCounts(data, data.rows(spark, 10_000_000, 50_000, cores)).cache();
+      System.out.printf(Locale.ROOT, "click-through: %d training rows (%d clicks), %d held out, scale %s, seed %d, "
+          + "%d cores%n", train.count(), train.filter("label = 1").count(), test.count(), scale, seed, cores);
+      double planted = data.plantedAuc(data.rows(spark, 10_000_000, 50_000, cores));
+      System.out.printf(Locale.ROOT, "planted model: AUC %.4f%n", planted);
+      List<Result> results = new ArrayList<>();
+      for (String t : trainers.split(",")) {
+        switch (t.trim()) {
+          case "sparkps" -> results.add(sparkps(data, train, test, epochs));
+          case "lr" -> results.add(logisticRegression(data, train, test));
+          case "fm" -> results.add(factorizationMachine(data, train, test));
+          default -> throw new IllegalArgumentException("unknown trainer '" + t + "': sparkps, lr or fm");
+        }
+      }
+      System.out.println();
+      System.out.printf(Locale.ROOT, "%-44s %8s %10s %10s%n", "trainer", "AUC", "gap", "seconds");
+      for (Result r : results) {
+        System.out.printf(Locale.ROOT, "%-44s %8.4f %10.4f %10.1f%n", r.name, r.auc, planted - r.auc, r.seconds);
+      }
+      Result ours = results.stream().filter(r -> r.curve != null).findFirst().orElse(null);
+      if (ours != null) {
+        for (Result peer : results) {
+          if (peer != ours) {
+            double reached = ours.secondsTo(peer.auc);
+            System.out.printf(Locale.ROOT, "SparkPS reached %s's AUC %.4f after %s s (it took %.1f s): %s%n", peer.name,
+                peer.auc, Double.isNaN(reached) ? "never" : String.format(Locale.ROOT, "%.1f", reached), peer.seconds,
+                Double.isNaN(reached) ? "" : String.format(Locale.ROOT, "%.2fx its time", reached / peer.seconds));
+          }
+        }
+      }
+    } finally {
+      spark.stop();
+      System.exit(0); // the barrier stage's timer thread
+    }
+  }
+
+  /** A trainer's held-out AUC and fit time; for SparkPS its evaluator's (seconds, AUC) reports. */
+  private record Result(String name, double auc, double seconds, List<double[]> curve) {
+    double secondsTo(double target) {
+      for (double[] p : curve) {
+        if (p[1] >= target) {
+          return p[0];
+        }
+      }
+      return Double.NaN;
+    }
+  }
+
+  private static Dataset<Row> logCounts(ClickThroughData data, Dataset<Row> rows) {
+    for (String c : data.numericColumns()) {
+      rows = rows.withColumn(c, functions.log1p(functions.col(c)));
+    }
+    return rows;
+  }
+
+  private static double auc(Dataset<Row> scored, String column) {
+    return new BinaryClassificationEvaluator().setRawPredictionCol(column).setNumBins(0).evaluate(scored);
+  }
+
+  private static Result sparkps(ClickThroughData data, Dataset<Row> train, Dataset<Row> test, int epochs)
+      throws Exception {
+    List<EmbeddingColumn> columns = new ArrayList<>();
+    for (String c : data.categoricalColumns()) {
+      columns.add(EmbeddingColumn.of(c, 8).withOptimizer("ADAGRAD", 0.1).withMinCount(20));
+    }
+    int inputs = 26 * 8 + data.numericColumns().size();
+    String network = new NeuralNetConfiguration.Builder().seed(3).updater(new Adam(2e-3)).list()
+        .layer(new DenseLayer.Builder().nIn(inputs).nOut(64).activation(Activation.RELU).build())
+        .layer(new DenseLayer.Builder().nIn(64).nOut(32).activation(Activation.RELU).build())
+        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(32).nOut(2)
+            .activation(Activation.SOFTMAX).build()).build().toJson();
+    List<double[]> curve = new java.util.concurrent.CopyOnWriteArrayList<>();
+    long[] start = {0};
+    Dl4jEstimator estimator = new Dl4jEstimator().setEmbeddingColumns(columns,
+        data.numericColumns().toArray(new String[0])).setNetworkJson(network).setNumWorkers(2).setNumPs(2)
+        .setBatchSize(256).setEpochs(epochs).setConsistency(Consistency.SYNC).setSeed(1)
+        .setEvaluationData(test.limit(5000)).setEvalEverySeconds(2).addListener(new ProgressListener() {
+          @Override
+          public void onProgress(TaskProgress p) {
+            if (p.role() == Role.EVALUATOR && p.metrics().containsKey("auc")) {
+              curve.add(new double[] {(System.nanoTime() - start[0]) / 1e9, p.metrics().get("auc")});
+            }
+          }
+
+          @Override
+          public void onEnd(JobStatus status, Throwable failure) {}
+        });
+    start[0] = System.nanoTime();
+    Dl4jModel model = estimator.fit(train);
+    double seconds = (System.nanoTime() - start[0]) / 1e9;
+    double auc = auc(model.transform(test), "probability");
+    System.out.printf(Locale.ROOT, "SparkPS: %d epochs in %.1f s, held-out AUC %.4f; evaluator: %s%n", epochs, seconds,
+        auc, curve.stream().map(p -> String.format(Locale.ROOT, "%.0fs:%.4f", p[0], p[1])).toList());
+    return new Result("SparkPS embeddings, 2 workers 2 ps SYNC", auc, seconds, curve);
+  }
+
+  private static FeatureHasher hasher(ClickThroughData data) {
+    List<String> inputs = new ArrayList<>(data.categoricalColumns());
+    inputs.addAll(data.numericColumns());
+    return new FeatureHasher().setInputCols(inputs.toArray(new String[0]))
+        .setCategoricalCols(data.categoricalColumns().toArray(new String[0])).setNumFeatures(1 << 20)
+        .setOutputCol("features");
+  }
+
+  /** The training rows with the categorical ids as strings (FeatureHasher hashes a number column as a value). */
+  private static Dataset<Row> asCategories(ClickThroughData data, Dataset<Row> rows) {
+    for (String c : data.categoricalColumns()) {
+      rows = rows.withColumn(c, functions.col(c).cast("string"));
+    }
+    return rows;
+  }
+
+  private static Result logisticRegression(ClickThroughData data, Dataset<Row> train, Dataset<Row> test) {
+    return peer("Spark LogisticRegression, FeatureHasher 2^20", "regParam", new double[] {1e-5, 1e-4, 1e-3},
+        reg -> new LogisticRegression().setRegParam(reg).setMaxIter(100), "rawPrediction", data, train, test);
+  }
+
+  private static Result factorizationMachine(ClickThroughData data, Dataset<Row> train, Dataset<Row> test) {
+    return peer("Spark FMClassifier (8 factors), FeatureHasher", "stepSize", new double[] {0.01, 0.05}, ClickThroughBenchmark::fm,
+        "probability", data, train, test);
+  }
+
+  /**
+   * A Spark ML peer behind the hasher: each of {@code values} of its setting fitted on 90% of the
+   * training rows and scored on the other 10%; the best one fitted on all of them, timed, and scored
+   * on the held-out rows by {@code scoreCol}.
+   */
+  private static Result peer(String name, String setting, double[] values,
+      java.util.function.DoubleFunction<PipelineStage> classifier, String scoreCol, ClickThroughData data,
+      Dataset<Row> train, Dataset<Row> test) {
+    Dataset<Row> all = asCategories(data, train);
+    Dataset<Row>[] split = all.randomSplit(new double[] {0.9, 0.1}, 7);
+    double best = Double.NaN;
+    double bestAuc = -1;
+    for (double value : values) {
+      PipelineModel m = new Pipeline().setStages(new PipelineStage[] {hasher(data), classifier.apply(value)})
+          .fit(split[0]);
+      double auc = auc(m.transform(split[1]), scoreCol);
+      System.out.printf(Locale.ROOT, "%s %s %g: validation AUC %.4f%n", name, setting, value, auc);
+      if (auc > bestAuc) {
+        bestAuc = auc;
+        best = value;
+      }
+    }
+    long start = System.nanoTime();
+    PipelineModel m = new Pipeline().setStages(new PipelineStage[] {hasher(data), classifier.apply(best)}).fit(all);
+    double seconds = (System.nanoTime() - start) / 1e9;
+    double auc = auc(m.transform(asCategories(data, test)), scoreCol);
+    System.out.printf(Locale.ROOT, "%s %s %g: %.1f s, held-out AUC %.4f%n", name, setting, best, seconds, auc);
+    return new Result(name + " (" + setting + " " + best + ")", auc, seconds, null);
+  }
+
+  private static FMClassifier fm(double step) {
+    // adamW (Spark's default solver) over full passes; 8 factors as our rows' dim; L2 on all
+    return new FMClassifier().setFactorSize(8).setStepSize(step).setMaxIter(30).setRegParam(1e-4)
+        .setMiniBatchFraction(1.0);
+  }
+}
