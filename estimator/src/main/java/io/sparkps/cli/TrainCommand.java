@@ -133,6 +133,10 @@ final class TrainCommand implements Callable<Integer> {
       + "this many times; rarer ones share the default row (default: ${DEFAULT-VALUE})")
   int embeddingMinCount = 1;
 
+  @Option(names = "--factorization-term", description = "with --categorical-cols: the network also reads the sum of "
+      + "the pooled embeddings' pairwise dot products (DeepFM's factorization machine)")
+  boolean factorizationTerm;
+
   @Override
   public Integer call() throws Exception {
     SparkSession spark = Sessions.get(common.master, common.conf, workers + ps + 1);
@@ -176,11 +180,11 @@ final class TrainCommand implements Callable<Integer> {
       }
     }
     numericCols.forEach(c -> DataOptions.require(train, c, "--numeric-cols"));
-    int width = embeddingDim * specs.size() + numericCols.size();
+    int width = embeddingDim * specs.size() + numericCols.size() + (factorizationTerm ? 1 : 0);
     String json = network.equals("mlp") || network.startsWith("mlp:")
         ? Networks.resolve(network, width, classes(train), seed, learningRate)
         : Networks.resolve(network, 0, 0, seed, learningRate);
-    Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(json).setConfig(config);
+    Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(json).setConfig(config).setFactorizationTerm(factorizationTerm);
     try {
       return e.setEmbeddingColumns(specs, numericCols.toArray(new String[0]));
     } catch (IllegalArgumentException bad) {

@@ -86,6 +86,17 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
     return this;
   }
 
+  /**
+   * With embedding columns: adds one last input to the network, the sum over every pair of columns
+   * of their pooled embeddings' dot product (DeepFM's factorization machine term, its gradient
+   * reaching every column's rows); the network's first layer then takes one input more, and the
+   * columns need one dim.
+   */
+  public Dl4jEstimator setFactorizationTerm(boolean on) {
+    set(factorizationTerm, on);
+    return this;
+  }
+
   /** Sets the least time between evaluations. */
   public Dl4jEstimator setEvalEverySeconds(double seconds) {
     set(evalEverySeconds, seconds);

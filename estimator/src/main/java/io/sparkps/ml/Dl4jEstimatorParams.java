@@ -40,6 +40,7 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
   final IntParam gradientAccumulation;
   final Param<String> embeddingColumns;
   final org.apache.spark.ml.param.StringArrayParam numericCols;
+  final org.apache.spark.ml.param.BooleanParam factorizationTerm;
 
   /** Declares every param of an estimator with {@code uid}, with its default. */
   Dl4jEstimatorParams(String uid) {
@@ -95,6 +96,10 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     numericCols = new org.apache.spark.ml.param.StringArrayParam(this, "numericCols", "with embeddingColumns: the "
         + "numeric columns the network reads after the pooled embeddings (null reads 0)");
     setDefault(numericCols, new String[0]);
+    factorizationTerm = new org.apache.spark.ml.param.BooleanParam(this, "factorizationTerm", "with embeddingColumns: "
+        + "whether the network's last input is the sum of the pairwise dot products of the pooled embeddings (as "
+        + "DeepFM's factorization machine; the columns then need one dim)");
+    setDefault(factorizationTerm, false);
     setDefault(featuresCol, "features");
     setDefault(labelCol, "label");
     setDefault(predictionCol, "prediction");
@@ -138,6 +143,11 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     return embeddingColumns;
   }
 
+  /** With embedding columns: whether the last input is the factorization term. */
+  public org.apache.spark.ml.param.BooleanParam factorizationTerm() {
+    return factorizationTerm;
+  }
+
   /** With embedding columns: the numeric columns read after the pooled embeddings. */
   public org.apache.spark.ml.param.StringArrayParam numericCols() {
     return numericCols;
@@ -155,7 +165,8 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
       }
       return null;
     }
-    return new io.sparkps.ml.embedding.EmbeddingInputs(columns, java.util.List.of(getOrDefault(numericCols)));
+    return new io.sparkps.ml.embedding.EmbeddingInputs(columns, java.util.List.of(getOrDefault(numericCols)),
+        (Boolean) getOrDefault(factorizationTerm));
   }
 
   /** The input features column (vector or array of numbers). */

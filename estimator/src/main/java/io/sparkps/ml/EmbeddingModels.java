@@ -49,7 +49,8 @@ final class EmbeddingModels {
       if (probe.inputWidth() != inputs.width()) {
         throw new IllegalArgumentException("the network's first layer takes " + probe.inputWidth() + " inputs, but the "
             + "embedding columns' dims add up to " + inputs.embeddingWidth() + " and there are "
-            + inputs.numericCols().size() + " numeric columns: set its nIn to " + inputs.width());
+            + inputs.numericCols().size() + " numeric columns" + (inputs.factorization() ? " and the factorization term"
+            : "") + ": set its nIn to " + inputs.width());
       }
       if (s.gradientAccumulation() > 1 || s.workerUpdates()) {
         throw new IllegalArgumentException("embedding columns do not go with gradientAccumulation > 1 or sparse "
@@ -141,6 +142,7 @@ final class EmbeddingModels {
     Map<String, Object> meta = new LinkedHashMap<>();
     meta.put("numPs", tables.numPs());
     meta.put("numericCols", tables.inputs().numericCols());
+    meta.put("factorizationTerm", tables.inputs().factorization());
     meta.put("embeddingColumns", io.sparkps.ml.embedding.EmbeddingColumn.toJson(tables.inputs().columns()));
     try (java.io.OutputStream out = to.create(new org.apache.hadoop.fs.Path(data, "embeddings.json"), true)) {
       out.write(new org.nd4j.shade.jackson.databind.ObjectMapper().writeValueAsBytes(meta));
@@ -166,7 +168,7 @@ final class EmbeddingModels {
           + meta.keySet());
     }
     EmbeddingInputs inputs = new EmbeddingInputs(io.sparkps.ml.embedding.EmbeddingColumn.fromJson(columns),
-        numeric.stream().map(String::valueOf).toList());
+        numeric.stream().map(String::valueOf).toList(), Boolean.TRUE.equals(meta.get("factorizationTerm")));
     return new Tables(inputs, new org.apache.hadoop.fs.Path(data, "tables").toString(), numPs.intValue());
   }
 

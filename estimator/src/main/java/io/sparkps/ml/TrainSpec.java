@@ -16,18 +16,21 @@ public final class TrainSpec implements Serializable {
   private final TrainingConfig config;
   private final java.util.List<io.sparkps.ml.embedding.EmbeddingColumn> embeddingColumns;
   private final java.util.List<String> numericCols;
+  private final boolean factorizationTerm;
 
   private TrainSpec(Builder b) {
     input = b.input;
     config = b.config.build();
     embeddingColumns = java.util.List.copyOf(b.embeddingColumns);
     numericCols = java.util.List.copyOf(b.numericCols);
+    factorizationTerm = b.factorizationTerm;
     if (embeddingColumns.isEmpty() && !numericCols.isEmpty()) {
       throw new IllegalArgumentException("numericCols " + numericCols + " without embedding columns: assemble them "
           + "into the features column, or give optEmbeddingColumns");
     }
     if (!embeddingColumns.isEmpty()) {
-      new io.sparkps.ml.embedding.EmbeddingInputs(embeddingColumns, numericCols); // refuses a column named twice
+      // refuses a column named twice, or columns of several dims with the factorization term
+      new io.sparkps.ml.embedding.EmbeddingInputs(embeddingColumns, numericCols, factorizationTerm);
     }
   }
 
@@ -39,6 +42,11 @@ public final class TrainSpec implements Serializable {
   /** With embedding columns: the numeric columns read after the pooled embeddings. */
   public java.util.List<String> numericCols() {
     return numericCols;
+  }
+
+  /** With embedding columns: whether the network also reads the factorization term. */
+  public boolean factorizationTerm() {
+    return factorizationTerm;
   }
 
   /** A builder with the defaults: columns features/label, batch 64, 1 epoch, SYNC, seed 0, no checkpoints. */
@@ -123,6 +131,7 @@ public final class TrainSpec implements Serializable {
     b.config = config.toBuilder();
     b.embeddingColumns = embeddingColumns;
     b.numericCols = numericCols;
+    b.factorizationTerm = factorizationTerm;
     return b;
   }
 
@@ -149,8 +158,15 @@ public final class TrainSpec implements Serializable {
     private TrainingConfigBuilder config = TrainingConfig.builder();
     private java.util.List<io.sparkps.ml.embedding.EmbeddingColumn> embeddingColumns = java.util.List.of();
     private java.util.List<String> numericCols = java.util.List.of();
+    private boolean factorizationTerm;
 
     private Builder() {}
+
+    /** With embedding columns: the factorization term as the network's last input ({@link Dl4jEstimator#setFactorizationTerm}). */
+    public Builder optFactorizationTerm(boolean on) {
+      this.factorizationTerm = on;
+      return this;
+    }
 
     /**
      * Trains an embedding model ({@link Dl4jEstimator#setEmbeddingColumns}): each of

@@ -137,6 +137,14 @@ class EmbeddingEstimatorTest {
     IllegalArgumentException width = assertThrows(IllegalArgumentException.class,
         () -> estimator().setNetworkJson(network(10)).fit(train));
     assertTrue(width.getMessage().contains("set its nIn to " + (FIELDS * DIM + NUMERIC)), width.getMessage());
+    IllegalArgumentException withTerm = assertThrows(IllegalArgumentException.class,
+        () -> estimator().setFactorizationTerm(true).fit(train));
+    assertTrue(withTerm.getMessage().contains("numeric columns and the factorization term: set its nIn to "
+        + (FIELDS * DIM + NUMERIC + 1)), withTerm.getMessage());
+    IllegalArgumentException dims = assertThrows(IllegalArgumentException.class, () -> estimator()
+        .setEmbeddingColumns(List.of(EmbeddingColumn.of("C1", 4), EmbeddingColumn.of("C2", 8))).setFactorizationTerm(true)
+        .fit(train));
+    assertTrue(dims.getMessage().contains("give every embedding column one dim, got [C1 4, C2 8]"), dims.getMessage());
     IllegalArgumentException missing = assertThrows(IllegalArgumentException.class,
         () -> estimator().setEmbeddingColumns(List.of(EmbeddingColumn.of("C99", 4))).fit(train));
     assertTrue(missing.getMessage().contains("the embedding column 'C99' is not in the DataFrame"), missing.getMessage());

@@ -17,6 +17,10 @@ import org.apache.spark.sql.types.StructType;
  * numeric columns. The network's input row is, in this order, each categorical column's pooled
  * embedding ({@code dim} floats each) and then the numeric columns' values (null reads 0).
  *
+ * <p>With the factorization term (as DeepFM's), one more input follows: the sum over every pair of
+ * columns of their pooled embeddings' dot product, {@code 1/2 (|sum e_c|^2 - sum |e_c|^2)}, whose
+ * gradient reaches every column's rows; the columns then need one dim.
+ *
  * <p>Columns whose tables would be configured alike ({@code dim}, optimizer, admission, capacity)
  * share one table on the parameter servers, so a step pulls once per such group, not once per
  * column; their ids are kept apart by keying each row by a 64-bit hash of the column and the id
@@ -34,6 +38,7 @@ public final class EmbeddingInputs implements Serializable {
   private final int[] tableOf;
   private final long[] salt;
   private final int[] offset;
+  private final boolean factorization;
 
   /** One ps table: its name, spec settings and the columns (indices into {@link #columns()}) it holds. */
   public record Table(String name, EmbeddingColumn settings, int[] columns) implements Serializable {
@@ -45,6 +50,16 @@ public final class EmbeddingInputs implements Serializable {
 
   /** Inputs of {@code columns} (at least one, distinct) followed by the numeric {@code numericCols}. */
   public EmbeddingInputs(List<EmbeddingColumn> columns, List<String> numericCols) {
+    this(columns, numericCols, false);
+  }
+
+  /** As above, with the factorization term as the last input when {@code factorization}. */
+  public EmbeddingInputs(List<EmbeddingColumn> columns, List<String> numericCols, boolean factorization) {
+    this.factorization = factorization;
+    if (factorization && columns.stream().map(EmbeddingColumn::dim).distinct().count() > 1) {
+      throw new IllegalArgumentException("the factorization term takes dot products of the columns' embeddings: give "
+          + "every embedding column one dim, got " + columns.stream().map(c -> c.column() + " " + c.dim()).toList());
+    }
     if (columns.isEmpty()) {
       throw new IllegalArgumentException("an embedding model needs at least one embedding column");
     }
@@ -108,9 +123,14 @@ public final class EmbeddingInputs implements Serializable {
     return columns.isEmpty() ? 0 : offset[columns.size() - 1] + columns.get(columns.size() - 1).dim();
   }
 
-  /** The network's input width: every pooled embedding and every numeric column. */
+  /** The network's input width: every pooled embedding, every numeric column, and the factorization term if on. */
   public int width() {
-    return embeddingWidth() + numericCols.size();
+    return embeddingWidth() + numericCols.size() + (factorization ? 1 : 0);
+  }
+
+  /** Whether the last input is the factorization term (the pairwise dot products of the pooled embeddings). */
+  public boolean factorization() {
+    return factorization;
   }
 
   /** The input columns, categorical first, then numeric: the order rows are read in. */

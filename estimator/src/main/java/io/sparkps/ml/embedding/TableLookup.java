@@ -113,8 +113,53 @@ public final class TableLookup {
       for (int j = 0; j < numeric; j++) {
         x[row + inputs.embeddingWidth() + j] = p.rows.value(p.batch[i], j);
       }
+      if (inputs.factorization()) {
+        x[row + width - 1] = pairwise(x, row, fields, inputs.columns().get(0).dim());
+      }
     }
     return x;
+  }
+
+  /** The sum over pairs of columns of their pooled embeddings' dot product: 1/2 (|sum e|^2 - sum |e|^2). */
+  private static float pairwise(float[] x, int row, int fields, int dim) {
+    double fm = 0;
+    for (int d = 0; d < dim; d++) {
+      double sum = 0;
+      double squares = 0;
+      for (int c = 0; c < fields; c++) {
+        double e = x[row + c * dim + d];
+        sum += e;
+        squares += e * e;
+      }
+      fm += sum * sum - squares;
+    }
+    return (float) (fm / 2);
+  }
+
+  /**
+   * The input gradient with the factorization term's share added to each pooled embedding: the
+   * term's gradient by column c's embedding is the sum of the other columns' embeddings.
+   */
+  private float[] throughFactorization(Pulled p, float[] inputGradient) {
+    int width = inputs.width();
+    int fields = inputs.columns().size();
+    int dim = inputs.columns().get(0).dim();
+    float[] x = features(p);
+    float[] g = inputGradient.clone();
+    for (int i = 0; i < p.batch.length; i++) {
+      int row = i * width;
+      float term = inputGradient[row + width - 1];
+      for (int d = 0; d < dim; d++) {
+        float sum = 0;
+        for (int c = 0; c < fields; c++) {
+          sum += x[row + c * dim + d];
+        }
+        for (int c = 0; c < fields; c++) {
+          g[row + c * dim + d] += term * (sum - x[row + c * dim + d]);
+        }
+      }
+    }
+    return g;
   }
 
   /**
@@ -122,8 +167,9 @@ public final class TableLookup {
    * gradient by each input value, row after row, as wide as the input) summed per unique key over
    * the minibatch's rows and columns (through the pooling), times {@code scale}.
    */
-  public void push(Pulled p, float[] inputGradient, double scale, long step) {
+  public void push(Pulled p, float[] gradient, double scale, long step) {
     int width = inputs.width();
+    float[] inputGradient = inputs.factorization() ? throughFactorization(p, gradient) : gradient;
     for (int t = 0; t < tables.size(); t++) {
       int dim = inputs.tables().get(t).settings().dim();
       float[] g = new float[p.unique[t].length * dim];
