@@ -94,10 +94,13 @@ public final class ClickThroughBenchmark {
           }
         }
       }
-    } finally {
+    } catch (Throwable failure) {
+      failure.printStackTrace(System.out);
       spark.stop();
-      System.exit(0); // the barrier stage's timer thread
+      System.exit(1);
     }
+    spark.stop();
+    System.exit(0); // the barrier stage's timer thread
   }
 
   /** A trainer's held-out AUC and fit time; for SparkPS its evaluator's (seconds, AUC) reports. */

@@ -20,6 +20,7 @@ final class EmbeddingStep {
   private final TableLookup lookup;
   private final CategoricalRows rows;
   private final boolean divideByMinibatch;
+  private long keysPulled;
 
   EmbeddingStep(PsTrainingStep dense, TableLookup lookup, CategoricalRows rows, boolean divideByMinibatch) {
     this.dense = dense;
@@ -32,6 +33,9 @@ final class EmbeddingStep {
   /** Step {@code step} (this worker's, from 0) on the rows {@code batch}; returns the minibatch's loss. */
   double step(int[] batch, long step, int epoch) {
     TableLookup.Pulled pulled = lookup.pull(rows, batch, step, true);
+    for (int t = 0; t < rows.inputs().tables().size(); t++) {
+      keysPulled += pulled.unique(t).length;
+    }
     int width = rows.inputs().width();
     int labelWidth = rows.labelWidth();
     float[] labels = new float[batch.length * labelWidth];
@@ -45,6 +49,11 @@ final class EmbeddingStep {
         .data().asFloat();
     lookup.push(pulled, inputGradient, divideByMinibatch ? 1.0 / batch.length : 1.0, step);
     return loss;
+  }
+
+  /** The unique keys this worker's steps pulled so far (each step's, summed over its tables). */
+  long keysPulled() {
+    return keysPulled;
   }
 
   /**

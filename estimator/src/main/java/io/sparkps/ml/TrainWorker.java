@@ -198,7 +198,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
           }
           double loss = step.step(batch, done, epoch, position, of);
           done++;
-          afterStep(ctx, ps, done, loss, epoch, variables);
+          afterStep(ctx, ps, done, loss, epoch, variables, Map.of());
         }
       }
     }
@@ -212,10 +212,11 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
 
   /** Reports step {@code done}'s progress and, on the chief at the first step boundary at or after each interval, checkpoints. */
   private void afterStep(WorkerContext<Row> ctx, PsClient ps, long done, double loss, int epoch,
-      NetworkVariables variables) {
+      NetworkVariables variables, Map<String, Double> more) {
     // wireBytes: what this worker's client moved over the shards' bulk ports (sockets) so far
-    ctx.progress().report(done, done * config.batchSize(), Map.of("loss", loss, "epoch", (double) epoch,
-        "wireBytes", (double) ps.bulkWireBytes()));
+    Map<String, Double> metrics = new java.util.HashMap<>(more);
+    metrics.putAll(Map.of("loss", loss, "epoch", (double) epoch, "wireBytes", (double) ps.bulkWireBytes()));
+    ctx.progress().report(done, done * config.batchSize(), metrics);
     int perStep = config.gradientAccumulation();
     if (ctx.isChief() && config.checkpointDir() != null && done % perStep == 0
         && done % config.checkpointInterval() < perStep && done < totalSteps()) {
@@ -260,7 +261,9 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
       while (done < total && batches.hasNext()) {
         double loss = step.step(batches.next(), done, epoch);
         done++;
-        afterStep(ctx, ps, done, loss, epoch, s.variables());
+        // tableBytes, tableKeys: the table pulls' and pushes' payload bytes and the unique keys pulled, so far
+        afterStep(ctx, ps, done, loss, epoch, s.variables(), Map.of("tableBytes", (double) ps.tableBytes(),
+            "tableKeys", (double) step.keysPulled()));
       }
     }
     finish(ctx, ps, done, s.variables());

@@ -29,9 +29,11 @@ public final class EmbeddingTable {
   private final Duration waitTimeout;
   private final int worker;
   private final Calls.Recoverer recovery;
+  private final java.util.concurrent.atomic.AtomicLong bytes;
 
   EmbeddingTable(EmbeddingSpec spec, List<ShardStub> shards, int worker, Duration callTimeout, Duration waitTimeout,
-      Calls.Recoverer recovery) {
+      Calls.Recoverer recovery, java.util.concurrent.atomic.AtomicLong bytes) {
+    this.bytes = bytes;
     this.spec = spec;
     this.shards = shards;
     this.worker = worker;
@@ -94,6 +96,7 @@ public final class EmbeddingTable {
       EmbeddingPushRequest request = EmbeddingPushRequest.newBuilder().setTable(spec.name()).setStep(step)
           .setWorker(worker).setIds(PackedArrays.ofLongs(part)).setGradients(PackedArrays.ofFloats(partGradients))
           .build();
+      bytes.addAndGet(request.getSerializedSize());
       calls.put(shard, s -> s.pushEmbedding(request));
     });
     Calls.run(shards, calls, "push embedding gradients of '" + spec.name() + "'", callTimeout, recovery);
@@ -108,6 +111,7 @@ public final class EmbeddingTable {
       EmbeddingPullRequest request = EmbeddingPullRequest.newBuilder().setTable(spec.name()).setStep(step)
           .setTrain(train).setWorker(worker).setTimeoutMs(waitTimeout.toMillis()).setIds(PackedArrays.ofLongs(part))
           .build();
+      bytes.addAndGet(request.getSerializedSize());
       calls.put(shard, s -> s.pullEmbedding(request));
     });
     Duration bound = train && !spec.group().isEmpty() ? waitTimeout.plus(callTimeout) : callTimeout;
@@ -115,6 +119,7 @@ public final class EmbeddingTable {
     float[] out = new float[ids.length * dim];
     int part = 0;
     for (List<Integer> at : split.positions.values()) {
+      bytes.addAndGet(replies.get(part).getSerializedSize());
       float[] rows = PackedArrays.floats(replies.get(part++).getValues(), "rows");
       if (rows.length != at.size() * dim) {
         throw new PsException("embedding table '" + spec.name() + "': a ps sent " + rows.length + " floats for "

@@ -30,6 +30,7 @@ import org.nd4j.linalg.factory.Nd4j;
 public final class PsClient implements AutoCloseable {
   /** System property that turns same-JVM transfers off when {@code false}; see {@link Builder#optSameJvmTransfers}. */
   public static final String SAME_JVM_PROPERTY = "sparkps.ps.sameJvmTransfers";
+  private final java.util.concurrent.atomic.AtomicLong tableBytes = new java.util.concurrent.atomic.AtomicLong();
   private final Builder config;
   private final Connections connections;
   private final List<ShardStub> shards;
@@ -290,7 +291,7 @@ public final class PsClient implements AutoCloseable {
     checkOpen();
     all("create embedding table '" + spec.name() + "'", s -> s.createEmbedding(spec.proto()), config.callTimeout);
     recovery.tableCreated(spec);
-    return new EmbeddingTable(spec, shards, config.worker, config.callTimeout, config.waitTimeout, recovery);
+    return new EmbeddingTable(spec, shards, config.worker, config.callTimeout, config.waitTimeout, recovery, tableBytes);
   }
 
   /**
@@ -332,6 +333,14 @@ public final class PsClient implements AutoCloseable {
    */
   public long bulkWireBytes() {
     return connections.bulkWireBytes();
+  }
+
+  /**
+   * Bytes of embedding-table pulls and pushes this client's tables sent and received so far: the
+   * calls' protobuf payloads (ids, rows, row gradients), whatever the transport.
+   */
+  public long tableBytes() {
+    return tableBytes.get();
   }
 
   /**

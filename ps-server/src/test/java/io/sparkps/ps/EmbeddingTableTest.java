@@ -62,6 +62,27 @@ class EmbeddingTableTest {
     assertArrayEquals(after, other.embeddingTable(spec("item").build()).pull(ids, 5));
   }
 
+  @Test
+  void aStepsBytesFollowItsIds_notTheTablesSize() {
+    EmbeddingTable small = client.embeddingTable(spec("small").setDim(16).build());
+    EmbeddingTable large = client.embeddingTable(spec("large").setDim(16).build());
+    large.pull(LongStream.range(0, 100_000).toArray(), 0); // 100,000 rows held, against 100
+    small.pull(LongStream.range(0, 100).toArray(), 0);
+    long[] batch = LongStream.range(0, 100).map(i -> i * 31).toArray();
+    long before = client.tableBytes();
+    small.pull(batch, 1);
+    small.push(batch, new float[batch.length * 16], 1);
+    long onSmall = client.tableBytes() - before;
+    before = client.tableBytes();
+    large.pull(batch, 1);
+    large.push(batch, new float[batch.length * 16], 1);
+    long onLarge = client.tableBytes() - before;
+    // 100 ids out, 100 rows of 16 floats back, 100 ids and 100 row gradients out: 14,400 bytes of payload
+    long payload = 100 * 8 + 100 * 64 + 100 * 8 + 100 * 64;
+    assertTrue(onSmall >= payload && onSmall < payload + 400, onSmall + " bytes for " + payload + " of payload");
+    assertEquals(onSmall, onLarge, 64.0, "the same ids, a table 1,000 times larger: the same bytes");
+  }
+
   /**
    * PsClient.save writes each ps's tables beside its variables, the second save only the rows
    * changed since the first; restore brings them back, and so does a new pair of ps (replacements).
