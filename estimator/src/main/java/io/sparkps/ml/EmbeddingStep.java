@@ -91,7 +91,19 @@ final class EmbeddingStep {
         }
         label[0] = (float) y;
       }
-      rows.append(row, at, label);
+      try {
+        rows.append(row, at, label);
+      } catch (OutOfMemoryError full) {
+        // The arrays double as they grow: the allocation that failed is the new one, and the rows go
+        // with this exception, so the JVM goes on.
+        long held = rows.bytes() >> 20;
+        rows = null;
+        throw new IllegalStateException("worker " + partition + " ran out of heap holding its partition's categorical "
+            + "rows: " + n + " rows read (" + held + " MiB of ids, values and labels), " + (Runtime.getRuntime()
+            .maxMemory() >> 20) + " MiB of heap in this JVM. Train with more workers (each holds its share), give "
+            + "the executors more memory (spark.executor.memory, or the driver's in local mode), or fewer "
+            + "categorical columns: an embedding model's rows are not spilled to disk yet", full);
+      }
       n++;
     }
     return rows;

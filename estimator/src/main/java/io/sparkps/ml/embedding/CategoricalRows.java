@@ -70,6 +70,11 @@ public final class CategoricalRows implements java.io.Serializable {
     return labels;
   }
 
+  /** Bytes of the arrays holding the rows (their capacity). */
+  public long bytes() {
+    return 8L * keys.length + 4L * (starts.length + values.length + labels.length);
+  }
+
   /** Removes every row (the arrays are kept, for the next batch to score). */
   public void clear() {
     rows = 0;
