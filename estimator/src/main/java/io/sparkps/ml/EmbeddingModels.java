@@ -46,6 +46,11 @@ final class EmbeddingModels {
     /** Checks the columns and the network's input width, and counts the rows of each partition. */
     InputChecks.Partitions check(Dataset<Row> data, TrainingConfig s, Net probe) {
       inputs.check(data.schema());
+      if (!(data.schema().apply(s.labelCol()).dataType() instanceof org.apache.spark.sql.types.NumericType)) {
+        throw new IllegalArgumentException("the label column '" + s.labelCol() + "' is " + data.schema()
+            .apply(s.labelCol()).dataType().simpleString() + "; an embedding model takes a number per row (a class "
+            + "index, 0/1 for one output unit, or a regression target)");
+      }
       if (probe.inputWidth() != inputs.width()) {
         throw new IllegalArgumentException("the network's first layer takes " + probe.inputWidth() + " inputs, but the "
             + "embedding columns' dims add up to " + inputs.embeddingWidth() + " and there are "

@@ -152,5 +152,11 @@ class EmbeddingEstimatorTest {
         () -> estimator().setEmbeddingColumns(List.of(EmbeddingColumn.of("I1", 4))).setNetworkJson(network(4))
             .fit(train));
     assertTrue(type.getMessage().contains("the embedding column 'I1' is double; it must hold ids"), type.getMessage());
+    Dataset<Row> vectorLabels = new org.apache.spark.ml.feature.VectorAssembler().setInputCols(new String[] {"label"})
+        .setOutputCol("oneHot").transform(train);
+    IllegalArgumentException label = assertThrows(IllegalArgumentException.class,
+        () -> estimator().setLabelCol("oneHot").setNetworkJson(network(FIELDS * DIM + NUMERIC)).fit(vectorLabels));
+    assertTrue(label.getMessage().contains("the label column 'oneHot' is vector; an embedding model takes a number"),
+        label.getMessage());
   }
 }
