@@ -162,8 +162,10 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
       if (t == null) {
         return predict(it, batch -> denseInput(batch, featureIndex), json, params);
       }
-      EmbeddingModels.Scorer scorer = new EmbeddingModels.Scorer(t, in);
-      return predict(it, scorer::input, json, params);
+      // predict reads the whole partition before it returns: the scorer is done with the tables then
+      try (EmbeddingModels.Scorer scorer = new EmbeddingModels.Scorer(t, in)) {
+        return predict(it, scorer::input, json, params);
+      }
     });
     return dataset.sparkSession().createDataFrame(rows, out);
   }

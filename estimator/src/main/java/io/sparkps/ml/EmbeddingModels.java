@@ -33,7 +33,10 @@ import org.nd4j.linalg.factory.Nd4j;
  * copy of it): tables up to what one executor's memory holds.
  */
 final class EmbeddingModels {
-  /** Loaded tables kept per JVM, the most recently used; an older one is closed when a third is loaded. */
+  /**
+   * Loaded tables kept per JVM, the most recently used; an older one is dropped when a third is
+   * loaded, and closed once no scorer holds it.
+   */
   private static final int LOADED_KEPT = 2;
   private static final Map<String, Loaded> LOADED = new LinkedHashMap<>(4, 0.75f, true);
   /** The consistency group the fit's tables follow (see {@link TrainingConfig}'s groups). */
@@ -177,20 +180,23 @@ final class EmbeddingModels {
     return new Tables(inputs, new org.apache.hadoop.fs.Path(data, "tables").toString(), numPs.intValue());
   }
 
-  /** The network inputs of a batch of rows to score: the columns of {@code inputs} are at {@code at}. */
-  static final class Scorer {
+  /**
+   * The network inputs of a batch of rows to score: the columns of {@code inputs} are at {@code at}.
+   * It holds the loaded tables until closed.
+   */
+  static final class Scorer implements AutoCloseable {
     private final Loaded loaded;
     private final CategoricalRows rows;
     private final int[] at;
 
     Scorer(Tables tables, StructType schema) {
-      this.loaded = load(tables);
       this.rows = new CategoricalRows(tables.inputs(), 0);
       List<String> names = tables.inputs().names();
       this.at = new int[names.size()];
       for (int i = 0; i < at.length; i++) {
         at[i] = schema.fieldIndex(names.get(i));
       }
+      this.loaded = load(tables); // last: a scorer that could not be made holds nothing
     }
 
     /** The network's input for {@code batch}: each row's pooled embeddings (unseen ids: the default row) and numeric values. */
@@ -203,6 +209,11 @@ final class EmbeddingModels {
       TableLookup.Pulled pulled = loaded.lookup.pull(rows, all, 0, false);
       return Nd4j.create(loaded.lookup.features(pulled), new long[] {batch.size(), rows.inputs().width()}, 'c');
     }
+
+    @Override
+    public void close() {
+      release(loaded);
+    }
   }
 
   /** Tables restored into in-process shards of this JVM. */
@@ -210,6 +221,9 @@ final class EmbeddingModels {
     private final List<ParameterServer> servers;
     private final PsClient client;
     private final TableLookup lookup;
+    /** Scorers holding it, and whether it was dropped from the cache (then the last of them closes it). */
+    private int users;
+    private boolean dropped;
 
     private Loaded(List<ParameterServer> servers, PsClient client, TableLookup lookup) {
       this.servers = servers;
@@ -228,6 +242,7 @@ final class EmbeddingModels {
     synchronized (LOADED) {
       Loaded known = LOADED.get(tables.dir());
       if (known != null) {
+        known.users++;
         return known;
       }
       String name = "sparkps-model-tables-" + UUID.randomUUID();
@@ -244,11 +259,15 @@ final class EmbeddingModels {
         client.createGroup(ConsistencyGroup.async(GROUP));
         client.restore(tables.dir());
         Loaded loaded = new Loaded(servers, client, new TableLookup(tables.inputs(), client, GROUP));
+        loaded.users = 1;
         LOADED.put(tables.dir(), loaded);
         if (LOADED.size() > LOADED_KEPT) {
           Map.Entry<String, Loaded> eldest = LOADED.entrySet().iterator().next();
           LOADED.remove(eldest.getKey());
-          eldest.getValue().close();
+          eldest.getValue().dropped = true;
+          if (eldest.getValue().users == 0) {
+            eldest.getValue().close();
+          }
         }
         return loaded;
       } catch (RuntimeException e) {
@@ -258,6 +277,16 @@ final class EmbeddingModels {
         servers.forEach(ParameterServer::close);
         throw new IllegalStateException("could not load the model's embedding tables from " + tables.dir() + ": "
             + e.getMessage(), e);
+      }
+    }
+  }
+
+  /** A scorer is done with {@code loaded}: the last one closes it if the cache dropped it meanwhile. */
+  private static void release(Loaded loaded) {
+    synchronized (LOADED) {
+      loaded.users--;
+      if (loaded.dropped && loaded.users == 0) {
+        loaded.close();
       }
     }
   }
