@@ -5,15 +5,11 @@ import io.sparkps.ps.wire.ProtoConvert;
 import io.sparkps.ps.grpc.ShardStub;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.EchoMessage;
-import io.sparkps.ps.grpc.proto.ListVariablesReply;
 import io.sparkps.ps.grpc.proto.UpdateOp;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -30,7 +26,6 @@ import org.nd4j.linalg.factory.Nd4j;
 public final class PsClient implements AutoCloseable {
   /** System property that turns same-JVM transfers off when {@code false}; see {@link Builder#optSameJvmTransfers}. */
   public static final String SAME_JVM_PROPERTY = "sparkps.ps.sameJvmTransfers";
-  private final java.util.concurrent.atomic.AtomicLong tableBytes = new java.util.concurrent.atomic.AtomicLong();
   private final Builder config;
   private final Connections connections;
   private final List<ShardStub> shards;
@@ -38,6 +33,7 @@ public final class PsClient implements AutoCloseable {
   private final Transfers transfers;
   private final Pulls pulls;
   private final Recovery recovery;
+  private final TableHandles tables;
   private volatile boolean closed;
 
   private PsClient(Builder config) {
@@ -55,6 +51,7 @@ public final class PsClient implements AutoCloseable {
     this.pulls = new Pulls(connections, catalog::mayWait, config.worker, config.callTimeout, config.waitTimeout,
         recovery, sparse);
     recovery.attach(transfers);
+    this.tables = new TableHandles(shards, config.worker, config.callTimeout, config.waitTimeout, recovery);
   }
 
   private <T> List<T> all(String op, java.util.function.Function<ShardStub, java.util.concurrent.CompletableFuture<T>> call,
@@ -124,11 +121,8 @@ public final class PsClient implements AutoCloseable {
   /** Every slice on every shard with shape, rows, version and state: for debugging. */
   public List<VariableInfo> listVariables() {
     checkOpen();
-    List<VariableInfo> all = new ArrayList<>();
-    for (ListVariablesReply reply : all("listVariables", ShardStub::list, config.callTimeout)) {
-      reply.getVariablesList().forEach(v -> all.add(ProtoConvert.fromProto(v)));
-    }
-    return all;
+    return all("listVariables", ShardStub::list, config.callTimeout).stream()
+        .flatMap(reply -> reply.getVariablesList().stream()).map(ProtoConvert::fromProto).toList();
   }
 
   /** The whole variable (for SYNC and SSP groups, at this worker's step). */
@@ -172,8 +166,7 @@ public final class PsClient implements AutoCloseable {
 
   /** Rows {@code [rowStart, rowEnd)} of a variable. */
   public INDArray pull(String name, long rowStart, long rowEnd) {
-    checkOpen();
-    VariableSpec spec = resolve(name);
+    VariableSpec spec = resolve(name); // checks the client is open
     if (rowStart < 0 || rowEnd > spec.rows() || rowStart >= rowEnd) {
       throw new IllegalArgumentException("rows [" + rowStart + ", " + rowEnd + ") are not within the "
           + spec.rows() + " rows of '" + name + "'");
@@ -183,16 +176,14 @@ public final class PsClient implements AutoCloseable {
 
   /** The given rows of a variable, in the given order (for embeddings). */
   public INDArray pullRows(String name, long[] rows) {
-    checkOpen();
-    VariableSpec spec = resolve(name);
+    VariableSpec spec = resolve(name); // checks the client is open
     VariableCatalog.checkRows(spec, rows);
     return pulls.pullRows(spec, catalog.placement().slicesOf(name), rows, step());
   }
 
   /** The variable's value and version, without any consistency wait. */
   public VariableValue read(String name) {
-    checkOpen();
-    VariableSpec spec = resolve(name);
+    VariableSpec spec = resolve(name); // checks the client is open
     INDArray out = Nd4j.create(DataType.FLOAT, spec.shape(), 'c');
     long version = pulls.pullDense(Map.of(name, out), catalog.placement(), 0, true);
     return new VariableValue(out, version);
@@ -203,14 +194,14 @@ public final class PsClient implements AutoCloseable {
    * step and advances it. A NaN or infinite gradient is rejected before anything is applied.
    */
   public void push(Map<String, INDArray> gradients) {
-    update(UpdateOp.GRADIENT, gradients, "push");
+    checkOpen();
+    transfers.update(UpdateOp.GRADIENT, gradients, catalog, "push");
     transfers.advanceStep();
   }
 
   /** Pushes gradients of some rows (duplicates are summed), e.g. for embeddings. */
   public void pushRows(String name, long[] rows, INDArray gradient) {
-    checkOpen();
-    VariableSpec spec = resolve(name);
+    VariableSpec spec = resolve(name); // checks the client is open
     VariableCatalog.checkRows(spec, rows);
     transfers.pushRows(spec, catalog.placement().slicesOf(name), rows, gradient);
     transfers.advanceStep();
@@ -218,7 +209,8 @@ public final class PsClient implements AutoCloseable {
 
   /** Sets variables to values. */
   public void assign(Map<String, INDArray> values) {
-    update(UpdateOp.ASSIGN, values, "assign");
+    checkOpen();
+    transfers.update(UpdateOp.ASSIGN, values, catalog, "assign");
   }
 
   /** Sets a variable to a value. */
@@ -228,24 +220,14 @@ public final class PsClient implements AutoCloseable {
 
   /** Adds to variables. */
   public void assignAdd(Map<String, INDArray> deltas) {
-    update(UpdateOp.ASSIGN_ADD, deltas, "assignAdd");
+    checkOpen();
+    transfers.update(UpdateOp.ASSIGN_ADD, deltas, catalog, "assignAdd");
   }
 
   /** Adds {@code delta} to every element of a variable. */
   public void assignAdd(String name, double delta) {
     VariableSpec spec = resolve(name);
     assignAdd(Map.of(name, Nd4j.valueArrayOf(spec.shape(), (float) delta)));
-  }
-
-  private void update(UpdateOp op, Map<String, INDArray> values, String what) {
-    checkOpen();
-    Map<String, INDArray> dense = new LinkedHashMap<>();
-    values.forEach((n, a) -> {
-      VariableSpec spec = resolve(n);
-      VariableCatalog.checkShape(spec, a, what);
-      dense.put(n, TensorCodec.dense(a));
-    });
-    transfers.updateDense(op, dense, catalog.specs(), catalog.placement(), what);
   }
 
   /**
@@ -289,9 +271,7 @@ public final class PsClient implements AutoCloseable {
    */
   public EmbeddingTable embeddingTable(EmbeddingSpec spec) {
     checkOpen();
-    all("create embedding table '" + spec.name() + "'", s -> s.createEmbedding(spec.proto()), config.callTimeout);
-    recovery.tableCreated(spec);
-    return new EmbeddingTable(spec, shards, config.worker, config.callTimeout, config.waitTimeout, recovery, tableBytes);
+    return tables.open(spec);
   }
 
   /**
@@ -299,7 +279,7 @@ public final class PsClient implements AutoCloseable {
    * tables from ({@link TableRefill}); null: they start empty there.
    */
   public void setTableRefill(TableRefill refill) {
-    recovery.tableRefill(refill);
+    tables.refillFrom(refill);
   }
 
   /** Asks every shard to stop. */
@@ -340,7 +320,7 @@ public final class PsClient implements AutoCloseable {
    * calls' protobuf payloads (ids, rows, row gradients), whatever the transport.
    */
   public long tableBytes() {
-    return tableBytes.get();
+    return tables.bytes();
   }
 
   /**

@@ -68,6 +68,20 @@ final class Transfers {
     step.incrementAndGet();
   }
 
+  /**
+   * Writes {@code values} ({@code what}: push, assign or assignAdd) to the named variables, each
+   * checked against its declared shape first.
+   */
+  void update(UpdateOp op, Map<String, INDArray> values, VariableCatalog catalog, String what) {
+    Map<String, INDArray> dense = new java.util.LinkedHashMap<>();
+    values.forEach((n, a) -> {
+      VariableSpec spec = catalog.resolve(n);
+      VariableCatalog.checkShape(spec, a, what);
+      dense.put(n, TensorCodec.dense(a));
+    });
+    updateDense(op, dense, catalog.specs(), catalog.placement(), what);
+  }
+
   /** Records the version a whole pull read: the next dense gradients say they were computed from it. */
   void readVersion(long version) {
     readVersion = version;
