@@ -33,6 +33,8 @@ public final class TableLookup {
     private final float[][] values;
     /** For row i of the batch and column c: the slots (in its table's unique keys) of its keys. */
     private final int[][][] slots;
+    /** The network's input made from these rows, once {@link #features} made it. */
+    private float[] features;
 
     private Pulled(CategoricalRows rows, int[] batch, long[][] unique, float[][] values, int[][][] slots) {
       this.rows = rows;
@@ -85,11 +87,17 @@ public final class TableLookup {
     return new Pulled(rows, batch, unique, values, slots);
   }
 
-  /** The network's input for a pulled minibatch: row after row, each column's pooled embedding, then the numeric values. */
+  /**
+   * The network's input for a pulled minibatch: row after row, each column's pooled embedding, then the
+   * numeric values (and the factorization term). Made once per pull: later calls return the same array.
+   */
   public float[] features(Pulled p) {
     int width = inputs.width();
     int fields = inputs.columns().size();
     int numeric = inputs.numericCols().size();
+    if (p.features != null) {
+      return p.features;
+    }
     float[] x = new float[p.batch.length * width];
     for (int i = 0; i < p.batch.length; i++) {
       int row = i * width;
@@ -117,6 +125,7 @@ public final class TableLookup {
         x[row + width - 1] = pairwise(x, row, fields, inputs.columns().get(0).dim());
       }
     }
+    p.features = x;
     return x;
   }
 
@@ -144,7 +153,7 @@ public final class TableLookup {
     int width = inputs.width();
     int fields = inputs.columns().size();
     int dim = inputs.columns().get(0).dim();
-    float[] x = features(p);
+    float[] x = features(p); // made once per minibatch: the step's input
     float[] g = inputGradient.clone();
     for (int i = 0; i < p.batch.length; i++) {
       int row = i * width;
