@@ -21,8 +21,12 @@ import java.util.BitSet;
  * <p>Not thread-safe: the shard's owner serializes calls (one table, one lock).
  */
 final class EmbeddingShard {
-  private static final int PAGE_BITS = 12;
-  private static final int PAGE_ROWS = 1 << PAGE_BITS;
+  /**
+   * The most bytes of a page of rows (or of their state): well under half of G1's smallest region
+   * (1 MiB), so that no page is a humongous object, which G1 would give regions of its own (a page of
+   * just over half a region wastes the rest: a table held in 1 MiB regions took twice its size).
+   */
+  private static final int PAGE_BYTES = 256 * 1024 - 64;
   static final int DEFAULT_SLOT = 0;
 
   private final String table;
@@ -30,6 +34,9 @@ final class EmbeddingShard {
   private final int dim;
   private final RowRule rule;
   private final int stateWidth;
+  /** Rows per page: {@code 1 << pageBits}, as many as {@link #PAGE_BYTES} holds (at most 4096). */
+  private final int pageBits;
+  private final int pageMask;
   private final int maxRows;
   private final long evictAfterSteps;
   private final Admission admission;
@@ -60,6 +67,8 @@ final class EmbeddingShard {
     this.dim = dim;
     this.rule = rule;
     this.stateWidth = rule.stateWidth(dim);
+    this.pageBits = pageBits(Math.max(dim, stateWidth));
+    this.pageMask = (1 << pageBits) - 1;
     this.maxRows = maxRows;
     this.evictAfterSteps = evictAfterSteps;
     this.admission = minCount > 1 ? new Admission(minCount, maxRows) : null;
@@ -125,8 +134,8 @@ final class EmbeddingShard {
     }
     for (int at = 0; at < distinct; at++) {
       int slot = slots[at];
-      rule.apply(rows[slot >>> PAGE_BITS], (slot & (PAGE_ROWS - 1)) * dim, states[slot >>> PAGE_BITS],
-          (slot & (PAGE_ROWS - 1)) * stateWidth, summed, at * dim, dim, updates[slot]);
+      rule.apply(rows[slot >>> pageBits], (slot & pageMask) * dim, states[slot >>> pageBits],
+          (slot & pageMask) * stateWidth, summed, at * dim, dim, updates[slot]);
       updates[slot]++;
       touched[slot] = step;
       changed.set(slot);
@@ -151,8 +160,8 @@ final class EmbeddingShard {
     for (int slot = 0; slot < slotsUsed; slot++) {
       boolean held = slot == DEFAULT_SLOT || index.get(ids[slot]) == slot;
       if (held && (!changedOnly || changed.get(slot))) {
-        sink.accept(slot == DEFAULT_SLOT ? Long.MIN_VALUE : ids[slot], rows[slot >>> PAGE_BITS],
-            (slot & (PAGE_ROWS - 1)) * dim, states[slot >>> PAGE_BITS], (slot & (PAGE_ROWS - 1)) * stateWidth,
+        sink.accept(slot == DEFAULT_SLOT ? Long.MIN_VALUE : ids[slot], rows[slot >>> pageBits],
+            (slot & pageMask) * dim, states[slot >>> pageBits], (slot & pageMask) * stateWidth,
             updates[slot], touched[slot]);
       }
     }
@@ -206,8 +215,8 @@ final class EmbeddingShard {
       index.put(id, slot);
       ids[slot] = id;
     }
-    System.arraycopy(row, rowOffset, rows[slot >>> PAGE_BITS], (slot & (PAGE_ROWS - 1)) * dim, dim);
-    System.arraycopy(state, stateOffset, states[slot >>> PAGE_BITS], (slot & (PAGE_ROWS - 1)) * stateWidth,
+    System.arraycopy(row, rowOffset, rows[slot >>> pageBits], (slot & pageMask) * dim, dim);
+    System.arraycopy(state, stateOffset, states[slot >>> pageBits], (slot & pageMask) * stateWidth,
         stateWidth);
     updates[slot] = count;
     touched[slot] = step;
@@ -233,13 +242,13 @@ final class EmbeddingShard {
     ids[slot] = id;
     touched[slot] = step;
     updates[slot] = 0;
-    float[] page = rows[slot >>> PAGE_BITS];
-    int offset = (slot & (PAGE_ROWS - 1)) * dim;
+    float[] page = rows[slot >>> pageBits];
+    int offset = (slot & pageMask) * dim;
     for (int k = 0; k < dim; k++) {
       page[offset + k] = initialValue(id, k);
     }
-    Arrays.fill(states[slot >>> PAGE_BITS], (slot & (PAGE_ROWS - 1)) * stateWidth,
-        ((slot & (PAGE_ROWS - 1)) + 1) * stateWidth, 0f);
+    Arrays.fill(states[slot >>> pageBits], (slot & pageMask) * stateWidth,
+        ((slot & pageMask) + 1) * stateWidth, 0f);
     changed.set(slot);
     return slot;
   }
@@ -283,19 +292,28 @@ final class EmbeddingShard {
   }
 
   private void copyRow(int slot, float[] out, int at) {
-    System.arraycopy(rows[slot >>> PAGE_BITS], (slot & (PAGE_ROWS - 1)) * dim, out, at, dim);
+    System.arraycopy(rows[slot >>> pageBits], (slot & pageMask) * dim, out, at, dim);
+  }
+
+  /** The page size, in bits of rows, for rows of {@code width} floats: at most {@link #PAGE_BYTES}, at most 4096 rows. */
+  static int pageBits(int width) {
+    int bits = 12;
+    while (bits > 0 && (long) (1 << bits) * width * Float.BYTES > PAGE_BYTES) {
+      bits--;
+    }
+    return bits;
   }
 
   private void ensureSlot(int slot) {
-    int page = slot >>> PAGE_BITS;
+    int page = slot >>> pageBits;
     if (page >= rows.length) {
       rows = Arrays.copyOf(rows, page + 1);
       states = Arrays.copyOf(states, page + 1);
-      rows[page] = new float[PAGE_ROWS * dim];
-      states[page] = new float[PAGE_ROWS * stateWidth];
+      rows[page] = new float[(pageMask + 1) * dim];
+      states[page] = new float[(pageMask + 1) * stateWidth];
     }
     if (slot >= ids.length) {
-      int length = Math.max(PAGE_ROWS, ids.length * 2);
+      int length = Math.max(pageMask + 1, ids.length * 2);
       ids = Arrays.copyOf(ids, length);
       touched = Arrays.copyOf(touched, length);
       updates = Arrays.copyOf(updates, length);

@@ -42,6 +42,32 @@ class EmbeddingShardTest {
   }
 
   @Test
+  void pagesStayUnderHalfOfG1sSmallestRegion_andRowsOnManyPagesKeepTheirOwnValues() {
+    // A page over 512 KiB is a humongous object in 1 MiB regions, given whole regions: a table took twice its size.
+    for (int width : new int[] {1, 3, 16, 32, 64, 100, 1000, 5000, 100_000}) {
+      long bytes = (1L << EmbeddingShard.pageBits(width)) * width * Float.BYTES;
+      assertTrue(bytes <= 256 * 1024 || EmbeddingShard.pageBits(width) == 0, width + " floats a row: " + bytes);
+    }
+    assertEquals(12, EmbeddingShard.pageBits(3), "small rows: 4096 a page");
+    assertEquals(10, EmbeddingShard.pageBits(32), "dim 32: 1024 rows, 128 KiB");
+    assertEquals(9, EmbeddingShard.pageBits(64), "Adam's state of dim 32: 512 rows");
+    // dim 3000: 16 rows a page, so 100 ids span 7 pages; each row moves by its own gradient.
+    EmbeddingShard big = new EmbeddingShard("wide_rows", 0, 3000, RowRule.sgd(1), 1000, 0, 1, 7, 0.05);
+    long[] ids = java.util.stream.LongStream.range(0, 100).toArray();
+    float[] before = pull(big, 1, ids);
+    float[] g = new float[ids.length * 3000];
+    for (int i = 0; i < ids.length; i++) {
+      g[i * 3000 + i] = i + 1;
+    }
+    big.push(ids, g, 2);
+    float[] after = pull(big, 3, ids);
+    for (int i = 0; i < ids.length; i++) {
+      assertEquals(before[i * 3000 + i] - (i + 1), after[i * 3000 + i], 1e-5f, "row " + i);
+      assertEquals(before[i * 3000 + i + 1], after[i * 3000 + i + 1], 0f, "row " + i + ", another element");
+    }
+  }
+
+  @Test
   void aPush_appliesOneStepPerRow_summingTheGradientsOfARepeatedId() {
     EmbeddingShard sgd = shard(RowRule.sgd(0.5), 100, 0, 1);
     float[] before = pull(sgd, 1, 10L, 11L);
