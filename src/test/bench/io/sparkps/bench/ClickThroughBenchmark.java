@@ -4,6 +4,8 @@ import io.sparkps.ml.Dl4jEstimator;
 import io.sparkps.ml.Dl4jModel;
 import io.sparkps.ml.datasets.ClickThroughData;
 import io.sparkps.ml.embedding.EmbeddingColumn;
+import io.sparkps.ml.embedding.EmbeddingInputs;
+import io.sparkps.ml.embedding.WideAndDeep;
 import io.sparkps.ps.Consistency;
 import io.sparkps.spark.JobStatus;
 import io.sparkps.spark.ProgressListener;
@@ -42,8 +44,10 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
  * evaluator's reports on 5,000 held-out rows, stamped on the driver as they arrive.
  *
  * <p>Arguments: {@code [trainRows] [scale] [epochs] [seed] [trainers]} (default 200000, 0.001, 3, 1,
- * all; trainers: a comma-separated subset of sparkps (an embedding MLP), deepfm (the same with the
- * factorization term), lr, fm).
+ * all; trainers: a comma-separated subset of sparkps (an embedding MLP), widedeep (the same
+ * deep part beside a wide part: a weight per id, and the numeric values, into the output), deepfm
+ * (Wide &amp; Deep with the factorization term beside the wide part), dl4j (the embedding MLP in
+ * DL4J alone, {@link Dl4jEmbeddingPeer}), lr, fm).
  */
 public final class ClickThroughBenchmark {
   private ClickThroughBenchmark() {}
@@ -53,7 +57,7 @@ public final class ClickThroughBenchmark {
     double scale = args.length > 1 ? Double.parseDouble(args[1]) : 0.001;
     int epochs = args.length > 2 ? Integer.parseInt(args[2]) : 3;
     long seed = args.length > 3 ? Long.parseLong(args[3]) : 1;
-    String trainers = args.length > 4 ? args[4] : "sparkps,deepfm,lr,fm";
+    String trainers = args.length > 4 ? args[4] : "sparkps,widedeep,deepfm,dl4j,lr,fm";
     int cores = Runtime.getRuntime().availableProcessors();
     // 2 ps + 2 workers + 1 evaluator need 5 slots; the Spark ML peers get every core's slot as well
     SparkSession spark = SparkSession.builder().master("local[" + Math.max(5, cores) + "]").appName("click-through-bench")
@@ -72,17 +76,22 @@ public final class ClickThroughBenchmark {
       List<Result> results = new ArrayList<>();
       for (String t : trainers.split(",")) {
         switch (t.trim()) {
-          case "sparkps" -> results.add(sparkps(data, train, test, epochs, false));
-          case "deepfm" -> results.add(sparkps(data, train, test, epochs, true));
+          case "sparkps" -> results.add(sparkps(data, train, test, epochs, false, false));
+          case "widedeep" -> results.add(sparkps(data, train, test, epochs, true, false));
+          case "deepfm" -> results.add(sparkps(data, train, test, epochs, true, true));
+          case "dl4j" -> results.add(dl4j(data, train, test, epochs));
           case "lr" -> results.add(logisticRegression(data, train, test));
           case "fm" -> results.add(factorizationMachine(data, train, test));
-          default -> throw new IllegalArgumentException("unknown trainer '" + t + "': sparkps, deepfm, lr or fm");
+          default -> throw new IllegalArgumentException("unknown trainer '" + t + "': sparkps, widedeep, deepfm, "
+              + "dl4j, lr or fm");
         }
       }
       System.out.println();
-      System.out.printf(Locale.ROOT, "%-44s %8s %10s %10s%n", "trainer", "AUC", "gap", "seconds");
+      System.out.printf(Locale.ROOT, "%-52s %8s %10s %10s %12s%n", "trainer", "AUC", "gap", "seconds",
+          "examples/s");
       for (Result r : results) {
-        System.out.printf(Locale.ROOT, "%-44s %8.4f %10.4f %10.1f%n", r.name, r.auc, planted - r.auc, r.seconds);
+        System.out.printf(Locale.ROOT, "%-52s %8.4f %10.4f %10.1f %12s%n", r.name, r.auc, planted - r.auc, r.seconds,
+            r.examples > 0 ? String.format(Locale.ROOT, "%.0f", r.examples / r.seconds) : "");
       }
       for (Result ours : results.stream().filter(r -> r.curve != null).toList()) {
         for (Result peer : results) {
@@ -104,7 +113,7 @@ public final class ClickThroughBenchmark {
   }
 
   /** A trainer's held-out AUC and fit time; for SparkPS its evaluator's (seconds, AUC) reports. */
-  private record Result(String name, double auc, double seconds, List<double[]> curve) {
+  private record Result(String name, double auc, double seconds, List<double[]> curve, long examples) {
     double secondsTo(double target) {
       for (double[] p : curve) {
         if (p[1] >= target) {
@@ -127,23 +136,24 @@ public final class ClickThroughBenchmark {
   }
 
   private static Result sparkps(ClickThroughData data, Dataset<Row> train, Dataset<Row> test, int epochs,
-      boolean factorization) throws Exception {
+      boolean wide, boolean factorization) throws Exception {
     List<EmbeddingColumn> columns = new ArrayList<>();
     for (String c : data.categoricalColumns()) {
       columns.add(EmbeddingColumn.of(c, 8).withOptimizer("ADAGRAD", 0.1).withMinCount(20));
     }
-    int inputs = 26 * 8 + data.numericColumns().size() + (factorization ? 1 : 0);
-    String network = new NeuralNetConfiguration.Builder().seed(3).updater(new Adam(2e-3)).list()
-        .layer(new DenseLayer.Builder().nIn(inputs).nOut(64).activation(Activation.RELU).build())
-        .layer(new DenseLayer.Builder().nIn(64).nOut(32).activation(Activation.RELU).build())
-        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(32).nOut(2)
-            .activation(Activation.SOFTMAX).build()).build().toJson();
+    EmbeddingInputs inputs = new EmbeddingInputs(columns, data.numericColumns(), factorization, wide);
+    String network = wide ? WideAndDeep.network(inputs, new int[] {64, 32}, 2, 3, 2e-3).toJson()
+        : new NeuralNetConfiguration.Builder().seed(3).updater(new Adam(2e-3)).list()
+            .layer(new DenseLayer.Builder().nIn(inputs.width()).nOut(64).activation(Activation.RELU).build())
+            .layer(new DenseLayer.Builder().nIn(64).nOut(32).activation(Activation.RELU).build())
+            .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(32).nOut(2)
+                .activation(Activation.SOFTMAX).build()).build().toJson();
     List<double[]> curve = new java.util.concurrent.CopyOnWriteArrayList<>();
     long[] start = {0};
     Dl4jEstimator estimator = new Dl4jEstimator().setEmbeddingColumns(columns,
         data.numericColumns().toArray(new String[0])).setNetworkJson(network).setNumWorkers(2).setNumPs(2)
         .setBatchSize(256).setEpochs(epochs).setConsistency(Consistency.SYNC).setSeed(1)
-        .setFactorizationTerm(factorization)
+        .setFactorizationTerm(factorization).setWidePart(wide)
         .setEvaluationData(test.limit(5000)).setEvalEverySeconds(2).addListener(new ProgressListener() {
           @Override
           public void onProgress(TaskProgress p) {
@@ -159,10 +169,21 @@ public final class ClickThroughBenchmark {
     Dl4jModel model = estimator.fit(train);
     double seconds = (System.nanoTime() - start[0]) / 1e9;
     double auc = auc(model.transform(test), "probability");
-    String name = "SparkPS " + (factorization ? "DeepFM" : "embedding MLP") + ", 2 workers 2 ps SYNC";
+    String name = "SparkPS " + (factorization ? "DeepFM" : wide ? "Wide & Deep" : "embedding MLP")
+        + ", 2 workers 2 ps SYNC";
     System.out.printf(Locale.ROOT, "%s: %d epochs in %.1f s, held-out AUC %.4f; evaluator: %s%n", name, epochs, seconds,
         auc, curve.stream().map(p -> String.format(Locale.ROOT, "%.0fs:%.4f", p[0], p[1])).toList());
-    return new Result(name, auc, seconds, curve);
+    return new Result(name, auc, seconds, curve, train.count() * epochs);
+  }
+
+  /** DL4J alone in this JVM: the embedding MLP's network over EmbeddingLayers (see {@link Dl4jEmbeddingPeer}). */
+  private static Result dl4j(ClickThroughData data, Dataset<Row> train, Dataset<Row> test, int epochs) {
+    Dl4jEmbeddingPeer.Fitted f = Dl4jEmbeddingPeer.fit(data, train, test, 8, 20, 0.1, new int[] {64, 32}, 2e-3, 256,
+        epochs, 3);
+    String name = "DL4J EmbeddingLayers, one process";
+    System.out.printf(Locale.ROOT, "%s: %d epochs in %.1f s (%.0f examples/s), held-out AUC %.4f%n", name, epochs,
+        f.seconds(), f.examples() / f.seconds(), f.auc());
+    return new Result(name, f.auc(), f.seconds(), null, f.examples());
   }
 
   private static FeatureHasher hasher(ClickThroughData data) {
@@ -225,7 +246,7 @@ public final class ClickThroughBenchmark {
     double seconds = (System.nanoTime() - start) / 1e9;
     double auc = auc(m.transform(asCategories(data, test)), scoreCol);
     System.out.printf(Locale.ROOT, "%s %s %g: %.1f s, held-out AUC %.4f%n", name, setting, best, seconds, auc);
-    return new Result(name + " (" + setting + " " + best + ")", auc, seconds, null);
+    return new Result(name + " (" + setting + " " + best + ")", auc, seconds, null, 0);
   }
 
   private static FMClassifier fm(double step) {

@@ -49,7 +49,7 @@ final class Networks {
     return json;
   }
 
-  private static int[] hidden(String spec) {
+  static int[] hidden(String spec) {
     if (!spec.contains(":")) {
       return new int[] {256};
     }

@@ -137,6 +137,11 @@ final class TrainCommand implements Callable<Integer> {
       + "the pooled embeddings' pairwise dot products (DeepFM's factorization machine)")
   boolean factorizationTerm;
 
+  @Option(names = "--wide", description = "with --categorical-cols: a wide part too, a weight per id of each column "
+      + "(Wide & Deep); the mlp presets then build a graph that adds the weights, and the factorization term if on, "
+      + "to the output beside the hidden layers")
+  boolean wide;
+
   @Override
   public Integer call() throws Exception {
     SparkSession spark = Sessions.get(common.master, common.conf, workers + ps + 1);
@@ -156,6 +161,10 @@ final class TrainCommand implements Callable<Integer> {
     TrainingConfig config = config();
     if (categoricalCols != null && !categoricalCols.isEmpty()) {
       return embeddingEstimator(train, config);
+    }
+    if (wide || factorizationTerm || !numericCols.isEmpty()) {
+      throw new UsageException((wide ? "--wide" : factorizationTerm ? "--factorization-term" : "--numeric-cols")
+          + " belongs to an embedding model: name its categorical columns with --categorical-cols");
     }
     DataOptions.require(train, columns.featuresCol, columns.featureCols == null ? "--features" : "--feature-cols");
     DataOptions.require(train, columns.labelCol, "--label");
@@ -180,11 +189,19 @@ final class TrainCommand implements Callable<Integer> {
       }
     }
     numericCols.forEach(c -> DataOptions.require(train, c, "--numeric-cols"));
-    int width = embeddingDim * specs.size() + numericCols.size() + (factorizationTerm ? 1 : 0);
-    String json = network.equals("mlp") || network.startsWith("mlp:")
-        ? Networks.resolve(network, width, classes(train), seed, learningRate)
+    io.sparkps.ml.embedding.EmbeddingInputs inputs;
+    try {
+      inputs = new io.sparkps.ml.embedding.EmbeddingInputs(specs, numericCols, factorizationTerm, wide);
+    } catch (IllegalArgumentException bad) {
+      throw new UsageException("--categorical-cols / --numeric-cols: " + bad.getMessage());
+    }
+    boolean preset = network.equals("mlp") || network.startsWith("mlp:");
+    String json = preset && wide ? io.sparkps.ml.embedding.WideAndDeep.network(inputs, Networks.hidden(network),
+        classes(train), seed, learningRate).toJson()
+        : preset ? Networks.resolve(network, inputs.width(), classes(train), seed, learningRate)
         : Networks.resolve(network, 0, 0, seed, learningRate);
-    Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(json).setConfig(config).setFactorizationTerm(factorizationTerm);
+    Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(json).setConfig(config)
+        .setFactorizationTerm(factorizationTerm).setWidePart(wide);
     try {
       return e.setEmbeddingColumns(specs, numericCols.toArray(new String[0]));
     } catch (IllegalArgumentException bad) {

@@ -97,6 +97,17 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
     return this;
   }
 
+  /**
+   * With embedding columns: gives each column a 1-dimensional embedding too, a weight per id learned
+   * in one more table (Wide &amp; Deep's wide part; new rows 0), and the network one input per column
+   * after the numeric ones: the column's pooled weight. {@link io.sparkps.ml.embedding.WideAndDeep}
+   * builds a graph that adds them to its output, beside the deep layers.
+   */
+  public Dl4jEstimator setWidePart(boolean on) {
+    set(widePart, on);
+    return this;
+  }
+
   /** Sets the least time between evaluations. */
   public Dl4jEstimator setEvalEverySeconds(double seconds) {
     set(evalEverySeconds, seconds);

@@ -41,6 +41,7 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
   final Param<String> embeddingColumns;
   final org.apache.spark.ml.param.StringArrayParam numericCols;
   final org.apache.spark.ml.param.BooleanParam factorizationTerm;
+  final org.apache.spark.ml.param.BooleanParam widePart;
 
   /** Declares every param of an estimator with {@code uid}, with its default. */
   Dl4jEstimatorParams(String uid) {
@@ -100,6 +101,10 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
         + "whether the network's last input is the sum of the pairwise dot products of the pooled embeddings (as "
         + "DeepFM's factorization machine; the columns then need one dim)");
     setDefault(factorizationTerm, false);
+    widePart = new org.apache.spark.ml.param.BooleanParam(this, "widePart", "with embeddingColumns: whether each "
+        + "column also has a 1-dimensional embedding (a weight per id, as Wide & Deep's wide part), read after the "
+        + "numeric columns, one input per column");
+    setDefault(widePart, false);
     setDefault(featuresCol, "features");
     setDefault(labelCol, "label");
     setDefault(predictionCol, "prediction");
@@ -148,6 +153,11 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     return factorizationTerm;
   }
 
+  /** With embedding columns: whether each column's wide weight is an input too. */
+  public org.apache.spark.ml.param.BooleanParam widePart() {
+    return widePart;
+  }
+
   /** With embedding columns: the numeric columns read after the pooled embeddings. */
   public org.apache.spark.ml.param.StringArrayParam numericCols() {
     return numericCols;
@@ -163,10 +173,14 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
             + " are set without embeddingColumns: assemble them into featuresCol (a VectorAssembler), or set "
             + "embeddingColumns");
       }
+      if ((Boolean) getOrDefault(factorizationTerm) || (Boolean) getOrDefault(widePart)) {
+        throw new IllegalArgumentException(((Boolean) getOrDefault(widePart) ? "widePart" : "factorizationTerm") + " is set "
+            + "without embeddingColumns: both belong to an embedding model; set embeddingColumns, or unset it");
+      }
       return null;
     }
     return new io.sparkps.ml.embedding.EmbeddingInputs(columns, java.util.List.of(getOrDefault(numericCols)),
-        (Boolean) getOrDefault(factorizationTerm));
+        (Boolean) getOrDefault(factorizationTerm), (Boolean) getOrDefault(widePart));
   }
 
   /** The input features column (vector or array of numbers). */

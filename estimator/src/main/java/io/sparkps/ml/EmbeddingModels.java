@@ -57,8 +57,9 @@ final class EmbeddingModels {
       if (probe.inputWidth() != inputs.width()) {
         throw new IllegalArgumentException("the network's first layer takes " + probe.inputWidth() + " inputs, but the "
             + "embedding columns' dims add up to " + inputs.embeddingWidth() + " and there are "
-            + inputs.numericCols().size() + " numeric columns" + (inputs.factorization() ? " and the factorization term"
-            : "") + ": set its nIn to " + inputs.width());
+            + inputs.numericCols().size() + " numeric columns" + (inputs.wide() ? ", " + inputs.columns().size()
+            + " wide weights" : "") + (inputs.factorization() ? " and the factorization term" : "") + ": set its nIn "
+            + "to " + inputs.width());
       }
       if (s.gradientAccumulation() > 1 || s.workerUpdates()) {
         throw new IllegalArgumentException("embedding columns do not go with gradientAccumulation > 1 or sparse "
@@ -151,6 +152,7 @@ final class EmbeddingModels {
     meta.put("numPs", tables.numPs());
     meta.put("numericCols", tables.inputs().numericCols());
     meta.put("factorizationTerm", tables.inputs().factorization());
+    meta.put("widePart", tables.inputs().wide());
     meta.put("embeddingColumns", io.sparkps.ml.embedding.EmbeddingColumn.toJson(tables.inputs().columns()));
     try (java.io.OutputStream out = to.create(new org.apache.hadoop.fs.Path(data, "embeddings.json"), true)) {
       out.write(new org.nd4j.shade.jackson.databind.ObjectMapper().writeValueAsBytes(meta));
@@ -176,7 +178,8 @@ final class EmbeddingModels {
           + meta.keySet());
     }
     EmbeddingInputs inputs = new EmbeddingInputs(io.sparkps.ml.embedding.EmbeddingColumn.fromJson(columns),
-        numeric.stream().map(String::valueOf).toList(), Boolean.TRUE.equals(meta.get("factorizationTerm")));
+        numeric.stream().map(String::valueOf).toList(), Boolean.TRUE.equals(meta.get("factorizationTerm")),
+        Boolean.TRUE.equals(meta.get("widePart")));
     return new Tables(inputs, new org.apache.hadoop.fs.Path(data, "tables").toString(), numPs.intValue());
   }
 

@@ -83,6 +83,27 @@ final class GraphNet extends Net {
     return v != null && v.getLayerConf().getLayer() instanceof FeedForwardLayer f ? f : null;
   }
 
+  /**
+   * As for any net, from the first layer that reads the input; for a graph that reads its input only
+   * through {@code SubsetVertex}es (as a Wide &amp; Deep graph does), up to the end of the last subset.
+   */
+  @Override
+  long inputWidth() {
+    if (firstVertex() != null) {
+      return super.inputWidth();
+    }
+    ComputationGraphConfiguration conf = graph.getConfiguration();
+    String input = conf.getNetworkInputs().get(0);
+    long end = 0;
+    for (Map.Entry<String, List<String>> v : conf.getVertexInputs().entrySet()) {
+      if (v.getValue().contains(input)
+          && conf.getVertices().get(v.getKey()) instanceof org.deeplearning4j.nn.conf.graph.SubsetVertex subset) {
+        end = Math.max(end, subset.getTo() + 1L);
+      }
+    }
+    return end > 0 ? end : super.inputWidth();
+  }
+
   @Override
   InputPreProcessor inputPreProcessor() {
     LayerVertex v = firstVertex();
@@ -115,8 +136,56 @@ final class GraphNet extends Net {
 
   @Override
   INDArray computeGradientAndInputGradient() {
-    throw new IllegalArgumentException("embedding columns train a MultiLayerNetwork for now: give a "
-        + "MultiLayerConfiguration whose first layer reads the pooled embeddings and numeric columns");
+    RecordingInput input = RecordingInput.install(graph);
+    graph.computeGradientAndScore();
+    INDArray gradient = input.last;
+    input.last = null;
+    if (gradient == null) {
+      throw new IllegalStateException("the graph's backward pass gave no gradient by its input '"
+          + input.getVertexName() + "': does a layer with parameters read it?");
+    }
+    return gradient;
+  }
+
+  /**
+   * The graph's input vertex, keeping the gradient by the input: DL4J computes it (the epsilons of
+   * the vertices that read the input are summed into the input vertex) but clears it at the end of
+   * the backward pass, so this vertex remembers the last epsilon set on it. Without workspaces (both
+   * modes set to none on install) that array outlives the pass.
+   */
+  private static final class RecordingInput extends org.deeplearning4j.nn.graph.vertex.impl.InputVertex {
+    private INDArray last;
+
+    private RecordingInput(ComputationGraph graph, org.deeplearning4j.nn.graph.vertex.GraphVertex replaced) {
+      super(graph, replaced.getVertexName(), replaced.getVertexIndex(), replaced.getOutputVertices(),
+          graph.getConfiguration().getDataType());
+    }
+
+    /** The graph's input vertex as a recording one (put in its place once; again if the graph was re-initialized). */
+    static RecordingInput install(ComputationGraph graph) {
+      org.deeplearning4j.nn.graph.vertex.GraphVertex[] vertices = graph.getVertices();
+      String name = graph.getConfiguration().getNetworkInputs().get(0);
+      for (int i = 0; i < vertices.length; i++) {
+        if (vertices[i].isInputVertex() && vertices[i].getVertexName().equals(name)) {
+          if (!(vertices[i] instanceof RecordingInput)) {
+            // (DL4J 1.0.0-M2.1's graph backward pass picks its activation-gradient workspaces by the inference mode)
+            graph.getConfiguration().setTrainingWorkspaceMode(org.deeplearning4j.nn.conf.WorkspaceMode.NONE);
+            graph.getConfiguration().setInferenceWorkspaceMode(org.deeplearning4j.nn.conf.WorkspaceMode.NONE);
+            vertices[i] = new RecordingInput(graph, vertices[i]);
+          }
+          return (RecordingInput) vertices[i];
+        }
+      }
+      throw new IllegalStateException("the graph has no input vertex '" + name + "'");
+    }
+
+    @Override
+    public void setEpsilon(INDArray epsilon) {
+      super.setEpsilon(epsilon);
+      if (epsilon != null) {
+        last = epsilon;
+      }
+    }
   }
 
   @Override

@@ -17,6 +17,7 @@ public final class TrainSpec implements Serializable {
   private final java.util.List<io.sparkps.ml.embedding.EmbeddingColumn> embeddingColumns;
   private final java.util.List<String> numericCols;
   private final boolean factorizationTerm;
+  private final boolean widePart;
 
   private TrainSpec(Builder b) {
     input = b.input;
@@ -24,13 +25,15 @@ public final class TrainSpec implements Serializable {
     embeddingColumns = java.util.List.copyOf(b.embeddingColumns);
     numericCols = java.util.List.copyOf(b.numericCols);
     factorizationTerm = b.factorizationTerm;
+    widePart = b.widePart;
     if (embeddingColumns.isEmpty() && !numericCols.isEmpty()) {
       throw new IllegalArgumentException("numericCols " + numericCols + " without embedding columns: assemble them "
           + "into the features column, or give optEmbeddingColumns");
     }
     if (!embeddingColumns.isEmpty()) {
       // refuses a column named twice, or columns of several dims with the factorization term
-      new io.sparkps.ml.embedding.EmbeddingInputs(embeddingColumns, numericCols, factorizationTerm);
+      new io.sparkps.ml.embedding.EmbeddingInputs(embeddingColumns, numericCols, factorizationTerm,
+          widePart);
     }
   }
 
@@ -47,6 +50,11 @@ public final class TrainSpec implements Serializable {
   /** With embedding columns: whether the network also reads the factorization term. */
   public boolean factorizationTerm() {
     return factorizationTerm;
+  }
+
+  /** With embedding columns: whether each column's wide weight is an input too. */
+  public boolean widePart() {
+    return widePart;
   }
 
   /** A builder with the defaults: columns features/label, batch 64, 1 epoch, SYNC, seed 0, no checkpoints. */
@@ -132,6 +140,7 @@ public final class TrainSpec implements Serializable {
     b.embeddingColumns = embeddingColumns;
     b.numericCols = numericCols;
     b.factorizationTerm = factorizationTerm;
+    b.widePart = widePart;
     return b;
   }
 
@@ -159,8 +168,15 @@ public final class TrainSpec implements Serializable {
     private java.util.List<io.sparkps.ml.embedding.EmbeddingColumn> embeddingColumns = java.util.List.of();
     private java.util.List<String> numericCols = java.util.List.of();
     private boolean factorizationTerm;
+    private boolean widePart;
 
     private Builder() {}
+
+    /** With embedding columns: each column's wide weight as an input ({@link Dl4jEstimator#setWidePart}). */
+    public Builder optWidePart(boolean on) {
+      this.widePart = on;
+      return this;
+    }
 
     /** With embedding columns: the factorization term as the network's last input ({@link Dl4jEstimator#setFactorizationTerm}). */
     public Builder optFactorizationTerm(boolean on) {

@@ -181,7 +181,7 @@ class CliTest {
   }
 
   @Test
-  void train_withCategoricalCols_trainsAnEmbeddingModel_thatScoresBetterThanChance() throws Exception {
+  void train_withCategoricalCols_andWide_trainsAWideAndDeepModel_thatScoresBetterThanChance() throws Exception {
     Path data = dir.resolve("clicks");
     assertEquals(0, sparkps("generate", "click-through", "--rows", "30000", "--scale", "0.001", "--seed", "5",
         "--partitions", "2", "--output", data.toString()).code());
@@ -192,18 +192,25 @@ class CliTest {
     Path run = dir.resolve("embedding-run");
     Result r = sparkps("train", "--data", data.toString(), "--categorical-cols", String.join(",", categorical),
         "--numeric-cols", "I1,I2,I3", "--embedding-dim", "4", "--embedding-min-count", "20", "--network", "mlp:16",
-        "--workers", "2", "--ps", "2", "--batch-size", "128", "--output", run.toString());
+        "--wide", "--workers", "2", "--ps", "2", "--batch-size", "128", "--output", run.toString());
     assertEquals(0, r.code(), r.err() + r.out());
     io.sparkps.ml.Dl4jModel model = io.sparkps.ml.Dl4jModel.load(run.resolve("model").toString());
     assertTrue(model.hasEmbeddings());
+    // the mlp preset with --wide: a graph whose numeric values and 26 wide weights skip the hidden layer
+    org.deeplearning4j.nn.graph.ComputationGraph graph = (org.deeplearning4j.nn.graph.ComputationGraph) model.network();
+    assertEquals(16 + 3 + 26, graph.getLayer("output").getParam("W").size(0), "the output reads 16 hidden units, "
+        + "3 numeric values and 26 wide weights");
     double auc = new org.apache.spark.ml.evaluation.BinaryClassificationEvaluator().setRawPredictionCol("probability")
         .evaluate(model.transform(io.sparkps.ml.datasets.ClickThroughData.builder().optScale(0.001).optSeed(5).build()
             .rows(spark, 500_000, 5000, 1)));
+    System.out.printf("CLI Wide & Deep model: held-out AUC %.4f%n", auc);
     assertTrue(auc > 0.6, "held-out AUC " + auc);
     assertUsage(sparkps(dir.resolve("refused-e"), "train", "--data", data.toString(), "--categorical-cols", "C1,C77"),
         "--categorical-cols: column 'C77' is not in the data");
     assertUsage(sparkps(dir.resolve("refused-o"), "train", "--data", data.toString(), "--categorical-cols", "C1",
         "--embedding-optimizer", "ADAM"), "--embedding-*", "optimizer must be one of");
+    assertUsage(sparkps(dir.resolve("refused-w"), "train", "--data", data.toString(), "--feature-cols", "I1,I2",
+        "--wide"), "--wide belongs to an embedding model: name its categorical columns with --categorical-cols");
   }
 
   @Test

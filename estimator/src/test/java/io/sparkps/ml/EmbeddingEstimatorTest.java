@@ -141,6 +141,13 @@ class EmbeddingEstimatorTest {
         () -> estimator().setFactorizationTerm(true).fit(train));
     assertTrue(withTerm.getMessage().contains("numeric columns and the factorization term: set its nIn to "
         + (FIELDS * DIM + NUMERIC + 1)), withTerm.getMessage());
+    IllegalArgumentException withWide = assertThrows(IllegalArgumentException.class,
+        () -> estimator().setWidePart(true).fit(train));
+    assertTrue(withWide.getMessage().contains("numeric columns, 26 wide weights: set its nIn to "
+        + (FIELDS * DIM + NUMERIC + FIELDS)), withWide.getMessage());
+    IllegalArgumentException wideAlone = assertThrows(IllegalArgumentException.class,
+        () -> new Dl4jEstimator().setNetworkJson(network(4)).setWidePart(true).fit(train));
+    assertTrue(wideAlone.getMessage().contains("widePart is set without embeddingColumns"), wideAlone.getMessage());
     IllegalArgumentException dims = assertThrows(IllegalArgumentException.class, () -> estimator()
         .setEmbeddingColumns(List.of(EmbeddingColumn.of("C1", 4), EmbeddingColumn.of("C2", 8))).setFactorizationTerm(true)
         .fit(train));

@@ -78,22 +78,40 @@ class EmbeddingGradientTest {
     checkAgainstFiniteDifferences(inputs);
   }
 
+  @Test
+  void wideAndDeepGraph_theWideRowsAndTheDeepRowsGetTheirGradients() {
+    // DeepFM as a ComputationGraph: the wide weights and the factorization term skip the hidden layer.
+    EmbeddingInputs inputs = new EmbeddingInputs(List.of(
+        EmbeddingColumn.of("a", 2).withOptimizer("SGD", 1).withInitScale(0.8),
+        EmbeddingColumn.of("b", 2).withOptimizer("SGD", 1).withInitScale(0.8).withPooling(EmbeddingColumn.Pooling.MEAN),
+        EmbeddingColumn.of("c", 2).withOptimizer("SGD", 1).withInitScale(0.8)), List.of("x"), true, true);
+    assertEquals(2 * 3 + 1 + 3 + 1, inputs.width(), "embeddings, x, a weight per column, the term");
+    assertEquals(2, inputs.tables().size(), "the columns' table and the wide one");
+    Net graph = Net.fromJson(io.sparkps.ml.embedding.WideAndDeep.network(inputs, new int[] {5}, 2, 4, 1e-3).toJson());
+    assertEquals(inputs.width(), graph.inputWidth(), "read from the graph's subsets");
+    TableLookup.Pulled pulled = checkAgainstFiniteDifferences(inputs, graph);
+    assertEquals(pulled.unique(0).length, pulled.unique(1).length, "the wide table holds a weight per key");
+  }
+
   /**
    * Pulls a minibatch of four rows, computes the network's input gradient and pushes it through the
    * lookup (SGD at rate 1, so a row's change is its gradient), and compares every row's change with
    * central differences of the mean loss, each row moved through the ps itself.
    */
   private TableLookup.Pulled checkAgainstFiniteDifferences(EmbeddingInputs inputs) {
+    return checkAgainstFiniteDifferences(inputs, Net.fromJson(new NeuralNetConfiguration.Builder().seed(4).list()
+        .layer(new DenseLayer.Builder().nIn(inputs.width()).nOut(5).activation(Activation.TANH).build())
+        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(5).nOut(2).activation(Activation.SOFTMAX)
+            .build()).build().toJson()));
+  }
+
+  private TableLookup.Pulled checkAgainstFiniteDifferences(EmbeddingInputs inputs, Net net) {
     List<Row> data = List.of(
         RowFactory.create(1.0, "u1", seq(7L, 7L, 8L), 5L, 0.5),
         RowFactory.create(0.0, "u2", seq(8L), 5L, -1.0),
         RowFactory.create(1.0, "u1", seq(), null, 2.0),
         RowFactory.create(0.0, null, seq(9L, 7L), 6L, 0.0));
     CategoricalRows rows = EmbeddingStep.read(data.iterator(), inputs, true, 2, 0);
-    Net net = Net.fromJson(new NeuralNetConfiguration.Builder().seed(4).list()
-        .layer(new DenseLayer.Builder().nIn(inputs.width()).nOut(5).activation(Activation.TANH).build())
-        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(5).nOut(2).activation(Activation.SOFTMAX)
-            .build()).build().toJson());
     TableLookup lookup = new TableLookup(inputs, ps, EmbeddingModels.GROUP);
     int[] batch = {0, 1, 2, 3};
     TableLookup.Pulled pulled = lookup.pull(rows, batch, 0, true);

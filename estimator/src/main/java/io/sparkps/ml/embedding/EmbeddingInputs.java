@@ -17,8 +17,13 @@ import org.apache.spark.sql.types.StructType;
  * numeric columns. The network's input row is, in this order, each categorical column's pooled
  * embedding ({@code dim} floats each) and then the numeric columns' values (null reads 0).
  *
- * <p>With the factorization term (as DeepFM's), one more input follows: the sum over every pair of
- * columns of their pooled embeddings' dot product, {@code 1/2 (|sum e_c|^2 - sum |e_c|^2)}, whose
+ * <p>With the wide part (as Wide &amp; Deep's), each categorical column also has a 1-dimensional
+ * embedding: a weight per id, learned in one more table (the {@code wide} table, holding every
+ * column's ids, new rows 0); the columns' pooled weights follow the numeric values, one input per
+ * column, for a network that adds them into its output (see {@link WideAndDeep}).
+ *
+ * <p>With the factorization term (as DeepFM's), one more input comes last: the sum over every pair
+ * of columns of their pooled embeddings' dot product, {@code 1/2 (|sum e_c|^2 - sum |e_c|^2)}, whose
  * gradient reaches every column's rows; the columns then need one dim.
  *
  * <p>Columns whose tables would be configured alike ({@code dim}, optimizer, admission, capacity)
@@ -39,6 +44,15 @@ public final class EmbeddingInputs implements Serializable {
   private final long[] salt;
   private final int[] offset;
   private final boolean factorization;
+  /** The lookups (a column read from a table into the input) of each table, deep then wide. */
+  private final List<List<Lookup>> lookups;
+  private final boolean wide;
+
+  /**
+   * Column {@code column} read from table {@code table} (an index into {@link #tables()}) into the
+   * network's input at {@code offset}, {@code dim} floats: its embedding, or its wide weight.
+   */
+  public record Lookup(int column, int table, int offset, int dim) implements Serializable {}
 
   /** One ps table: its name, spec settings and the columns (indices into {@link #columns()}) it holds. */
   public record Table(String name, EmbeddingColumn settings, int[] columns) implements Serializable {
@@ -55,7 +69,14 @@ public final class EmbeddingInputs implements Serializable {
 
   /** As above, with the factorization term as the last input when {@code factorization}. */
   public EmbeddingInputs(List<EmbeddingColumn> columns, List<String> numericCols, boolean factorization) {
+    this(columns, numericCols, factorization, false);
+  }
+
+  /** As above, with the wide part's weights after the numeric values when {@code wide}. */
+  public EmbeddingInputs(List<EmbeddingColumn> columns, List<String> numericCols, boolean factorization,
+      boolean wide) {
     this.factorization = factorization;
+    this.wide = wide;
     if (factorization && columns.stream().map(EmbeddingColumn::dim).distinct().count() > 1) {
       throw new IllegalArgumentException("the factorization term takes dot products of the columns' embeddings: give "
           + "every embedding column one dim, got " + columns.stream().map(c -> c.column() + " " + c.dim()).toList());
@@ -88,11 +109,40 @@ public final class EmbeddingInputs implements Serializable {
       tables.add(new Table(name, first, members.stream().mapToInt(Integer::intValue).toArray()));
     }
     int at = 0;
+    lookups = new ArrayList<>();
+    tables.forEach(t -> lookups.add(new ArrayList<>()));
     for (int i = 0; i < columns.size(); i++) {
       salt[i] = hash(columns.get(i).column());
       offset[i] = at;
+      lookups.get(tableOf[i]).add(new Lookup(i, tableOf[i], at, columns.get(i).dim()));
       at += columns.get(i).dim();
     }
+    if (wide) {
+      int[] all = java.util.stream.IntStream.range(0, columns.size()).toArray();
+      List<Lookup> weights = new ArrayList<>();
+      at += numericCols.size();
+      for (int i = 0; i < columns.size(); i++) {
+        weights.add(new Lookup(i, tables.size(), at + i, 1));
+      }
+      tables.add(new Table("wide-" + columns.get(0).column(), wideSettings(tables), all));
+      lookups.add(weights);
+    }
+  }
+
+  /**
+   * The wide table's settings: one float per id, the first column's optimizer and rate, new rows 0
+   * (a linear model's start). It holds the keys of all the {@code tables} (the columns' tables), so
+   * its capacity is the sum of theirs; it admits an id as soon as the most eager of them does and
+   * evicts only when all of them do.
+   */
+  private static EmbeddingColumn wideSettings(List<Table> tables) {
+    List<EmbeddingColumn> deep = tables.stream().map(Table::settings).toList();
+    long rows = deep.stream().mapToLong(EmbeddingColumn::maxRowsPerShard).sum();
+    long evict = deep.stream().anyMatch(c -> c.evictAfterSteps() == 0) ? 0
+        : deep.stream().mapToLong(EmbeddingColumn::evictAfterSteps).max().orElse(0);
+    return EmbeddingColumn.of("wide", 1).withOptimizer(deep.get(0).optimizer(), deep.get(0).learningRate())
+        .withMinCount(deep.stream().mapToInt(EmbeddingColumn::minCount).min().orElse(1))
+        .withCapacity((int) Math.min(Integer.MAX_VALUE, rows), evict).withInitScale(0);
   }
 
   public List<EmbeddingColumn> columns() {
@@ -123,9 +173,27 @@ public final class EmbeddingInputs implements Serializable {
     return columns.isEmpty() ? 0 : offset[columns.size() - 1] + columns.get(columns.size() - 1).dim();
   }
 
-  /** The network's input width: every pooled embedding, every numeric column, and the factorization term if on. */
+  /**
+   * The network's input width: every pooled embedding, every numeric column, the wide part's
+   * weight per column if on, and the factorization term if on.
+   */
   public int width() {
-    return embeddingWidth() + numericCols.size() + (factorization ? 1 : 0);
+    return embeddingWidth() + numericCols.size() + (wide ? columns.size() : 0) + (factorization ? 1 : 0);
+  }
+
+  /** Whether each column's wide weight is an input too (after the numeric values), from the last table. */
+  public boolean wide() {
+    return wide;
+  }
+
+  /** Where the wide weights start in the network's input row (they are {@code columns().size()} floats). */
+  public int wideOffset() {
+    return embeddingWidth() + numericCols.size();
+  }
+
+  /** What table {@code t} feeds into the input: its columns' embeddings, or (the wide table) their weights. */
+  public List<Lookup> lookups(int t) {
+    return lookups.get(t);
   }
 
   /** Whether the last input is the factorization term (the pairwise dot products of the pooled embeddings). */

@@ -31,12 +31,12 @@ public final class TableLookup {
     private final int[] batch;
     private final long[][] unique;
     private final float[][] values;
-    /** For row i of the batch and column c: the slots (in its table's unique keys) of its keys. */
-    private final int[][][] slots;
+    /** For table t, its lookup k and row i of the batch: the slots (in t's unique keys) of the row's keys. */
+    private final int[][][][] slots;
     /** The network's input made from these rows, once {@link #features} made it. */
     private float[] features;
 
-    private Pulled(CategoricalRows rows, int[] batch, long[][] unique, float[][] values, int[][][] slots) {
+    private Pulled(CategoricalRows rows, int[] batch, long[][] unique, float[][] values, int[][][][] slots) {
       this.rows = rows;
       this.batch = batch;
       this.unique = unique;
@@ -56,29 +56,31 @@ public final class TableLookup {
    * creates nothing (inference).
    */
   public Pulled pull(CategoricalRows rows, int[] batch, long step, boolean train) {
-    int fields = inputs.columns().size();
-    int[][][] slots = new int[batch.length][fields][];
+    int[][][][] slots = new int[tables.size()][][][];
     long[][] unique = new long[tables.size()][];
     float[][] values = new float[tables.size()][];
     long[] keys = rows.keys();
     for (int t = 0; t < tables.size(); t++) {
       Map<Long, Integer> slotOf = new HashMap<>();
       List<Long> order = new ArrayList<>();
-      for (int c : inputs.tables().get(t).columns()) {
+      List<EmbeddingInputs.Lookup> reads = inputs.lookups(t);
+      slots[t] = new int[reads.size()][batch.length][];
+      for (int k = 0; k < reads.size(); k++) {
+        int c = reads.get(k).column();
         for (int i = 0; i < batch.length; i++) {
           int from = rows.start(batch[i], c);
           int[] s = new int[rows.end(batch[i], c) - from];
-          for (int k = 0; k < s.length; k++) {
-            long key = keys[from + k];
+          for (int j = 0; j < s.length; j++) {
+            long key = keys[from + j];
             Integer slot = slotOf.get(key);
             if (slot == null) {
               slot = order.size();
               slotOf.put(key, slot);
               order.add(key);
             }
-            s[k] = slot;
+            s[j] = slot;
           }
-          slots[i][c] = s;
+          slots[t][k][i] = s;
         }
       }
       unique[t] = order.stream().mapToLong(Long::longValue).toArray();
@@ -89,7 +91,7 @@ public final class TableLookup {
 
   /**
    * The network's input for a pulled minibatch: row after row, each column's pooled embedding, then the
-   * numeric values (and the factorization term). Made once per pull: later calls return the same array.
+   * numeric values (then the wide weights and the factorization term, when on). Made once per pull: later calls return the same array.
    */
   public float[] features(Pulled p) {
     int width = inputs.width();
@@ -99,25 +101,31 @@ public final class TableLookup {
       return p.features;
     }
     float[] x = new float[p.batch.length * width];
-    for (int i = 0; i < p.batch.length; i++) {
-      int row = i * width;
-      for (int c = 0; c < fields; c++) {
-        EmbeddingColumn col = inputs.columns().get(c);
-        int dim = col.dim();
-        float[] v = p.values[inputs.tableOf(c)];
-        int[] s = p.slots[i][c];
-        int at = row + inputs.offset(c);
-        for (int slot : s) {
-          for (int d = 0; d < dim; d++) {
-            x[at + d] += v[slot * dim + d];
+    for (int t = 0; t < tables.size(); t++) {
+      List<EmbeddingInputs.Lookup> reads = inputs.lookups(t);
+      for (int k = 0; k < reads.size(); k++) {
+        EmbeddingInputs.Lookup read = reads.get(k);
+        boolean mean = inputs.columns().get(read.column()).pooling() == EmbeddingColumn.Pooling.MEAN;
+        int dim = read.dim();
+        float[] v = p.values[t];
+        for (int i = 0; i < p.batch.length; i++) {
+          int[] s = p.slots[t][k][i];
+          int at = i * width + read.offset();
+          for (int slot : s) {
+            for (int d = 0; d < dim; d++) {
+              x[at + d] += v[slot * dim + d];
+            }
           }
-        }
-        if (col.pooling() == EmbeddingColumn.Pooling.MEAN && s.length > 1) {
-          for (int d = 0; d < dim; d++) {
-            x[at + d] /= s.length;
+          if (mean && s.length > 1) {
+            for (int d = 0; d < dim; d++) {
+              x[at + d] /= s.length;
+            }
           }
         }
       }
+    }
+    for (int i = 0; i < p.batch.length; i++) {
+      int row = i * width;
       for (int j = 0; j < numeric; j++) {
         x[row + inputs.embeddingWidth() + j] = p.rows.value(p.batch[i], j);
       }
@@ -182,15 +190,17 @@ public final class TableLookup {
     for (int t = 0; t < tables.size(); t++) {
       int dim = inputs.tables().get(t).settings().dim();
       float[] g = new float[p.unique[t].length * dim];
-      for (int c : inputs.tables().get(t).columns()) {
-        boolean mean = inputs.columns().get(c).pooling() == EmbeddingColumn.Pooling.MEAN;
+      List<EmbeddingInputs.Lookup> reads = inputs.lookups(t);
+      for (int k = 0; k < reads.size(); k++) {
+        EmbeddingInputs.Lookup read = reads.get(k);
+        boolean mean = inputs.columns().get(read.column()).pooling() == EmbeddingColumn.Pooling.MEAN;
         for (int i = 0; i < p.batch.length; i++) {
-          int[] s = p.slots[i][c];
-          float k = (float) (mean && s.length > 1 ? scale / s.length : scale);
-          int at = i * width + inputs.offset(c);
+          int[] s = p.slots[t][k][i];
+          float scaled = (float) (mean && s.length > 1 ? scale / s.length : scale);
+          int at = i * width + read.offset();
           for (int slot : s) {
             for (int d = 0; d < dim; d++) {
-              g[slot * dim + d] += k * inputGradient[at + d];
+              g[slot * dim + d] += scaled * inputGradient[at + d];
             }
           }
         }
