@@ -47,9 +47,15 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
  * all; trainers: a comma-separated subset of sparkps (an embedding MLP), widedeep (the same
  * deep part beside a wide part: a weight per id, and the numeric values, into the output), deepfm
  * (Wide &amp; Deep with the factorization term beside the wide part), dl4j (the embedding MLP in
- * DL4J alone, {@link Dl4jEmbeddingPeer}), lr, fm).
+ * DL4J alone, {@link Dl4jEmbeddingPeer}), lr, fm; a SparkPS or DL4J trainer may name its minibatch,
+ * e.g. {@code sparkps:128} (default 256; SparkPS's per worker, and its SYNC steps average the two
+ * workers' minibatches, so {@code sparkps:128} updates as often as {@code dl4j:256}).
  */
 public final class ClickThroughBenchmark {
+  /** An id's row is its own once seen this often (SparkPS: pulled; DL4J: in the training rows); -Dbench.minCount. */
+  private static final int MIN_COUNT = Integer.getInteger("bench.minCount", 20);
+  /** The SparkPS trainers' workers (the trainer's spec sets it). */
+  private static int workers = 2;
   private ClickThroughBenchmark() {}
 
   public static void main(String[] args) throws Exception {
@@ -74,12 +80,17 @@ public final class ClickThroughBenchmark {
       double planted = data.plantedAuc(data.rows(spark, 10_000_000, 50_000, cores));
       System.out.printf(Locale.ROOT, "planted model: AUC %.4f%n", planted);
       List<Result> results = new ArrayList<>();
-      for (String t : trainers.split(",")) {
-        switch (t.trim()) {
-          case "sparkps" -> results.add(sparkps(data, train, test, epochs, false, false));
-          case "widedeep" -> results.add(sparkps(data, train, test, epochs, true, false));
-          case "deepfm" -> results.add(sparkps(data, train, test, epochs, true, true));
-          case "dl4j" -> results.add(dl4j(data, train, test, epochs));
+      for (String spec : trainers.split(",")) {
+        // "name", "name:batch" or, for SparkPS, "name:batch:workers" (default 256 per worker, 2 workers)
+        String[] parts = spec.trim().split(":");
+        String t = parts[0];
+        int batch = parts.length > 1 ? Integer.parseInt(parts[1]) : 256;
+        workers = parts.length > 2 ? Integer.parseInt(parts[2]) : 2;
+        switch (t) {
+          case "sparkps" -> results.add(sparkps(data, train, test, epochs, false, false, batch));
+          case "widedeep" -> results.add(sparkps(data, train, test, epochs, true, false, batch));
+          case "deepfm" -> results.add(sparkps(data, train, test, epochs, true, true, batch));
+          case "dl4j" -> results.add(dl4j(data, train, test, epochs, batch));
           case "lr" -> results.add(logisticRegression(data, train, test));
           case "fm" -> results.add(factorizationMachine(data, train, test));
           default -> throw new IllegalArgumentException("unknown trainer '" + t + "': sparkps, widedeep, deepfm, "
@@ -136,10 +147,10 @@ public final class ClickThroughBenchmark {
   }
 
   private static Result sparkps(ClickThroughData data, Dataset<Row> train, Dataset<Row> test, int epochs,
-      boolean wide, boolean factorization) throws Exception {
+      boolean wide, boolean factorization, int batch) throws Exception {
     List<EmbeddingColumn> columns = new ArrayList<>();
     for (String c : data.categoricalColumns()) {
-      columns.add(EmbeddingColumn.of(c, 8).withOptimizer("ADAGRAD", 0.1).withMinCount(20));
+      columns.add(EmbeddingColumn.of(c, 8).withOptimizer("ADAGRAD", 0.1).withMinCount(MIN_COUNT));
     }
     EmbeddingInputs inputs = new EmbeddingInputs(columns, data.numericColumns(), factorization, wide);
     String network = wide ? WideAndDeep.network(inputs, new int[] {64, 32}, 2, 3, 2e-3).toJson()
@@ -151,8 +162,8 @@ public final class ClickThroughBenchmark {
     List<double[]> curve = new java.util.concurrent.CopyOnWriteArrayList<>();
     long[] start = {0};
     Dl4jEstimator estimator = new Dl4jEstimator().setEmbeddingColumns(columns,
-        data.numericColumns().toArray(new String[0])).setNetworkJson(network).setNumWorkers(2).setNumPs(2)
-        .setBatchSize(256).setEpochs(epochs).setConsistency(Consistency.SYNC).setSeed(1)
+        data.numericColumns().toArray(new String[0])).setNetworkJson(network).setNumWorkers(workers).setNumPs(2)
+        .setBatchSize(batch).setEpochs(epochs).setConsistency(Consistency.SYNC).setSeed(1)
         .setFactorizationTerm(factorization).setWidePart(wide)
         .setEvaluationData(test.limit(5000)).setEvalEverySeconds(2).addListener(new ProgressListener() {
           @Override
@@ -170,17 +181,17 @@ public final class ClickThroughBenchmark {
     double seconds = (System.nanoTime() - start[0]) / 1e9;
     double auc = auc(model.transform(test), "probability");
     String name = "SparkPS " + (factorization ? "DeepFM" : wide ? "Wide & Deep" : "embedding MLP")
-        + ", 2 workers 2 ps SYNC";
+        + ", " + workers + " workers x " + batch + ", 2 ps, SYNC";
     System.out.printf(Locale.ROOT, "%s: %d epochs in %.1f s, held-out AUC %.4f; evaluator: %s%n", name, epochs, seconds,
         auc, curve.stream().map(p -> String.format(Locale.ROOT, "%.0fs:%.4f", p[0], p[1])).toList());
     return new Result(name, auc, seconds, curve, train.count() * epochs);
   }
 
   /** DL4J alone in this JVM: the embedding MLP's network over EmbeddingLayers (see {@link Dl4jEmbeddingPeer}). */
-  private static Result dl4j(ClickThroughData data, Dataset<Row> train, Dataset<Row> test, int epochs) {
-    Dl4jEmbeddingPeer.Fitted f = Dl4jEmbeddingPeer.fit(data, train, test, 8, 20, 0.1, new int[] {64, 32}, 2e-3, 256,
+  private static Result dl4j(ClickThroughData data, Dataset<Row> train, Dataset<Row> test, int epochs, int batch) {
+    Dl4jEmbeddingPeer.Fitted f = Dl4jEmbeddingPeer.fit(data, train, test, 8, MIN_COUNT, 0.1, new int[] {64, 32}, 2e-3, batch,
         epochs, 3);
-    String name = "DL4J EmbeddingLayers, one process";
+    String name = "DL4J EmbeddingLayers, one process, batch " + batch;
     System.out.printf(Locale.ROOT, "%s: %d epochs in %.1f s (%.0f examples/s), held-out AUC %.4f%n", name, epochs,
         f.seconds(), f.examples() / f.seconds(), f.auc());
     return new Result(name, f.auc(), f.seconds(), null, f.examples());
