@@ -2,7 +2,6 @@ package io.sparkps.bench;
 
 import io.sparkps.ml.datasets.ClickThroughData;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -70,13 +69,16 @@ final class Dl4jEmbeddingPeer {
     MultiDataSet x = features(held, vocab, numeric.size());
     INDArray p = graph.outputSingle(false, x.getFeatures());
     threads(1);
-    double[] score = new double[held.size()];
-    boolean[] click = new boolean[held.size()];
-    for (int i = 0; i < score.length; i++) {
-      score[i] = p.getDouble(i, 1);
-      click[i] = held.get(i).getDouble(0) > 0.5;
+    // scored as the other trainers are: Spark's exact ROC AUC of the click probability
+    List<Row> scored = new ArrayList<>();
+    for (int i = 0; i < held.size(); i++) {
+      scored.add(org.apache.spark.sql.RowFactory.create(held.get(i).getDouble(0), p.getDouble(i, 1)));
     }
-    return new Fitted(auc(score, click), seconds, (long) rows.size() * epochs);
+    Dataset<Row> frame = train.sparkSession().createDataFrame(scored, new org.apache.spark.sql.types.StructType()
+        .add("label", "double").add("score", "double"));
+    double auc = new org.apache.spark.ml.evaluation.BinaryClassificationEvaluator().setRawPredictionCol("score")
+        .setNumBins(0).evaluate(frame);
+    return new Fitted(auc, seconds, (long) rows.size() * epochs);
   }
 
   private static void threads(int n) {
@@ -159,30 +161,5 @@ final class Dl4jEmbeddingPeer {
     }
     in[vocab.size()] = Nd4j.create(values, new long[] {n, numeric}, 'c');
     return new MultiDataSet(in, new INDArray[] {Nd4j.create(labels, new long[] {n, 2}, 'c')});
-  }
-
-  /** The exact ROC AUC of {@code score} for the positives {@code click} (ties count a half). */
-  static double auc(double[] score, boolean[] click) {
-    Integer[] order = new Integer[score.length];
-    Arrays.setAll(order, i -> i);
-    Arrays.sort(order, (a, b) -> Double.compare(score[a], score[b]));
-    double rankSum = 0;
-    long positives = 0;
-    for (int i = 0; i < order.length;) {
-      int j = i;
-      while (j < order.length && score[order[j]] == score[order[i]]) {
-        j++;
-      }
-      double midRank = (i + 1 + j) / 2.0; // ranks i+1..j share their mean
-      for (int k = i; k < j; k++) {
-        if (click[order[k]]) {
-          rankSum += midRank;
-          positives++;
-        }
-      }
-      i = j;
-    }
-    long negatives = score.length - positives;
-    return (rankSum - positives * (positives + 1) / 2.0) / ((double) positives * negatives);
   }
 }
