@@ -150,7 +150,10 @@ public final class ClickThroughBenchmark {
       boolean wide, boolean factorization, int batch) throws Exception {
     List<EmbeddingColumn> columns = new ArrayList<>();
     for (String c : data.categoricalColumns()) {
-      columns.add(EmbeddingColumn.of(c, 8).withOptimizer("ADAGRAD", 0.1).withMinCount(MIN_COUNT));
+      EmbeddingColumn column = EmbeddingColumn.of(c, 8).withOptimizer("ADAGRAD", 0.1).withMinCount(MIN_COUNT);
+      // -Dbench.tablePerColumn: a table (so a default row) per column, as DL4J's layer per field
+      columns.add(Boolean.getBoolean("bench.tablePerColumn") ? column.withCapacity(1_000_000 + columns.size(), 0)
+          : column);
     }
     EmbeddingInputs inputs = new EmbeddingInputs(columns, data.numericColumns(), factorization, wide);
     String network = wide ? WideAndDeep.network(inputs, new int[] {64, 32}, 2, 3, 2e-3).toJson()
