@@ -33,8 +33,8 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
  * 0, missing values index 1, as SparkPS's default and missing rows); a ComputationGraph with an
  * {@code EmbeddingLayer} per field (AdaGrad, rows in +-0.01, no bias, as SparkPS's tables: AdaGrad
  * leaves a row whose gradient is 0 where it is, so it is lazy too), merged with the numeric values
- * into the same dense layers (Adam), fitted minibatch by minibatch in shuffled order, with every
- * core's threads for ND4J's ops.
+ * into the same dense layers (Adam), fitted on minibatches of the rows shuffled anew each epoch
+ * (as SparkPS's workers draw theirs), with every core's threads for ND4J's ops.
  */
 final class Dl4jEmbeddingPeer {
   private Dl4jEmbeddingPeer() {}
@@ -50,16 +50,22 @@ final class Dl4jEmbeddingPeer {
     List<Map<Long, Integer>> vocab = vocabularies(rows, fields.size(), numeric.size(), minCount);
     ComputationGraph graph = new ComputationGraph(network(vocab, dim, numeric.size(), tableRate, hidden, rate, seed));
     graph.init();
-    List<MultiDataSet> batches = new ArrayList<>();
-    for (int from = 0; from < rows.size(); from += batch) {
-      batches.add(features(rows.subList(from, Math.min(rows.size(), from + batch)), vocab, numeric.size()));
+    // Every epoch's minibatches made before the clock starts, each epoch from the rows shuffled anew.
+    Random order = new Random(seed);
+    List<List<MultiDataSet>> epochBatches = new ArrayList<>();
+    List<Row> shuffled = new ArrayList<>(rows);
+    for (int e = 0; e < epochs; e++) {
+      java.util.Collections.shuffle(shuffled, order);
+      List<MultiDataSet> batches = new ArrayList<>();
+      for (int from = 0; from < shuffled.size(); from += batch) {
+        batches.add(features(shuffled.subList(from, Math.min(shuffled.size(), from + batch)), vocab, numeric.size()));
+      }
+      epochBatches.add(batches);
     }
     int cores = Runtime.getRuntime().availableProcessors();
     threads(cores);
-    Random order = new Random(seed);
     long start = System.nanoTime();
-    for (int e = 0; e < epochs; e++) {
-      java.util.Collections.shuffle(batches, order);
+    for (List<MultiDataSet> batches : epochBatches) {
       for (MultiDataSet b : batches) {
         graph.fit(b);
       }
