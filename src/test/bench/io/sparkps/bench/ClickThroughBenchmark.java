@@ -163,6 +163,8 @@ public final class ClickThroughBenchmark {
             .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(32).nOut(2)
                 .activation(Activation.SOFTMAX).build()).build().toJson();
     List<double[]> curve = new java.util.concurrent.CopyOnWriteArrayList<>();
+    // the chief's (time, examples) reports: its steps' own pace, without the launch, reading and export
+    List<double[]> chief = new java.util.concurrent.CopyOnWriteArrayList<>();
     long[] start = {0};
     Dl4jEstimator estimator = new Dl4jEstimator().setEmbeddingColumns(columns,
         data.numericColumns().toArray(new String[0])).setNetworkJson(network).setNumWorkers(workers).setNumPs(2)
@@ -173,6 +175,9 @@ public final class ClickThroughBenchmark {
           public void onProgress(TaskProgress p) {
             if (p.role() == Role.EVALUATOR && p.metrics().containsKey("auc")) {
               curve.add(new double[] {(System.nanoTime() - start[0]) / 1e9, p.metrics().get("auc")});
+            }
+            if (p.role() == Role.CHIEF && p.examples() > 0) {
+              chief.add(new double[] {System.nanoTime() / 1e9, p.examples()});
             }
           }
 
@@ -185,8 +190,11 @@ public final class ClickThroughBenchmark {
     double auc = auc(model.transform(test), "probability");
     String name = "SparkPS " + (factorization ? "DeepFM" : wide ? "Wide & Deep" : "embedding MLP")
         + ", " + workers + " workers x " + batch + ", 2 ps, SYNC";
-    System.out.printf(Locale.ROOT, "%s: %d epochs in %.1f s, held-out AUC %.4f; evaluator: %s%n", name, epochs, seconds,
-        auc, curve.stream().map(p -> String.format(Locale.ROOT, "%.0fs:%.4f", p[0], p[1])).toList());
+    double stepsRate = chief.size() < 2 ? Double.NaN : (chief.get(chief.size() - 1)[1] - chief.get(0)[1])
+        / (chief.get(chief.size() - 1)[0] - chief.get(0)[0]) * workers;
+    System.out.printf(Locale.ROOT, "%s: %d epochs in %.1f s, held-out AUC %.4f; while stepping %.0f examples/s (the "
+        + "chief's reports x %d workers); evaluator: %s%n", name, epochs, seconds, auc, stepsRate, workers,
+        curve.stream().map(p -> String.format(Locale.ROOT, "%.0fs:%.4f", p[0], p[1])).toList());
     return new Result(name, auc, seconds, curve, train.count() * epochs);
   }
 
