@@ -129,6 +129,13 @@ class EmbeddingEstimatorTest {
     IllegalArgumentException twice = assertThrows(IllegalArgumentException.class,
         () -> TrainSpec.builder().optEmbeddingColumns(columns, "C1").build());
     assertTrue(twice.getMessage().contains("column 'C1' is named twice"), twice.getMessage());
+    // The wide part and the term travel too, and a copy of the spec keeps them.
+    TrainSpec wide = TrainSpec.builder().optEmbeddingColumns(columns, "I1", "I2").optWidePart(true)
+        .optFactorizationTerm(true).build().toBuilder().build();
+    Dl4jEstimator w = Experiment.builder().setNetworkJson(network(8 + 2 + 2 + 1)).setTrainSpec(wide).optCluster(2, 2)
+        .build().estimator();
+    assertTrue((Boolean) w.getOrDefault(w.widePart()) && (Boolean) w.getOrDefault(w.factorizationTerm()));
+    assertEquals(8 + 2 + 2 + 1, w.embeddingInputs().width(), "embeddings, numeric values, 2 wide weights, the term");
   }
 
   @Test
