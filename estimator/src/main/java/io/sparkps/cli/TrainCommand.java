@@ -137,6 +137,10 @@ final class TrainCommand implements Callable<Integer> {
       + "the pooled embeddings' pairwise dot products (DeepFM's factorization machine)")
   boolean factorizationTerm;
 
+  @Option(names = "--async-tables", description = "with --categorical-cols: the tables apply each worker's row "
+      + "gradients at once (ASYNC), whatever --consistency the dense part follows")
+  boolean asyncTables;
+
   @Option(names = "--wide", description = "with --categorical-cols: a wide part too, a weight per id of each column "
       + "(Wide & Deep); the mlp presets then build a graph that adds the weights, and the factorization term if on, "
       + "to the output beside the hidden layers")
@@ -162,8 +166,9 @@ final class TrainCommand implements Callable<Integer> {
     if (categoricalCols != null && !categoricalCols.isEmpty()) {
       return embeddingEstimator(train, config);
     }
-    if (wide || factorizationTerm || !numericCols.isEmpty()) {
-      throw new UsageException((wide ? "--wide" : factorizationTerm ? "--factorization-term" : "--numeric-cols")
+    if (wide || factorizationTerm || asyncTables || !numericCols.isEmpty()) {
+      throw new UsageException((wide ? "--wide" : factorizationTerm ? "--factorization-term" : asyncTables
+          ? "--async-tables" : "--numeric-cols")
           + " belongs to an embedding model: name its categorical columns with --categorical-cols");
     }
     DataOptions.require(train, columns.featuresCol, columns.featureCols == null ? "--features" : "--feature-cols");
@@ -219,6 +224,7 @@ final class TrainCommand implements Callable<Integer> {
     flag("--consistency", consistency, () -> b.optConsistency(consistency));
     flag("--staleness", staleness, () -> b.optStaleness(staleness));
     flag("--staleness-aware-rate", stalenessAwareRate, () -> b.optStalenessAwareRate(stalenessAwareRate));
+    flag("--async-tables", asyncTables, () -> b.optAsyncTables(asyncTables));
     flag("--epochs", epochs, () -> b.optEpochs(epochs));
     flag("--steps", steps, () -> b.optMaxSteps(steps));
     flag("--batch-size", batchSize, () -> b.optBatchSize(batchSize));

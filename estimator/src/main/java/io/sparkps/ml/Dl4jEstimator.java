@@ -60,7 +60,8 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
     set(featuresCol, config.featuresCol()).set(labelCol, config.labelCol()).set(numWorkers, config.numWorkers())
         .set(numPs, config.numPs()).set(batchSize, config.batchSize()).set(epochs, config.epochs())
         .set(maxSteps, config.maxSteps()).set(consistency, config.consistency().name())
-        .set(staleness, config.staleness()).set(stalenessAwareRate, config.stalenessAwareRate()).set(seed, config.seed())
+        .set(staleness, config.staleness()).set(stalenessAwareRate, config.stalenessAwareRate())
+        .set(asyncTables, config.asyncTables()).set(seed, config.seed())
         .set(checkpointInterval, config.checkpointInterval()).set(checkpointsKept, config.checkpointsKept())
         .set(gradientAccumulation, config.gradientAccumulation()).set(bf16Transfers, config.bf16Transfers())
         .set(sparseDensity, config.sparseDensity()).set(evalEverySeconds, config.evalEverySeconds())
@@ -105,6 +106,16 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
    */
   public Dl4jEstimator setWidePart(boolean on) {
     set(widePart, on);
+    return this;
+  }
+
+  /**
+   * With embedding columns: the tables apply each worker's row gradients at once (ASYNC) while the
+   * dense part keeps the run's consistency, so a SYNC run's table pulls never wait for the other
+   * workers' pushes (each row moves by each worker's gradient in turn, not by their mean).
+   */
+  public Dl4jEstimator setAsyncTables(boolean on) {
+    set(asyncTables, on);
     return this;
   }
 

@@ -35,6 +35,7 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
   final org.apache.spark.ml.param.DoubleParam evalEverySeconds;
   final org.apache.spark.ml.param.BooleanParam evalDeferred;
   final org.apache.spark.ml.param.BooleanParam stalenessAwareRate;
+  final org.apache.spark.ml.param.BooleanParam asyncTables;
   final org.apache.spark.ml.param.BooleanParam bf16Transfers;
   final org.apache.spark.ml.param.DoubleParam sparseDensity;
   final IntParam gradientAccumulation;
@@ -80,6 +81,9 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
         + "whether each gradient is applied at the learning rate divided by 1 + its staleness (the updates other "
         + "workers made since it was computed)");
     setDefault(stalenessAwareRate, false);
+    asyncTables = new org.apache.spark.ml.param.BooleanParam(this, "asyncTables", "with embeddingColumns: the tables "
+        + "apply each worker's row gradients at once (ASYNC), whatever the dense part's consistency");
+    setDefault(asyncTables, false);
     bf16Transfers = new org.apache.spark.ml.param.BooleanParam(this, "bf16Transfers", "whether gradients and "
         + "parameters travel as bfloat16 between executors (half the bytes; the ps keeps float32)");
     setDefault(bf16Transfers, false);
@@ -134,6 +138,7 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
         .optMaxSteps((Long) getOrDefault(maxSteps))
         .optConsistency(io.sparkps.ps.Consistency.valueOf(getOrDefault(consistency)))
         .optStaleness((Integer) getOrDefault(staleness)).optStalenessAwareRate((Boolean) getOrDefault(stalenessAwareRate))
+        .optAsyncTables((Boolean) getOrDefault(asyncTables))
         .optSeed((Long) getOrDefault(seed)).optCheckpointDir(isDefined(checkpointDir) ? getOrDefault(checkpointDir) : null)
         .optCheckpointInterval((Integer) getOrDefault(checkpointInterval))
         .optCheckpointsKept((Integer) getOrDefault(checkpointsKept))
@@ -173,9 +178,11 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
             + " are set without embeddingColumns: assemble them into featuresCol (a VectorAssembler), or set "
             + "embeddingColumns");
       }
-      if ((Boolean) getOrDefault(factorizationTerm) || (Boolean) getOrDefault(widePart)) {
-        throw new IllegalArgumentException(((Boolean) getOrDefault(widePart) ? "widePart" : "factorizationTerm") + " is set "
-            + "without embeddingColumns: both belong to an embedding model; set embeddingColumns, or unset it");
+      for (org.apache.spark.ml.param.BooleanParam p : java.util.List.of(widePart, factorizationTerm, asyncTables)) {
+        if ((Boolean) getOrDefault(p)) {
+          throw new IllegalArgumentException(p.name() + " is set without embeddingColumns: it belongs to an embedding "
+              + "model; set embeddingColumns, or unset it");
+        }
       }
       return null;
     }
@@ -290,6 +297,11 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
 
   public org.apache.spark.ml.param.BooleanParam stalenessAwareRate() {
     return stalenessAwareRate;
+  }
+
+  /** With embedding columns: whether the tables are ASYNC whatever the dense part's consistency. */
+  public org.apache.spark.ml.param.BooleanParam asyncTables() {
+    return asyncTables;
   }
 
   /** Whether the evaluator scores its copies of the variables only after training. */

@@ -114,8 +114,15 @@ final class EmbeddingModels {
     }
   }
 
-  /** A model's tables: its inputs, the directory of their export and the number of ps that wrote it. */
-  record Tables(EmbeddingInputs inputs, String dir, int numPs) implements Serializable {}
+  /**
+   * A model's tables: its inputs, the directory of their export, the number of ps that wrote it and
+   * the consistency group the tables were made in (their specs name it; "" for ASYNC tables).
+   */
+  record Tables(EmbeddingInputs inputs, String dir, int numPs, String group) implements Serializable {
+    Tables(EmbeddingInputs inputs, String dir, int numPs) {
+      this(inputs, dir, numPs, GROUP);
+    }
+  }
 
   /**
    * Saves {@code tables} below a model's data directory: {@code embeddings.json} (the columns, the
@@ -153,6 +160,7 @@ final class EmbeddingModels {
     meta.put("numericCols", tables.inputs().numericCols());
     meta.put("factorizationTerm", tables.inputs().factorization());
     meta.put("widePart", tables.inputs().wide());
+    meta.put("tablesGroup", tables.group());
     meta.put("embeddingColumns", io.sparkps.ml.embedding.EmbeddingColumn.toJson(tables.inputs().columns()));
     try (java.io.OutputStream out = to.create(new org.apache.hadoop.fs.Path(data, "embeddings.json"), true)) {
       out.write(new org.nd4j.shade.jackson.databind.ObjectMapper().writeValueAsBytes(meta));
@@ -180,7 +188,9 @@ final class EmbeddingModels {
     EmbeddingInputs inputs = new EmbeddingInputs(io.sparkps.ml.embedding.EmbeddingColumn.fromJson(columns),
         numeric.stream().map(String::valueOf).toList(), Boolean.TRUE.equals(meta.get("factorizationTerm")),
         Boolean.TRUE.equals(meta.get("widePart")));
-    return new Tables(inputs, new org.apache.hadoop.fs.Path(data, "tables").toString(), numPs.intValue());
+    // (a model saved before the group was recorded had its tables in the run's group)
+    String group = meta.get("tablesGroup") instanceof String g ? g : GROUP;
+    return new Tables(inputs, new org.apache.hadoop.fs.Path(data, "tables").toString(), numPs.intValue(), group);
   }
 
   /**
@@ -261,7 +271,7 @@ final class EmbeddingModels {
             .build();
         client.createGroup(ConsistencyGroup.async(GROUP));
         client.restore(tables.dir());
-        Loaded loaded = new Loaded(servers, client, new TableLookup(tables.inputs(), client, GROUP));
+        Loaded loaded = new Loaded(servers, client, new TableLookup(tables.inputs(), client, tables.group()));
         loaded.users = 1;
         LOADED.put(tables.dir(), loaded);
         if (LOADED.size() > LOADED_KEPT) {

@@ -29,6 +29,8 @@ final class EvalWorker implements EvaluatorFunction {
   /** The held-out rows, a row of the input width and one of the output width per example. */
   record Rows(float[] features, float[] labels, int rows) implements java.io.Serializable {}
 
+  /** The consistency group of an embedding model's tables (null for a dense model). */
+  private final String tablesGroup;
   private final String networkJson;
   private final org.apache.spark.broadcast.Broadcast<Rows> rows;
   private final long everyMillis;
@@ -43,20 +45,22 @@ final class EvalWorker implements EvaluatorFunction {
 
   /** An evaluator of {@code rows} (broadcast once, not shipped with the task); deferred: see the class. */
   EvalWorker(String networkJson, org.apache.spark.broadcast.Broadcast<Rows> rows, long everyMillis, boolean deferred) {
-    this(networkJson, rows, everyMillis, deferred, null);
+    this(networkJson, rows, everyMillis, deferred, null, null);
   }
 
   /**
-   * An evaluator of an embedding model's held-out rows {@code categorical}, whose tables it reads
-   * (never creating a row) with the dense variables at each version; not deferred.
+   * An evaluator of an embedding model's held-out rows {@code categorical}, whose tables (in
+   * consistency group {@code tablesGroup}, as the workers made them) it reads, never creating a row,
+   * with the dense variables at each version; not deferred.
    */
   EvalWorker(String networkJson, org.apache.spark.broadcast.Broadcast<Rows> rows, long everyMillis, boolean deferred,
-      org.apache.spark.broadcast.Broadcast<io.sparkps.ml.embedding.CategoricalRows> categorical) {
+      org.apache.spark.broadcast.Broadcast<io.sparkps.ml.embedding.CategoricalRows> categorical, String tablesGroup) {
     if (deferred && categorical != null) {
       throw new IllegalArgumentException("evalDeferred does not go with embedding columns yet (a copy of the tables per "
           + "evaluation): set evalDeferred false");
     }
     this.categorical = categorical;
+    this.tablesGroup = tablesGroup;
     this.networkJson = networkJson;
     this.rows = rows;
     this.everyMillis = everyMillis;
@@ -85,7 +89,7 @@ final class EvalWorker implements EvaluatorFunction {
         if (categorical != null) {
           // Made once the workers have made the tables and their group (the version moved).
           lookup = lookup != null ? lookup
-              : new io.sparkps.ml.embedding.TableLookup(categorical.value().inputs(), ctx.ps(), EmbeddingModels.GROUP);
+              : new io.sparkps.ml.embedding.TableLookup(categorical.value().inputs(), ctx.ps(), tablesGroup);
           data = embeddingData(lookup, categorical.value());
         }
         if (deferred) {

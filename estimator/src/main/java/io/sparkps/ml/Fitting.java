@@ -65,7 +65,8 @@ final class Fitting {
     return new FitJob(launch, result -> {
       Dl4jModel model = new Dl4jModel(e.uid(), json, result.chief()).withProvenance(provenance)
           .withSummary(TrainingSummary.of(result))
-          .withTables(tables == null ? null : new EmbeddingModels.Tables(inputs, tables.tablesDir(), spec.numPs()));
+          .withTables(tables == null ? null : new EmbeddingModels.Tables(inputs, tables.tablesDir(), spec.numPs(),
+          config.tablesGroup(config.numWorkers())));
       model.set(model.featuresCol(), config.featuresCol()).set(model.predictionCol(), e.getOrDefault(e.predictionCol()))
           .set(model.probabilityCol(), e.getOrDefault(e.probabilityCol()))
           .set(model.rawPredictionCol(), e.getOrDefault(e.rawPredictionCol()));
@@ -85,7 +86,8 @@ final class Fitting {
         (int) probe.outputs(), -1);
     JavaSparkContext sc = JavaSparkContext.fromSparkContext(evaluation.sparkSession().sparkContext());
     return new EvalWorker(e.getOrDefault(e.networkJson()), sc.broadcast(new EvalWorker.Rows(null, null, held.size())),
-        (long) (1000 * config.evalEverySeconds()), config.evalDeferred(), sc.broadcast(held));
+        (long) (1000 * config.evalEverySeconds()), config.evalDeferred(), sc.broadcast(held),
+        config.tablesGroup(config.numWorkers()));
   }
 
   /** The evaluator of {@code evaluation}: its rows checked like training rows, then broadcast. */

@@ -151,6 +151,7 @@ public final class TrainSpec implements Serializable {
         + (c.maxSteps() > 0 ? ", maxSteps=" + c.maxSteps() : ", epochs=" + c.epochs()) + ", consistency="
         + c.consistency() + (c.consistency() == Consistency.SSP ? ", staleness=" + c.staleness() : "")
         + (c.stalenessAwareRate() ? ", stalenessAwareRate=true" : "")
+        + (c.asyncTables() ? ", asyncTables=true" : "")
         + (c.gradientAccumulation() > 1 ? ", gradientAccumulation=" + c.gradientAccumulation() : "")
         + (c.bf16Transfers() ? ", bf16Transfers=true" : "")
         + (c.sparseDensity() > 0 ? ", sparseDensity=" + c.sparseDensity() : "") + ", seed=" + c.seed()
@@ -247,6 +248,12 @@ public final class TrainSpec implements Serializable {
     /** ASYNC and SSP: each gradient applied at the learning rate divided by 1 + its staleness. */
     public Builder optStalenessAwareRate(boolean enabled) {
       config.optStalenessAwareRate(enabled);
+      return this;
+    }
+
+    /** With embedding columns: ASYNC tables beside the run's consistency ({@link Dl4jEstimator#setAsyncTables}). */
+    public Builder optAsyncTables(boolean enabled) {
+      config.optAsyncTables(enabled);
       return this;
     }
 

@@ -243,7 +243,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     Start s = await(start, thread);
     PsClient ps = ctx.ps();
     io.sparkps.ml.embedding.TableLookup lookup = new io.sparkps.ml.embedding.TableLookup(embeddings, ps,
-        config.group(ctx.numWorkers()).name());
+        config.tablesGroup(ctx.numWorkers()));
     String checkpoints = config.checkpointDir();
     if (checkpoints != null) {
       // No worker holds a copy of a table: a replaced ps gets its rows back from the newest checkpoint.

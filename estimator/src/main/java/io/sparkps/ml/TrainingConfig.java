@@ -24,6 +24,7 @@ public final class TrainingConfig implements Serializable {
   private final Consistency consistency;
   private final int staleness;
   private final boolean stalenessAwareRate;
+  private final boolean asyncTables;
   private final long seed;
   private final String checkpointDir;
   private final int checkpointInterval;
@@ -45,6 +46,7 @@ public final class TrainingConfig implements Serializable {
     consistency = b.consistency;
     staleness = b.staleness;
     stalenessAwareRate = b.stalenessAwareRate;
+    asyncTables = b.asyncTables;
     seed = b.seed;
     checkpointDir = b.checkpointDir;
     checkpointInterval = b.checkpointInterval;
@@ -114,6 +116,19 @@ public final class TrainingConfig implements Serializable {
   /** ASYNC and SSP: whether each gradient is applied at the learning rate divided by 1 + its staleness. */
   public boolean stalenessAwareRate() {
     return stalenessAwareRate;
+  }
+
+  /**
+   * An embedding model's tables apply each worker's row gradients at once (ASYNC), whatever the
+   * consistency of the dense part: SYNC or SSP dense variables beside ASYNC tables.
+   */
+  public boolean asyncTables() {
+    return asyncTables;
+  }
+
+  /** The consistency group an embedding model's tables follow among {@code workers}: "" (none, ASYNC) with {@link #asyncTables()}. */
+  String tablesGroup(int workers) {
+    return asyncTables ? "" : group(workers).name();
   }
 
   /** The seed of the minibatch shuffles. */
@@ -210,6 +225,7 @@ public final class TrainingConfig implements Serializable {
     b.consistency = consistency;
     b.staleness = staleness;
     b.stalenessAwareRate = stalenessAwareRate;
+    b.asyncTables = asyncTables;
     b.seed = seed;
     b.checkpointDir = checkpointDir;
     b.checkpointInterval = checkpointInterval;
@@ -238,7 +254,7 @@ public final class TrainingConfig implements Serializable {
     return "TrainingConfig{featuresCol=" + featuresCol + ", labelCol=" + labelCol + ", numWorkers=" + numWorkers
         + ", numPs=" + numPs + ", batchSize=" + batchSize + ", epochs=" + epochs + ", maxSteps=" + maxSteps
         + ", consistency=" + consistency + ", staleness=" + staleness + ", stalenessAwareRate=" + stalenessAwareRate
-        + ", seed=" + seed + ", checkpointDir=" + checkpointDir + ", checkpointInterval=" + checkpointInterval
+        + ", asyncTables=" + asyncTables + ", seed=" + seed + ", checkpointDir=" + checkpointDir + ", checkpointInterval=" + checkpointInterval
         + ", checkpointsKept=" + checkpointsKept + ", gradientAccumulation=" + gradientAccumulation
         + ", bf16Transfers=" + bf16Transfers + ", sparseDensity=" + sparseDensity + ", evalEverySeconds="
         + evalEverySeconds + ", evalDeferred=" + evalDeferred + "}";

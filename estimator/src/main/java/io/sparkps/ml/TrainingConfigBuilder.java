@@ -15,6 +15,7 @@ public final class TrainingConfigBuilder {
   Consistency consistency = Consistency.SYNC;
   int staleness = 2;
   boolean stalenessAwareRate;
+  boolean asyncTables;
   long seed;
   String checkpointDir;
   int checkpointInterval = 100;
@@ -87,6 +88,12 @@ public final class TrainingConfigBuilder {
   /** ASYNC and SSP: apply each gradient at the learning rate divided by 1 + its staleness. */
   public TrainingConfigBuilder optStalenessAwareRate(boolean enabled) {
     stalenessAwareRate = enabled;
+    return this;
+  }
+
+  /** An embedding model's tables ASYNC beside a SYNC or SSP dense part (see {@link TrainingConfig#asyncTables()}). */
+  public TrainingConfigBuilder optAsyncTables(boolean enabled) {
+    asyncTables = enabled;
     return this;
   }
 

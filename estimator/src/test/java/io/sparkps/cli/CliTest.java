@@ -192,7 +192,7 @@ class CliTest {
     Path run = dir.resolve("embedding-run");
     Result r = sparkps("train", "--data", data.toString(), "--categorical-cols", String.join(",", categorical),
         "--numeric-cols", "I1,I2,I3", "--embedding-dim", "4", "--embedding-min-count", "20", "--network", "mlp:16",
-        "--wide", "--workers", "2", "--ps", "2", "--batch-size", "128", "--output", run.toString());
+        "--wide", "--async-tables", "--workers", "2", "--ps", "2", "--batch-size", "128", "--output", run.toString());
     assertEquals(0, r.code(), r.err() + r.out());
     io.sparkps.ml.Dl4jModel model = io.sparkps.ml.Dl4jModel.load(run.resolve("model").toString());
     assertTrue(model.hasEmbeddings());

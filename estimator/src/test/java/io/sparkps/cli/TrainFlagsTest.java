@@ -30,6 +30,9 @@ class TrainFlagsTest {
     if (c.stalenessAwareRate()) {
       out.add("--staleness-aware-rate");
     }
+    if (c.asyncTables()) {
+      out.add("--async-tables");
+    }
     if (c.bf16Transfers()) {
       out.add("--bf16");
     }

@@ -155,6 +155,9 @@ class EmbeddingEstimatorTest {
     IllegalArgumentException wideAlone = assertThrows(IllegalArgumentException.class,
         () -> new Dl4jEstimator().setNetworkJson(network(4)).setWidePart(true).fit(train));
     assertTrue(wideAlone.getMessage().contains("widePart is set without embeddingColumns"), wideAlone.getMessage());
+    IllegalArgumentException asyncAlone = assertThrows(IllegalArgumentException.class,
+        () -> new Dl4jEstimator().setNetworkJson(network(4)).setAsyncTables(true).fit(train));
+    assertTrue(asyncAlone.getMessage().contains("asyncTables is set without embeddingColumns"), asyncAlone.getMessage());
     IllegalArgumentException dims = assertThrows(IllegalArgumentException.class, () -> estimator()
         .setEmbeddingColumns(List.of(EmbeddingColumn.of("C1", 4), EmbeddingColumn.of("C2", 8))).setFactorizationTerm(true)
         .fit(train));

@@ -23,7 +23,7 @@ public class TrainingConfigTest {
   /** A configuration in which every option differs from its default. */
   public static TrainingConfig everyOptionSet() {
     return TrainingConfig.builder().optFeaturesCol("x").optLabelCol("y").optNumWorkers(3).optNumPs(2).optBatchSize(17)
-        .optEpochs(4).optMaxSteps(99).optConsistency(Consistency.SSP).optStaleness(5).optStalenessAwareRate(true)
+        .optEpochs(4).optMaxSteps(99).optConsistency(Consistency.SSP).optStaleness(5).optStalenessAwareRate(true).optAsyncTables(true)
         .optSeed(11).optCheckpointDir("hdfs:///runs/a/ckpt").optCheckpointInterval(7).optCheckpointsKept(2)
         .optGradientAccumulation(1).optBf16Transfers(false).optSparseDensity(0.25).optEvalEverySeconds(0.5)
         .optEvalDeferred(true).build();
