@@ -77,6 +77,7 @@ public final class PsService {
     this.reads = new Reads(store, maxFrameFloats);
     this.waiters = waiters;
     this.embeddings = new EmbeddingTables(store.shardIndex(), store::groupSpec);
+    embeddings.onStepApplied(waiters::signalLater); // a pull caught a restored SYNC table up: others may go on
     this.pool = pool;
     this.copyPayloads = copyPayloads;
     this.maxWaitMs = maxWaitMs;

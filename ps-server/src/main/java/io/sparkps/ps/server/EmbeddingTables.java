@@ -12,6 +12,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * own, so calls on different tables run side by side and calls on one table one at a time.
  */
 public final class EmbeddingTables {
+  /** Told when a pull's catch-up applied a SYNC step; must not re-check waits on the caller's thread. */
+  private volatile Runnable stepApplied = () -> {};
   private final int shard;
   private final java.util.function.Function<String, GroupSpec> groups;
   private final Map<String, Table> tables = new ConcurrentHashMap<>();
@@ -137,9 +139,20 @@ public final class EmbeddingTables {
     if (table.sync() == null) {
       return null;
     }
-    synchronized (table.rows()) {
+    EmbeddingShard rows = table.rows();
+    synchronized (rows) {
+      TableSync.Apply caught = table.sync().catchUp(worker, step, rows.dim());
+      if (caught != null) {
+        rows.push(caught.ids(), caught.gradients(), step - 1);
+        stepApplied.run();
+      }
       return table.sync().blocker(worker, step);
     }
+  }
+
+  /** Runs {@code hook} when a pull completes a SYNC step (see {@link TableSync#catchUp}): other pulls may go on. */
+  public void onStepApplied(Runnable hook) {
+    stepApplied = hook;
   }
 
   /** Rows held by table {@code name} on this ps, its default row not counted. */

@@ -89,6 +89,30 @@ final class TableSync {
     return missing;
   }
 
+  /**
+   * SYNC: what a training pull of step {@code at} by {@code worker} tells a table that came back
+   * from a checkpoint behind the workers (a replaced ps's, refilled): a worker pulls step n only
+   * after its push of step n - 1 was taken by every ps it then reached, so a push of n - 1 this
+   * table never saw went to the ps it replaced and is lost with it; it counts, empty. Steps before
+   * n - 1 every worker had pushed (the pull of n waited for them elsewhere): the table moves on to
+   * n - 1, dropping what it held of them. Returns the step to apply now when that completes it, or
+   * null. In a run without a replacement it changes nothing: every push reaches every ps before
+   * the pull that follows it.
+   */
+  Apply catchUp(int worker, long at, int dim) {
+    checkWorker(worker);
+    if (group.getMode() != ConsistencyMode.SYNC || step < 0 || at <= step) {
+      return null;
+    }
+    if (step < at - 1) {
+      pending = new IdSlots(1024);
+      java.util.Arrays.fill(sums, 0f);
+      arrived.clear();
+      step = at - 1;
+    }
+    return arrived.get(worker) ? null : push(worker, new long[0], new float[0], step, dim);
+  }
+
   /** Row gradients to apply now: distinct ids and {@code ids.length * dim} values. */
   record Apply(long[] ids, float[] gradients) {}
 

@@ -84,6 +84,11 @@ public final class Waiters {
     }
   }
 
+  /** As {@link #signal}, on another thread: for a change made while a wait's blocker is being checked. */
+  public void signalLater() {
+    executor.execute(this::signal);
+  }
+
   /** Pending waits (for tests and inspection). */
   public synchronized int size() {
     return pending.size();
