@@ -181,39 +181,6 @@ class CliTest {
   }
 
   @Test
-  void train_withCategoricalCols_andWide_trainsAWideAndDeepModel_thatScoresBetterThanChance() throws Exception {
-    Path data = dir.resolve("clicks");
-    assertEquals(0, sparkps("generate", "click-through", "--rows", "30000", "--scale", "0.001", "--seed", "5",
-        "--partitions", "2", "--output", data.toString()).code());
-    List<String> categorical = new java.util.ArrayList<>();
-    for (int f = 1; f <= 26; f++) {
-      categorical.add("C" + f);
-    }
-    Path run = dir.resolve("embedding-run");
-    Result r = sparkps("train", "--data", data.toString(), "--categorical-cols", String.join(",", categorical),
-        "--numeric-cols", "I1,I2,I3", "--embedding-dim", "4", "--embedding-min-count", "20", "--network", "mlp:16",
-        "--wide", "--async-tables", "--workers", "2", "--ps", "2", "--batch-size", "128", "--output", run.toString());
-    assertEquals(0, r.code(), r.err() + r.out());
-    io.sparkps.ml.Dl4jModel model = io.sparkps.ml.Dl4jModel.load(run.resolve("model").toString());
-    assertTrue(model.hasEmbeddings());
-    // the mlp preset with --wide: a graph whose numeric values and 26 wide weights skip the hidden layer
-    org.deeplearning4j.nn.graph.ComputationGraph graph = (org.deeplearning4j.nn.graph.ComputationGraph) model.network();
-    assertEquals(16 + 3 + 26, graph.getLayer("output").getParam("W").size(0), "the output reads 16 hidden units, "
-        + "3 numeric values and 26 wide weights");
-    double auc = new org.apache.spark.ml.evaluation.BinaryClassificationEvaluator().setRawPredictionCol("probability")
-        .evaluate(model.transform(io.sparkps.ml.datasets.ClickThroughData.builder().optScale(0.001).optSeed(5).build()
-            .rows(spark, 500_000, 5000, 1)));
-    System.out.printf("CLI Wide & Deep model: held-out AUC %.4f%n", auc);
-    assertTrue(auc > 0.6, "held-out AUC " + auc);
-    assertUsage(sparkps(dir.resolve("refused-e"), "train", "--data", data.toString(), "--categorical-cols", "C1,C77"),
-        "--categorical-cols: column 'C77' is not in the data");
-    assertUsage(sparkps(dir.resolve("refused-o"), "train", "--data", data.toString(), "--categorical-cols", "C1",
-        "--embedding-optimizer", "ADAM"), "--embedding-*", "optimizer must be one of");
-    assertUsage(sparkps(dir.resolve("refused-w"), "train", "--data", data.toString(), "--feature-cols", "I1,I2",
-        "--wide"), "--wide belongs to an embedding model: name its categorical columns with --categorical-cols");
-  }
-
-  @Test
   void presets_areSizedToTheData() {
     io.sparkps.ml.Dl4jEstimator lenet = new io.sparkps.ml.Dl4jEstimator()
         .setNetworkJson(Networks.resolve("lenet", 784, 10, 1, 1e-3));
@@ -226,7 +193,7 @@ class CliTest {
     assertTrue(mlp.contains("\"nout\" : 32") && mlp.contains("\"nout\" : 16") && mlp.contains("\"nout\" : 3"), mlp);
   }
 
-  private static void assertUsage(Result r, String... fragments) {
+  static void assertUsage(Result r, String... fragments) {
     assertEquals(2, r.code(), r.err());
     for (String f : fragments) {
       assertTrue(r.err().contains(f), "'" + f + "' in: " + r.err());
@@ -296,7 +263,7 @@ class CliTest {
   }
 
   /** {@link #sparkps} with {@code --output output} added. */
-  private Result sparkps(Path output, String... args) throws Exception {
+  static Result sparkps(Path output, String... args) {
     String[] all = java.util.Arrays.copyOf(args, args.length + 2);
     all[args.length] = "--output";
     all[args.length + 1] = output.toString();

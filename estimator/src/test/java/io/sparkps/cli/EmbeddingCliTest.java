@@ -1,0 +1,63 @@
+package io.sparkps.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.List;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The command line's embedding models: generated click-through data, a Wide &amp; Deep model trained, saved and scored. */
+class EmbeddingCliTest {
+  private static SparkSession spark;
+
+  @TempDir
+  Path dir;
+
+  @BeforeAll
+  static void start() {
+    spark = io.sparkps.ml.LocalSpark.start(4, "cli-embeddings");
+  }
+
+  @AfterAll
+  static void stop() {
+    spark.stop();
+  }
+
+  @Test
+  void train_withCategoricalCols_andWide_trainsAWideAndDeepModel_thatScoresBetterThanChance() throws Exception {
+    Path data = dir.resolve("clicks");
+    assertEquals(0, CliTest.sparkps("generate", "click-through", "--rows", "30000", "--scale", "0.001", "--seed", "5",
+        "--partitions", "2", "--output", data.toString()).code());
+    List<String> categorical = new java.util.ArrayList<>();
+    for (int f = 1; f <= 26; f++) {
+      categorical.add("C" + f);
+    }
+    Path run = dir.resolve("embedding-run");
+    CliTest.Result r = CliTest.sparkps("train", "--data", data.toString(), "--categorical-cols", String.join(",", categorical),
+        "--numeric-cols", "I1,I2,I3", "--embedding-dim", "4", "--embedding-min-count", "20", "--network", "mlp:16",
+        "--wide", "--async-tables", "--workers", "2", "--ps", "2", "--batch-size", "128", "--output", run.toString());
+    assertEquals(0, r.code(), r.err() + r.out());
+    io.sparkps.ml.Dl4jModel model = io.sparkps.ml.Dl4jModel.load(run.resolve("model").toString());
+    assertTrue(model.hasEmbeddings());
+    // the mlp preset with --wide: a graph whose numeric values and 26 wide weights skip the hidden layer
+    org.deeplearning4j.nn.graph.ComputationGraph graph = (org.deeplearning4j.nn.graph.ComputationGraph) model.network();
+    assertEquals(16 + 3 + 26, graph.getLayer("output").getParam("W").size(0), "the output reads 16 hidden units, "
+        + "3 numeric values and 26 wide weights");
+    double auc = new org.apache.spark.ml.evaluation.BinaryClassificationEvaluator().setRawPredictionCol("probability")
+        .evaluate(model.transform(io.sparkps.ml.datasets.ClickThroughData.builder().optScale(0.001).optSeed(5).build()
+            .rows(spark, 500_000, 5000, 1)));
+    System.out.printf("CLI Wide & Deep model: held-out AUC %.4f%n", auc);
+    assertTrue(auc > 0.6, "held-out AUC " + auc);
+    CliTest.assertUsage(CliTest.sparkps(dir.resolve("refused-e"), "train", "--data", data.toString(), "--categorical-cols", "C1,C77"),
+        "--categorical-cols: column 'C77' is not in the data");
+    CliTest.assertUsage(CliTest.sparkps(dir.resolve("refused-o"), "train", "--data", data.toString(), "--categorical-cols", "C1",
+        "--embedding-optimizer", "ADAM"), "--embedding-*", "optimizer must be one of");
+    CliTest.assertUsage(CliTest.sparkps(dir.resolve("refused-w"), "train", "--data", data.toString(), "--feature-cols", "I1,I2",
+        "--wide"), "--wide belongs to an embedding model: name its categorical columns with --categorical-cols");
+  }
+}
