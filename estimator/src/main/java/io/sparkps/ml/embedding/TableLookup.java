@@ -91,7 +91,8 @@ public final class TableLookup {
 
   /**
    * The network's input for a pulled minibatch: row after row, each column's pooled embedding, then the
-   * numeric values (then the wide weights and the factorization term, when on). Made once per pull: later calls return the same array.
+   * numeric values (then the wide weights and the factorization term, when on). Made once per pull:
+   * later calls return the same array.
    */
   public float[] features(Pulled p) {
     int width = inputs.width();
