@@ -193,7 +193,8 @@ final class Recovery implements Calls.Recoverer {
   /**
    * Recreates this client's embedding tables on the replacement of {@code shard} and restores its
    * share of their rows from the newest checkpoint (when none of them holds a row yet: the first
-   * refill wins); returns what was done, for the supervisor ("" when there are no tables).
+   * refill wins, and a later one is told what it put in place); returns what was done, for the
+   * supervisor ("" when there are no tables).
    */
   private String refillTables(int shard, long step) {
     if (tables.isEmpty()) {

@@ -70,6 +70,11 @@ class TableRefillTest {
    * {@code checkpoint}; shard 1 is closed before step {@link #KILL_AT} and replaced. Returns the rows.
    */
   private float[] train(Supervisor supervisor, boolean checkpoint) {
+    return train(supervisor, checkpoint, address -> {});
+  }
+
+  /** As above; {@code replaced} is told the replacement's address before the worker's next call. */
+  private float[] train(Supervisor supervisor, boolean checkpoint, java.util.function.Consumer<String> replaced) {
     ParameterServer s0 = server(0);
     ParameterServer s1 = server(1);
     supervisor.shard1 = s1.address();
@@ -90,7 +95,9 @@ class TableRefillTest {
       for (int step = 0; step < STEPS; step++) {
         if (step == KILL_AT) {
           s1.close();
-          supervisor.shard1 = server(1).address();
+          String address = server(1).address();
+          replaced.accept(address);
+          supervisor.shard1 = address;
         }
         ps.pullInto(Map.of("w", copy));
         table.pull(IDS, step);
@@ -122,6 +129,40 @@ class TableRefillTest {
     // (the variable w lives on ps 0: the replaced ps held only table rows)
     assertEquals("1: embedding tables [items] from the checkpoint of step 10 (" + (onReplaced + 1) + " rows with the "
         + "default ones; their updates on it after step 10, up to step " + KILL_AT + ", are lost)", said);
+  }
+
+  /**
+   * Two workers refill a replacement at once, and the one that reports it (the first to refill its
+   * variables) is not the one whose tables refill came first (held here: "another worker" refills the
+   * tables before this one gets to them): what it reports is still the checkpoint the tables came
+   * from and the updates lost, not only that another worker refilled them.
+   */
+  @Test
+  void aReplacementWhoseTablesAnotherWorkerRefilledFirst_isStillReportedWithItsCheckpoint() {
+    Supervisor supervisor = new Supervisor();
+    String ckpt = dir.resolve("ckpt-10").toUri().toString();
+    EmbeddingSpec spec = EmbeddingSpec.builder().setName("items").setDim(1).optOptimizer("SGD", 1).optInit(0, 1)
+        .build();
+    float[] rows = train(supervisor, true, address -> {
+      io.sparkps.ps.grpc.Connections other = new io.sparkps.ps.grpc.Connections(List.of(address, address), token,
+          null, Duration.ofSeconds(20), 1 << 20, false);
+      try {
+        io.sparkps.ps.grpc.ShardStub replacement = other.stubs().get(1);
+        io.sparkps.ps.grpc.ShardStub.await(replacement.createEmbedding(spec.proto()), Duration.ofSeconds(20));
+        io.sparkps.ps.grpc.proto.SnapshotReply first = io.sparkps.ps.grpc.ShardStub.await(replacement.restore(
+            io.sparkps.ps.grpc.proto.SnapshotRequest.newBuilder().setPath(ckpt).setTablesOnly(true).build()),
+            Duration.ofSeconds(20));
+        assertEquals(1, first.getTables(), "the other worker's refill came first");
+      } finally {
+        other.close();
+      }
+    });
+    for (int i = 0; i < IDS.length; i++) {
+      assertEquals(EmbeddingTable.shardOf(IDS[i], 2) == 1 ? 21f : 30f, rows[i], 1e-6, "id " + IDS[i]);
+    }
+    assertEquals(1, supervisor.restored.size(), supervisor.restored.toString());
+    assertTrue(supervisor.restored.get(0).startsWith("1: embedding tables [items] from the checkpoint of step 10 ("),
+        supervisor.restored.toString());
   }
 
   @Test

@@ -106,7 +106,10 @@ public final class PsService {
               TableSnapshots.Read tables = tableSnapshots().read(r.getPath());
               if (r.getTablesOnly()) {
                 boolean refilled = tables != null && !r.getVerifyOnly() && tables.commitIfEmpty();
-                return withTables(SnapshotReply.getDefaultInstance(), refilled ? tables.result() : null);
+                // A refill that comes second is told what the first put in place: a worker whose tables
+                // refill lost the race may still be the one that reports the replacement's refill.
+                return withTables(SnapshotReply.getDefaultInstance(), refilled ? tables.result()
+                    : r.getVerifyOnly() ? null : tableSnapshots().placed());
               }
               SnapshotReply variables = snapshots().restore(r);
               if (tables != null && !r.getVerifyOnly()) {

@@ -37,6 +37,8 @@ public final class TableSnapshots {
   private final EmbeddingTables tables;
   /** Per table: the directory of this ps's last save of it, and the saves it builds on (its full save first). */
   private final Map<String, Saved> last = new HashMap<>();
+  /** What the last restore put in place (null: none since this ps started). */
+  private Result placed;
 
   private record Saved(String dir, List<String> needs) {}
 
@@ -213,6 +215,7 @@ public final class TableSnapshots {
     public void commit() {
       synchronized (TableSnapshots.this) {
         last.clear();
+        placed = result;
         specs.forEach((name, spec) -> {
           EmbeddingShard shard = rows.get(name);
           shard.markCheckpointed();
@@ -220,6 +223,14 @@ public final class TableSnapshots {
         });
       }
     }
+  }
+
+  /**
+   * What the last restore put in place, or null when none did since this ps started: what a worker
+   * whose refill came second is told (the first one's refill).
+   */
+  public synchronized Result placed() {
+    return placed;
   }
 
   /** The files to apply, the full save first, ending with {@code source}. */
