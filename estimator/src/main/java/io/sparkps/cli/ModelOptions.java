@@ -9,6 +9,11 @@ final class ModelOptions {
       description = "a saved Dl4jModel, or a run directory (its model/)")
   String model;
 
+  @Option(names = "--tables-scoring", paramLabel = "MODE", defaultValue = "auto", description = "how an embedding "
+      + "model reads its tables: load (each executor loads them), join (the rows' ids are joined with them: tables "
+      + "larger than an executor) or auto (join when the tables exceed a quarter of an executor's heap; default)")
+  String tablesScoring = "auto";
+
   /** A saved model to score {@code data} with: the session, the model (reading {@code columns}' features), the frame. */
   record Scoring(org.apache.spark.sql.SparkSession spark, Dl4jModel model,
       org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> frame) {}
@@ -19,6 +24,10 @@ final class ModelOptions {
     Dl4jModel m = load();
     org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> frame = columns.load(spark, data, "--data", 2);
     m.set(m.featuresCol(), columns.featuresCol);
+    if (!java.util.List.of("auto", "load", "join").contains(tablesScoring)) {
+      throw new UsageException("--tables-scoring " + tablesScoring + ": it is auto, load or join");
+    }
+    m.setTablesScoring(tablesScoring);
     return new Scoring(spark, m, frame);
   }
 

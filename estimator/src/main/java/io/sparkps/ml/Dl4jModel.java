@@ -51,6 +51,7 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
   private final Param<String> predictionCol;
   private final Param<String> probabilityCol;
   private final Param<String> rawPredictionCol;
+  private final Param<String> tablesScoring;
 
   Dl4jModel(String uid, String networkJson, float[] parameters) {
     this.uid = uid;
@@ -60,6 +61,11 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
     predictionCol = new Param<>(this, "predictionCol", "prediction column name");
     probabilityCol = new Param<>(this, "probabilityCol", "class probabilities column name");
     rawPredictionCol = new Param<>(this, "rawPredictionCol", "raw output (before the output activation) column name");
+    tablesScoring = new Param<>(this, "tablesScoring", "how an embedding model reads its tables to score: load "
+        + "(each executor loads them), join (joins the rows' ids with them, for tables larger than an executor) or "
+        + "auto (join when the tables' files exceed a quarter of an executor's heap)",
+        org.apache.spark.ml.param.ParamValidators.inArray(TableJoin.MODES.toArray(new String[0])));
+    setDefault(tablesScoring, "auto");
     setDefault(rawPredictionCol, "rawPrediction");
     setDefault(featuresCol, "features");
     setDefault(predictionCol, "prediction");
@@ -86,6 +92,21 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
     return rawPredictionCol;
   }
 
+  /**
+   * How an embedding model reads its tables to score: "load" (each executor loads them once, for
+   * tables an executor holds), "join" (the rows' ids are joined with the tables, never held whole by
+   * any JVM) or "auto" (the default: join when the tables' files exceed a quarter of an executor's
+   * heap).
+   */
+  public Param<String> tablesScoring() {
+    return tablesScoring;
+  }
+
+  public Dl4jModel setTablesScoring(String mode) {
+    set(tablesScoring, mode);
+    return this;
+  }
+
   @Override
   public String uid() {
     return uid;
@@ -109,6 +130,11 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
   Dl4jModel withTables(EmbeddingModels.Tables tables) {
     this.tables = tables;
     return this;
+  }
+
+  /** The model's tables, or null (a dense model). */
+  EmbeddingModels.Tables tables() {
+    return tables;
   }
 
   /** Whether this model looks categorical columns up in embedding tables (saved beside it). */
@@ -158,6 +184,10 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
     StructType in = dataset.schema();
     EmbeddingModels.Tables t = tables;
     int featureIndex = t != null ? -1 : in.fieldIndex(getOrDefault(featuresCol));
+    if (t != null && TableJoin.joins(getOrDefault(tablesScoring), t, dataset.sparkSession())) {
+      JavaRDD<Row> rows = TableJoin.score(dataset.toDF(), t, (it, input) -> predict(it, input, json, params));
+      return dataset.sparkSession().createDataFrame(rows, out);
+    }
     JavaRDD<Row> rows = dataset.toDF().javaRDD().mapPartitions(it -> {
       if (t == null) {
         return predict(it, batch -> denseInput(batch, featureIndex), json, params);

@@ -48,11 +48,23 @@ class EmbeddingCliTest {
     org.deeplearning4j.nn.graph.ComputationGraph graph = (org.deeplearning4j.nn.graph.ComputationGraph) model.network();
     assertEquals(16 + 3 + 26, graph.getLayer("output").getParam("W").size(0), "the output reads 16 hidden units, "
         + "3 numeric values and 26 wide weights");
-    double auc = new org.apache.spark.ml.evaluation.BinaryClassificationEvaluator().setRawPredictionCol("probability")
-        .evaluate(model.transform(io.sparkps.ml.datasets.ClickThroughData.builder().optScale(0.001).optSeed(5).build()
-            .rows(spark, 500_000, 5000, 1)));
+    org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> heldOut = io.sparkps.ml.datasets.ClickThroughData.builder()
+        .optScale(0.001).optSeed(5).build().rows(spark, 500_000, 5000, 1);
+    org.apache.spark.ml.evaluation.BinaryClassificationEvaluator evaluator =
+        new org.apache.spark.ml.evaluation.BinaryClassificationEvaluator().setRawPredictionCol("probability");
+    double auc = evaluator.evaluate(model.transform(heldOut));
     System.out.printf("CLI Wide & Deep model: held-out AUC %.4f%n", auc);
     assertTrue(auc > 0.6, "held-out AUC " + auc);
+    // Scored by the join of the rows' ids with the tables (as tables larger than an executor are), the same AUC.
+    heldOut.write().parquet(dir.resolve("held-out").toString());
+    CliTest.Result joined = CliTest.sparkps("predict", "--model", run.toString(), "--data",
+        dir.resolve("held-out").toString(), "--tables-scoring", "join", "--output", dir.resolve("scored").toString());
+    assertEquals(0, joined.code(), joined.err() + joined.out());
+    assertTrue(joined.out().contains("5000 predictions"), joined.out());
+    assertEquals(auc, evaluator.evaluate(spark.read().parquet(dir.resolve("scored").toString())), 1e-9);
+    CliTest.assertUsage(CliTest.sparkps(dir.resolve("refused-t"), "predict", "--model", run.toString(), "--data",
+        dir.resolve("held-out").toString(), "--tables-scoring", "broadcast"), "--tables-scoring broadcast: it is auto, "
+        + "load or join");
     CliTest.assertUsage(CliTest.sparkps(dir.resolve("refused-e"), "train", "--data", data.toString(), "--categorical-cols", "C1,C77"),
         "--categorical-cols: column 'C77' is not in the data");
     CliTest.assertUsage(CliTest.sparkps(dir.resolve("refused-o"), "train", "--data", data.toString(), "--categorical-cols", "C1",

@@ -16,6 +16,13 @@ import java.util.Map;
 public final class TableLookup {
   private final EmbeddingInputs inputs;
   private final List<EmbeddingTable> tables = new ArrayList<>();
+  private final Reader reader;
+
+  /** Reads rows to score: table t's rows of {@code keys}, a key the table does not hold reading its default row. */
+  @FunctionalInterface
+  public interface Reader {
+    float[] read(int t, long[] keys);
+  }
 
   /** Creates (or finds) the tables of {@code inputs} on {@code ps}, following consistency group {@code group}. */
   public TableLookup(EmbeddingInputs inputs, PsClient ps, String group) {
@@ -23,6 +30,13 @@ public final class TableLookup {
     for (EmbeddingInputs.Table t : inputs.tables()) {
       tables.add(ps.embeddingTable(t.spec(group)));
     }
+    this.reader = (t, keys) -> tables.get(t).read(keys);
+  }
+
+  /** A lookup that only scores: the rows come from {@code reader} (a pull to train is refused). */
+  public TableLookup(EmbeddingInputs inputs, Reader reader) {
+    this.inputs = inputs;
+    this.reader = reader;
   }
 
   /** What one minibatch pulled: per table its unique keys and their rows, and each key position's slot. */
@@ -56,11 +70,15 @@ public final class TableLookup {
    * creates nothing (inference).
    */
   public Pulled pull(CategoricalRows rows, int[] batch, long step, boolean train) {
-    int[][][][] slots = new int[tables.size()][][][];
-    long[][] unique = new long[tables.size()][];
-    float[][] values = new float[tables.size()][];
+    if (train && tables.isEmpty()) {
+      throw new IllegalStateException("this lookup reads rows to score; it does not train");
+    }
+    int count = inputs.tables().size();
+    int[][][][] slots = new int[count][][][];
+    long[][] unique = new long[count][];
+    float[][] values = new float[count][];
     long[] keys = rows.keys();
-    for (int t = 0; t < tables.size(); t++) {
+    for (int t = 0; t < count; t++) {
       Map<Long, Integer> slotOf = new HashMap<>();
       List<Long> order = new ArrayList<>();
       List<EmbeddingInputs.Lookup> reads = inputs.lookups(t);
@@ -84,7 +102,7 @@ public final class TableLookup {
         }
       }
       unique[t] = order.stream().mapToLong(Long::longValue).toArray();
-      values[t] = train ? tables.get(t).pull(unique[t], step) : tables.get(t).read(unique[t]);
+      values[t] = train ? tables.get(t).pull(unique[t], step) : reader.read(t, unique[t]);
     }
     return new Pulled(rows, batch, unique, values, slots);
   }
@@ -102,7 +120,7 @@ public final class TableLookup {
       return p.features;
     }
     float[] x = new float[p.batch.length * width];
-    for (int t = 0; t < tables.size(); t++) {
+    for (int t = 0; t < p.values.length; t++) {
       List<EmbeddingInputs.Lookup> reads = inputs.lookups(t);
       for (int k = 0; k < reads.size(); k++) {
         EmbeddingInputs.Lookup read = reads.get(k);
@@ -186,6 +204,9 @@ public final class TableLookup {
    * the minibatch's rows and columns (through the pooling), times {@code scale}.
    */
   public void push(Pulled p, float[] gradient, double scale, long step) {
+    if (tables.isEmpty()) {
+      throw new IllegalStateException("this lookup reads rows to score; it does not train");
+    }
     int width = inputs.width();
     float[] inputGradient = inputs.factorization() ? throughFactorization(p, gradient) : gradient;
     for (int t = 0; t < tables.size(); t++) {

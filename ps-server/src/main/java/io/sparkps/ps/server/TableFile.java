@@ -22,7 +22,7 @@ import org.apache.hadoop.fs.Path;
  * read is checked against the file's length before anything of that size is allocated.
  */
 final class TableFile {
-  private static final String MAGIC = "SPARKPS-TABLES-1";
+  static final String MAGIC = "SPARKPS-TABLES-1";
 
   private TableFile() {}
 
@@ -109,7 +109,7 @@ final class TableFile {
   }
 
   /** The first {@code left} bytes of a stream (the file without its trailer); never closes it. */
-  private static final class Limited extends java.io.FilterInputStream {
+  static final class Limited extends java.io.FilterInputStream {
     private long left;
 
     Limited(java.io.InputStream in, long left) {
@@ -200,7 +200,7 @@ final class TableFile {
     }
   }
 
-  private static void check(boolean ok, Path file, String what) {
+  static void check(boolean ok, Path file, String what) {
     if (!ok) {
       throw PsError.invalid(file + " is damaged: " + what);
     }
