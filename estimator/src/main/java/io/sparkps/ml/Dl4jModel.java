@@ -4,16 +4,11 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.List;
 import java.util.Map;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.ml.Model;
-import org.apache.spark.ml.linalg.Vector;
-import org.apache.spark.ml.linalg.Vectors;
 import org.apache.spark.ml.param.Param;
 import org.apache.spark.ml.param.ParamMap;
 import org.apache.spark.ml.util.DefaultParamsReader;
@@ -24,10 +19,7 @@ import org.apache.spark.ml.util.MLWritable;
 import org.apache.spark.ml.util.MLWriter;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.types.StructType;
-import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.factory.Nd4j;
 
 /**
  * A trained DL4J network as a Spark ML {@code Model}: {@code transform} adds, by batched inference
@@ -38,7 +30,6 @@ import org.nd4j.linalg.factory.Nd4j;
  */
 public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
   private static final long serialVersionUID = 1L;
-  private static final int BATCH = 256;
   private final String uid;
   private final String networkJson;
   private final float[] parameters;
@@ -185,75 +176,24 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
     EmbeddingModels.Tables t = tables;
     int featureIndex = t != null ? -1 : in.fieldIndex(getOrDefault(featuresCol));
     if (t != null && TableJoin.joins(getOrDefault(tablesScoring), t, dataset.sparkSession())) {
-      JavaRDD<Row> rows = TableJoin.score(dataset.toDF(), t, (it, input) -> predict(it, input, json, params));
+      JavaRDD<Row> rows = TableJoin.score(dataset.toDF(), t, (it, input) -> Predictions.of(it, input, json, params,
+          () -> { }));
       return dataset.sparkSession().createDataFrame(rows, out);
     }
     JavaRDD<Row> rows = dataset.toDF().javaRDD().mapPartitions(it -> {
       if (t == null) {
-        return predict(it, batch -> denseInput(batch, featureIndex), json, params);
+        return Predictions.of(it, batch -> Predictions.denseInput(batch, featureIndex), json, params, () -> { });
       }
-      // predict reads the whole partition before it returns: the scorer is done with the tables then
-      try (EmbeddingModels.Scorer scorer = new EmbeddingModels.Scorer(t, in)) {
-        return predict(it, scorer::input, json, params);
+      // The scorer holds the loaded tables until the partition is scored, or its task ends first.
+      EmbeddingModels.Scorer scorer = new EmbeddingModels.Scorer(t, in);
+      Runnable release = new Predictions.Once(scorer::close);
+      org.apache.spark.TaskContext task = org.apache.spark.TaskContext.get();
+      if (task != null) {
+        task.addTaskCompletionListener((org.apache.spark.util.TaskCompletionListener) ctx -> release.run());
       }
+      return Predictions.of(it, scorer::input, json, params, release);
     });
     return dataset.sparkSession().createDataFrame(rows, out);
-  }
-
-  private static INDArray denseInput(List<Row> batch, int featureIndex) {
-    double[][] x = new double[batch.size()][];
-    for (int i = 0; i < x.length; i++) {
-      x[i] = features(batch.get(i).get(featureIndex));
-    }
-    return Nd4j.createFromArray(x).castTo(org.nd4j.linalg.api.buffer.DataType.FLOAT);
-  }
-
-  private static Iterator<Row> predict(Iterator<Row> rows, java.util.function.Function<List<Row>, INDArray> inputs,
-      String json, float[] params) {
-    Net net = Net.fromJson(json);
-    net.setParams(params);
-    boolean classifier = net.classification();
-    Net raw = classifier ? net.withIdentityOutput() : null;
-    List<Row> out = new ArrayList<>();
-    List<Row> batch = new ArrayList<>(BATCH);
-    while (rows.hasNext()) {
-      batch.add(rows.next());
-      if (batch.size() == BATCH || !rows.hasNext()) {
-        INDArray input = inputs.apply(batch);
-        INDArray p = net.output(input);
-        INDArray rawOut = classifier ? raw.output(input) : null;
-        INDArray best = classifier ? p.argMax(1) : null;
-        for (int i = 0; i < batch.size(); i++) {
-          Row r = batch.get(i);
-          List<Object> values = new ArrayList<>(r.length() + 3);
-          for (int c = 0; c < r.length(); c++) {
-            values.add(r.get(c));
-          }
-          if (classifier) {
-            values.add((double) best.getLong(i));
-            values.add(Vectors.dense(p.getRow(i).toDoubleVector()));
-            values.add(Vectors.dense(rawOut.getRow(i).toDoubleVector()));
-          } else {
-            values.add(p.size(1) == 1 ? (Object) p.getDouble(i, 0) : Vectors.dense(p.getRow(i).toDoubleVector()));
-          }
-          out.add(RowFactory.create(values.toArray()));
-        }
-        batch.clear();
-      }
-    }
-    return out.iterator();
-  }
-
-  private static double[] features(Object value) {
-    if (value instanceof Vector v) {
-      return v.toArray();
-    }
-    List<?> list = scala.collection.JavaConverters.seqAsJavaList((scala.collection.Seq<?>) value);
-    double[] out = new double[list.size()];
-    for (int i = 0; i < out.length; i++) {
-      out[i] = ((Number) list.get(i)).doubleValue();
-    }
-    return out;
   }
 
   @Override

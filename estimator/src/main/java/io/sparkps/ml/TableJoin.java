@@ -2,6 +2,7 @@ package io.sparkps.ml;
 
 import io.sparkps.ml.embedding.CategoricalRows;
 import io.sparkps.ml.embedding.EmbeddingInputs;
+import io.sparkps.ml.embedding.KeySlots;
 import io.sparkps.ml.embedding.TableLookup;
 import io.sparkps.ps.EmbeddingTable;
 import io.sparkps.ps.ExportedTables;
@@ -17,12 +18,15 @@ import java.util.stream.IntStream;
 import org.apache.spark.HashPartitioner;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.storage.StorageLevel;
+import org.apache.spark.util.sketch.BloomFilter;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import scala.Tuple2;
@@ -34,7 +38,10 @@ import scala.Tuple2;
  * ({@link ExportedTables}); each key's row goes back to the partition that asked for it; a second
  * pass scores every partition with its rows at hand (a key no table holds reads the default row of
  * the ps it would live on, as on a parameter server). The input's rows stay where they are and keep
- * their order; what travels is the keys and their rows.
+ * their order; what travels is the keys and their rows. The first pass runs when the model
+ * transforms (its keys are kept, persisted, for the join): a Bloom filter of them drops the tables'
+ * rows no partition asked for where they are read, so scoring a few rows against a large table
+ * shuffles few of its rows.
  *
  * <p>The input is read twice, so it must give the same rows both times: one that does not (ids drawn
  * by a nondeterministic UDF, a source that changed in between) fails naming it, and is fixed by
@@ -43,10 +50,14 @@ import scala.Tuple2;
  * distinct ids than a task's memory holds.
  */
 final class TableJoin {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TableJoin.class);
   private static final StructType WANTED = new StructType().add("part", DataTypes.IntegerType, false)
       .add("t", DataTypes.IntegerType, false).add("key", DataTypes.LongType, false);
   private static final StructType ROWS = new StructType().add("t", DataTypes.IntegerType, false)
       .add("key", DataTypes.LongType, false).add("vector", DataTypes.createArrayType(DataTypes.FloatType, false), false);
+
+  /** Keys asked for above which no Bloom filter is made (it would take about 45 MB). */
+  private static final long MAX_FILTERED_KEYS = 50_000_000L;
 
   private TableJoin() {}
 
@@ -68,7 +79,11 @@ final class TableJoin {
     }
     long heap = spark.sparkContext().isLocal() ? Runtime.getRuntime().maxMemory()
         : spark.sparkContext().getConf().getSizeAsBytes("spark.executor.memory", "1g");
-    return filesBytes(tables, spark) > heap / 4;
+    long bytes = filesBytes(tables, spark);
+    boolean join = bytes > heap / 4;
+    LOG.info("SparkPS: the model's tables' files hold {} MiB, an executor's heap {} MiB: {}", bytes >> 20, heap >> 20,
+        join ? "scoring by the join (more than a quarter of the heap)" : "each executor loads them");
+    return join;
   }
 
   /** The bytes of the tables' files. */
@@ -93,18 +108,20 @@ final class TableJoin {
 
   /**
    * The rows of {@code tables} (t: the table's index in its inputs, key, vector), default rows left
-   * out, read by one task per ps file: a dataset never held whole.
+   * out, read by one task per ps file: a dataset never held whole. With {@code wanted}, only the
+   * rows whose key it might hold (a Bloom filter's false positives pass too).
    */
-  static Dataset<Row> rows(SparkSession spark, EmbeddingModels.Tables tables) {
+  static Dataset<Row> rows(SparkSession spark, EmbeddingModels.Tables tables, BloomFilter wanted) {
     List<String> names = tables.inputs().tables().stream().map(EmbeddingInputs.Table::name).toList();
     String dir = tables.dir();
-    JavaRDD<Integer> shards = JavaSparkContext.fromSparkContext(spark.sparkContext())
-        .parallelize(IntStream.range(0, tables.numPs()).boxed().toList(), tables.numPs());
+    JavaSparkContext sc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+    Broadcast<BloomFilter> filter = wanted == null ? null : sc.broadcast(wanted);
+    JavaRDD<Integer> shards = sc.parallelize(IntStream.range(0, tables.numPs()).boxed().toList(), tables.numPs());
     JavaRDD<Row> rows = shards.mapPartitions(it -> {
       if (!it.hasNext()) {
         return java.util.Collections.emptyIterator();
       }
-      return new FileRows(ExportedTables.open(dir, it.next()), names);
+      return new FileRows(ExportedTables.open(dir, it.next()), names, filter == null ? null : filter.value());
     });
     return spark.createDataFrame(rows, ROWS);
   }
@@ -113,11 +130,13 @@ final class TableJoin {
   private static final class FileRows implements Iterator<Row> {
     private final ExportedTables.Rows file;
     private final List<String> names;
+    private final BloomFilter wanted;
     private Row next;
 
-    FileRows(ExportedTables.Rows file, List<String> names) {
+    FileRows(ExportedTables.Rows file, List<String> names, BloomFilter wanted) {
       this.file = file;
       this.names = names;
+      this.wanted = wanted;
       advance();
     }
 
@@ -130,7 +149,7 @@ final class TableJoin {
             throw new IllegalStateException("the model's tables file holds table '" + file.table() + "', which none "
                 + "of its embedding columns reads (tables " + names + "): the tables directory is another model's");
           }
-          if (file.id() != Long.MIN_VALUE) {
+          if (file.id() != Long.MIN_VALUE && (wanted == null || wanted.mightContainLong(file.id()))) {
             next = RowFactory.create(t, file.id(), file.values().clone());
           }
         }
@@ -170,16 +189,20 @@ final class TableJoin {
     int parts = rows.getNumPartitions();
     JavaRDD<Row> wanted = rows.mapPartitionsWithIndex((p, it) -> {
       List<Row> out = new ArrayList<>();
-      Keys[] seen = keysOfPartition(inputs, at, it);
+      KeySlots[] seen = keysOfPartition(inputs, at, it);
       for (int t = 0; t < seen.length; t++) {
         for (long key : seen[t].keys()) {
           out.add(RowFactory.create(p, t, key));
         }
       }
       return out.iterator();
-    }, true);
+    }, true).persist(StorageLevel.MEMORY_AND_DISK_SER());
     Dataset<Row> want = spark.createDataFrame(wanted, WANTED);
-    Dataset<Row> held = rows(spark, tables);
+    // The first pass runs now, once: a Bloom filter of the keys asked for lets the tasks reading the
+    // tables drop, before the shuffle, the rows no partition wants (most of a large table).
+    long asked = wanted.count();
+    BloomFilter filter = asked > MAX_FILTERED_KEYS ? null : want.stat().bloomFilter("key", Math.max(1, asked), 0.03);
+    Dataset<Row> held = rows(spark, tables, filter);
     Dataset<Row> found = want.join(held, want.col("t").equalTo(held.col("t")).and(want.col("key").equalTo(
         held.col("key"))), "left_outer").select(want.col("part"), want.col("t"), want.col("key"), held.col("vector"));
     JavaRDD<Row> back = found.javaRDD()
@@ -211,11 +234,11 @@ final class TableJoin {
   }
 
   /** A partition's distinct keys, per table. */
-  private static Keys[] keysOfPartition(EmbeddingInputs inputs, int[] at, Iterator<Row> it) {
+  private static KeySlots[] keysOfPartition(EmbeddingInputs inputs, int[] at, Iterator<Row> it) {
     int count = inputs.tables().size();
-    Keys[] seen = new Keys[count];
+    KeySlots[] seen = new KeySlots[count];
     for (int t = 0; t < count; t++) {
-      seen[t] = new Keys(0);
+      seen[t] = new KeySlots(0);
     }
     CategoricalRows one = new CategoricalRows(inputs, 0);
     while (it.hasNext()) {
@@ -259,7 +282,7 @@ final class TableJoin {
 
   /** The rows a partition's keys joined, per table; a key with none reads its ps's default row. */
   private static final class Found {
-    private final Keys[] keys;
+    private final KeySlots[] keys;
     private final float[][] vectors;
     /** Per table, the slots of keys no table row joined. */
     private final java.util.BitSet[] absent;
@@ -269,13 +292,13 @@ final class TableJoin {
     Found(EmbeddingInputs inputs, float[][][] defaults, Iterator<Row> joined) {
       int count = inputs.tables().size();
       this.defaults = defaults;
-      this.keys = new Keys[count];
+      this.keys = new KeySlots[count];
       this.vectors = new float[count][];
       this.dims = new int[count];
       this.absent = new java.util.BitSet[count];
       for (int t = 0; t < count; t++) {
         absent[t] = new java.util.BitSet();
-        keys[t] = new Keys(0);
+        keys[t] = new KeySlots(0);
         dims[t] = inputs.tables().get(t).settings().dim();
         vectors[t] = new float[0];
       }
@@ -313,75 +336,6 @@ final class TableJoin {
         System.arraycopy(from, held ? slot * dim : 0, out, i * dim, dim);
       }
       return out;
-    }
-  }
-
-  /** A set of 64-bit keys, each with a slot (0, 1, ... in the order added): open addressing. */
-  private static final class Keys {
-    private long[] table;
-    private int[] slots;
-    private boolean[] used;
-    private long[] order;
-    private int size;
-
-    Keys(int expected) {
-      int capacity = Integer.highestOneBit(Math.max(16, expected * 2 - 1)) << 1;
-      table = new long[capacity];
-      slots = new int[capacity];
-      used = new boolean[capacity];
-      order = new long[Math.max(16, expected)];
-    }
-
-    /** The key's slot; when absent, a new one if {@code add}, else -1. */
-    int slot(long key, boolean add) {
-      int mask = table.length - 1;
-      int i = index(key, mask);
-      while (used[i]) {
-        if (table[i] == key) {
-          return slots[i];
-        }
-        i = (i + 1) & mask;
-      }
-      if (!add) {
-        return -1;
-      }
-      if (size == order.length) {
-        order = java.util.Arrays.copyOf(order, size * 2);
-      }
-      order[size] = key;
-      used[i] = true;
-      table[i] = key;
-      slots[i] = size++;
-      if (size * 2 > table.length) {
-        grow();
-      }
-      return size - 1;
-    }
-
-    private void grow() {
-      long[] keys = java.util.Arrays.copyOf(order, size);
-      table = new long[table.length * 2];
-      slots = new int[table.length];
-      used = new boolean[table.length];
-      int mask = table.length - 1;
-      for (int s = 0; s < keys.length; s++) {
-        int i = index(keys[s], mask);
-        while (used[i]) {
-          i = (i + 1) & mask;
-        }
-        used[i] = true;
-        table[i] = keys[s];
-        slots[i] = s;
-      }
-    }
-
-    private static int index(long key, int mask) {
-      long h = key * 0x9E3779B97F4A7C15L;
-      return (int) (h ^ (h >>> 32)) & mask;
-    }
-
-    long[] keys() {
-      return java.util.Arrays.copyOf(order, size);
     }
   }
 }

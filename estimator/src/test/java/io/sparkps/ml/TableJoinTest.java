@@ -124,6 +124,21 @@ class TableJoinTest {
   }
 
   @Test
+  void aBloomFilterOfTheKeysAskedFor_dropsTheTablesOtherRowsWhereTheyAreRead() {
+    List<Row> all = TableJoin.rows(spark, model.tables(), null).collectAsList();
+    org.apache.spark.util.sketch.BloomFilter asked = org.apache.spark.util.sketch.BloomFilter.create(10, 0.03);
+    java.util.Set<Long> keys = new java.util.HashSet<>();
+    for (int i = 0; i < 10; i++) {
+      keys.add(all.get(i * 17).getLong(1));
+      asked.putLong(all.get(i * 17).getLong(1));
+    }
+    List<Row> kept = TableJoin.rows(spark, model.tables(), asked).collectAsList();
+    assertTrue(all.size() > 1000, all.size() + " rows in the tables");
+    assertTrue(kept.stream().map(r -> r.getLong(1)).collect(java.util.stream.Collectors.toSet()).containsAll(keys));
+    assertTrue(kept.size() < 10 + all.size() / 10, kept.size() + " of " + all.size() + " rows kept for 10 keys");
+  }
+
+  @Test
   void auto_loadsTablesAnExecutorHolds_andABadModeIsRefused() {
     EmbeddingModels.Tables tables = model.tables();
     long bytes = TableJoin.filesBytes(tables, spark);

@@ -3,9 +3,7 @@ package io.sparkps.ml.embedding;
 import io.sparkps.ps.EmbeddingTable;
 import io.sparkps.ps.PsClient;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * An embedding model's tables seen from one worker (or scorer): a minibatch's rows become the
@@ -79,9 +77,8 @@ public final class TableLookup {
     float[][] values = new float[count][];
     long[] keys = rows.keys();
     for (int t = 0; t < count; t++) {
-      Map<Long, Integer> slotOf = new HashMap<>();
-      List<Long> order = new ArrayList<>();
       List<EmbeddingInputs.Lookup> reads = inputs.lookups(t);
+      KeySlots slotOf = new KeySlots(batch.length * reads.size());
       slots[t] = new int[reads.size()][batch.length][];
       for (int k = 0; k < reads.size(); k++) {
         int c = reads.get(k).column();
@@ -89,19 +86,12 @@ public final class TableLookup {
           int from = rows.start(batch[i], c);
           int[] s = new int[rows.end(batch[i], c) - from];
           for (int j = 0; j < s.length; j++) {
-            long key = keys[from + j];
-            Integer slot = slotOf.get(key);
-            if (slot == null) {
-              slot = order.size();
-              slotOf.put(key, slot);
-              order.add(key);
-            }
-            s[j] = slot;
+            s[j] = slotOf.slot(keys[from + j], true);
           }
           slots[t][k][i] = s;
         }
       }
-      unique[t] = order.stream().mapToLong(Long::longValue).toArray();
+      unique[t] = slotOf.keys();
       values[t] = train ? tables.get(t).pull(unique[t], step) : reader.read(t, unique[t]);
     }
     return new Pulled(rows, batch, unique, values, slots);
