@@ -32,10 +32,11 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
  * scores a sample of 2,000 rows with the tables loaded (a JVM that holds them) and writes the
  * probabilities beside it.
  *
- * <p>{@code score DIR ROWS}: loads the model in a JVM whose heap is smaller than its tables' files,
- * lets {@code auto} choose (it joins), scores ROWS rows drawn from the ids, and the 2,000 sample rows,
- * whose probabilities must equal the loaded tables' to 1e-6. Prints the tables' bytes, the heap
- * limit, the heap's peak and the time.
+ * <p>{@code score DIR ROWS [MODES]}: loads the model (in a JVM whose heap is smaller than its
+ * tables' files, {@code auto} joins), scores the 2,000 sample rows, whose probabilities must equal
+ * the loaded tables' to 1e-6, and ROWS rows drawn from the ids; MODES (default auto; e.g.
+ * {@code join,load} side by side in a JVM that holds the tables) say how. Prints the tables' bytes,
+ * the heap limit, the heap pools' peaks and the times.
  */
 public final class TableScoringBenchmark {
   private static final int DIM = 32;
@@ -117,33 +118,33 @@ public final class TableScoringBenchmark {
         SAMPLE, (System.nanoTime() - start) / 1e9, Runtime.getRuntime().maxMemory() >> 20);
   }
 
-  private static void score(SparkSession spark, Path dir, long count, int cores, String mode) throws Exception {
-    Dl4jModel model = Dl4jModel.load(dir.resolve("model").toString()).setTablesScoring(mode);
+  private static void score(SparkSession spark, Path dir, long count, int cores, String modes) throws Exception {
     long tables = tableBytes(dir.resolve("model"));
     long ids = Long.parseLong(Files.readString(dir.resolve("ids.txt")).trim());
     long heap = Runtime.getRuntime().maxMemory();
     System.out.printf(Locale.ROOT, "scoring JVM: heap limit %,d MiB; the model's tables' files %,d MiB (%.1fx the "
         + "heap)%n", heap >> 20, tables >> 20, (double) tables / heap);
-    Dataset<Row> sample = rows(spark, 1_000_000_000L, SAMPLE, ids, 1);
-    long start = System.nanoTime();
-    List<Row> joined = model.transform(sample).select("probability").collectAsList();
-    double sampleSeconds = (System.nanoTime() - start) / 1e9;
     List<Row> loaded = spark.read().parquet(dir.resolve("sample-loaded").toString()).collectAsList();
-    double worst = 0;
-    for (int i = 0; i < SAMPLE; i++) {
-      double a = ((Vector) joined.get(i).get(0)).apply(1);
-      double b = ((Vector) loaded.get(i).get(0)).apply(1);
-      worst = Math.max(worst, Math.abs(a - b));
+    for (String mode : modes.split(",")) { // side by side in this JVM: e.g. join,load
+      Dl4jModel model = Dl4jModel.load(dir.resolve("model").toString()).setTablesScoring(mode);
+      long start = System.nanoTime();
+      List<Row> scored = model.transform(rows(spark, 1_000_000_000L, SAMPLE, ids, 1)).select("probability")
+          .collectAsList();
+      double sampleSeconds = (System.nanoTime() - start) / 1e9;
+      double worst = 0;
+      for (int i = 0; i < SAMPLE; i++) {
+        worst = Math.max(worst, Math.abs(((Vector) scored.get(i).get(0)).apply(1)
+            - ((Vector) loaded.get(i).get(0)).apply(1)));
+      }
+      System.out.printf(Locale.ROOT, "sample: %d rows scored (%s) in %.1f s; largest difference from the loaded "
+          + "tables' probabilities %.2e%s%n", SAMPLE, mode, sampleSeconds, worst, worst <= 1e-6 ? "" : "  <-- ABOVE 1e-6");
+      start = System.nanoTime();
+      Row summary = model.transform(rows(spark, 0, count, ids, cores)).select(functions.count("*"), functions.avg(
+          org.apache.spark.ml.functions.vector_to_array(functions.col("probability"), "float32").getItem(1))).first();
+      double seconds = (System.nanoTime() - start) / 1e9;
+      System.out.printf(Locale.ROOT, "scored %,d rows (%s) in %.1f s (%.0f rows/s), mean probability of a click "
+          + "%.4f%n", summary.getLong(0), mode, seconds, summary.getLong(0) / seconds, summary.getDouble(1));
     }
-    System.out.printf(Locale.ROOT, "sample: %d rows scored (%s) in %.1f s; largest difference from the loaded tables' "
-        + "probabilities %.2e%s%n", SAMPLE, mode, sampleSeconds, worst, worst <= 1e-6 ? "" : "  <-- ABOVE 1e-6");
-    Dataset<Row> many = rows(spark, 0, count, ids, cores);
-    start = System.nanoTime();
-    Row summary = model.transform(many).select(functions.count("*"), functions.avg(
-        org.apache.spark.ml.functions.vector_to_array(functions.col("probability"), "float32").getItem(1))).first();
-    double seconds = (System.nanoTime() - start) / 1e9;
-    System.out.printf(Locale.ROOT, "scored %,d rows (%s) in %.1f s (%.0f rows/s), mean probability of a click %.4f%n",
-        summary.getLong(0), mode, seconds, summary.getLong(0) / seconds, summary.getDouble(1));
     StringBuilder pools = new StringBuilder();
     for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
       if (pool.getType() == MemoryType.HEAP) {
