@@ -57,6 +57,9 @@ public final class EmbeddingSpec {
         .setLearningRate(0.05).setBeta1(0.9).setBeta2(0.999).setEpsilon(1e-8).setFtrlBeta(1.0)
         .setMaxRowsPerShard(1_000_000).setMinCount(1).setSeed(1).setInitScale(0.01);
 
+    /** Whether {@link #optAdam} set the epsilon (else ADAGRAD takes ND4J's default, 1e-6). */
+    private boolean epsilonSet;
+
     private Builder() {}
 
     /** The table's name (required). */
@@ -77,9 +80,14 @@ public final class EmbeddingSpec {
       return this;
     }
 
-    /** LAZY_ADAM's betas and the epsilon of ADAGRAD, ROWWISE_ADAGRAD and LAZY_ADAM (defaults 0.9, 0.999, 1e-8). */
+    /**
+     * LAZY_ADAM's betas and the epsilon of ADAGRAD, ROWWISE_ADAGRAD and LAZY_ADAM (defaults 0.9,
+     * 0.999, and 1e-8, but 1e-6 for ADAGRAD: ND4J's, whose AdaGrad also starts each accumulator at
+     * epsilon).
+     */
     public Builder optAdam(double beta1, double beta2, double epsilon) {
       b.setBeta1(beta1).setBeta2(beta2).setEpsilon(epsilon);
+      epsilonSet = true;
       return this;
     }
 
@@ -126,6 +134,9 @@ public final class EmbeddingSpec {
 
     /** Validates and builds the spec. */
     public EmbeddingSpec build() {
+      if (!epsilonSet && b.getOptimizer().equals("ADAGRAD")) {
+        b.setEpsilon(1e-6);
+      }
       if (b.getName().isBlank()) {
         throw new IllegalArgumentException("embedding table name must not be blank, got '" + b.getName() + "'");
       }

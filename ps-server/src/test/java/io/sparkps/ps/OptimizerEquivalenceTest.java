@@ -125,6 +125,56 @@ class OptimizerEquivalenceTest {
     assertTrue(actual.sub(w0).amaxNumber().doubleValue() > 1e-3, "the parameters moved");
   }
 
+  /**
+   * A table's AdaGrad rows follow ND4J's AdaGrad on each row (its default epsilon, its history
+   * starting at epsilon), lazily: a row moves only on the steps that touch it. The gradients are
+   * small, as a rare id's share of a minibatch's mean loss is, where the history's start matters.
+   */
+  @Test
+  void embeddingRowsWithAdaGrad_followNd4jsAdaGradRowByRow() {
+    EmbeddingTable table = client.embeddingTable(EmbeddingSpec.builder().setName("rows-adagrad").setDim(4)
+        .optOptimizer("ADAGRAD", 0.1).optInit(0.5, 3).build());
+    long[] ids = java.util.stream.LongStream.range(0, 10).toArray();
+    table.pull(ids, 0);
+    float[] start = table.read(ids);
+    List<INDArray> expected = new ArrayList<>();
+    List<GradientUpdater<?>> updaters = new ArrayList<>();
+    for (int r = 0; r < ids.length; r++) {
+      expected.add(Nd4j.createFromArray(java.util.Arrays.copyOfRange(start, r * 4, r * 4 + 4)).reshape(1, 4));
+      updaters.add(new AdaGrad(0.1).instantiate(Nd4j.zeros(DataType.FLOAT, 1, 4), true));
+    }
+    int[] touches = new int[ids.length];
+    java.util.Random random = new java.util.Random(5);
+    for (int t = 1; t <= STEPS; t++) {
+      List<Long> some = new ArrayList<>();
+      for (long id : ids) {
+        if (random.nextInt(3) == 0) {
+          some.add(id);
+        }
+      }
+      float[] g = new float[some.size() * 4];
+      for (int i = 0; i < g.length; i++) {
+        g[i] = (float) (random.nextGaussian() * 1e-3);
+      }
+      table.push(some.stream().mapToLong(Long::longValue).toArray(), g, t);
+      for (int i = 0; i < some.size(); i++) {
+        int r = some.get(i).intValue();
+        INDArray update = Nd4j.createFromArray(java.util.Arrays.copyOfRange(g, i * 4, i * 4 + 4)).reshape(1, 4);
+        updaters.get(r).applyUpdater(update, touches[r]++, 0);
+        expected.get(r).subi(update);
+      }
+    }
+    float[] actual = table.read(ids);
+    double worst = 0;
+    for (int r = 0; r < ids.length; r++) {
+      for (int d = 0; d < 4; d++) {
+        worst = Math.max(worst, Math.abs(actual[r * 4 + d] - expected.get(r).getFloat(0, d)));
+      }
+    }
+    assertTrue(worst <= 1e-6, "max |table - nd4j| = " + worst);
+    assertTrue(java.util.Arrays.stream(touches).allMatch(n -> n > 3), java.util.Arrays.toString(touches));
+  }
+
   @Test
   void schedules_matchNd4jSchedules() {
     List<Object[]> pairs = new ArrayList<>();

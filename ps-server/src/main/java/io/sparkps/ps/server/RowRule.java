@@ -13,7 +13,11 @@ record RowRule(Kind kind, float learningRate, float beta1, float beta2, float ep
   enum Kind {
     /** {@code w -= lr * g}; no state. */
     SGD,
-    /** Per element: {@code s += g^2; w -= lr * g / (sqrt(s) + eps)}. */
+    /**
+     * Per element: {@code s += g^2; w -= lr * g / (sqrt(s) + eps)}, each accumulator starting at
+     * {@code eps} (as ND4J's AdaGrad: a row's first small gradients then take small steps, not
+     * whole steps of {@code lr}).
+     */
     ADAGRAD,
     /** One accumulator per row (FBGEMM's and TorchRec's row-wise AdaGrad): {@code s += mean(g^2)}. */
     ROWWISE_ADAGRAD,
@@ -74,7 +78,7 @@ record RowRule(Kind kind, float learningRate, float beta1, float beta2, float ep
       case ADAGRAD -> {
         for (int i = 0; i < dim; i++) {
           float gi = g[gOff + i];
-          float si = s[sOff + i] + gi * gi;
+          float si = (updates == 0 ? epsilon : s[sOff + i]) + gi * gi;
           s[sOff + i] = si;
           w[wOff + i] -= learningRate * gi / ((float) Math.sqrt(si) + epsilon);
         }
