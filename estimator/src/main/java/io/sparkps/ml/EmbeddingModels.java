@@ -194,33 +194,47 @@ final class EmbeddingModels {
   }
 
   /**
-   * The network inputs of a batch of rows to score: the columns of {@code inputs} are at {@code at}.
-   * It holds the loaded tables until closed.
+   * The network's input of batches of rows to score, whose columns of {@code inputs} are at
+   * {@code at}: each row's pooled embeddings, read through {@code lookup} (unseen ids: the default
+   * row), and numeric values.
    */
-  static final class Scorer implements AutoCloseable {
-    private final Loaded loaded;
+  static final class BatchInput implements java.util.function.Function<List<Row>, INDArray> {
     private final CategoricalRows rows;
     private final int[] at;
+    private final TableLookup lookup;
 
-    Scorer(Tables tables, StructType schema) {
-      this.rows = new CategoricalRows(tables.inputs(), 0);
-      List<String> names = tables.inputs().names();
-      this.at = new int[names.size()];
-      for (int i = 0; i < at.length; i++) {
-        at[i] = schema.fieldIndex(names.get(i));
-      }
-      this.loaded = load(tables); // last: a scorer that could not be made holds nothing
+    BatchInput(EmbeddingInputs inputs, int[] at, TableLookup lookup) {
+      this.rows = new CategoricalRows(inputs, 0);
+      this.at = at;
+      this.lookup = lookup;
     }
 
-    /** The network's input for {@code batch}: each row's pooled embeddings (unseen ids: the default row) and numeric values. */
-    INDArray input(List<Row> batch) {
+    @Override
+    public INDArray apply(List<Row> batch) {
       rows.clear();
       for (Row r : batch) {
         rows.append(r, at, null);
       }
       int[] all = java.util.stream.IntStream.range(0, batch.size()).toArray();
-      TableLookup.Pulled pulled = loaded.lookup.pull(rows, all, 0, false);
-      return Nd4j.create(loaded.lookup.features(pulled), new long[] {batch.size(), rows.inputs().width()}, 'c');
+      float[] x = lookup.features(lookup.pull(rows, all, 0, false));
+      return Nd4j.create(x, new long[] {batch.size(), rows.inputs().width()}, 'c');
+    }
+  }
+
+  /** Batches of rows to score with the tables loaded in this JVM; it holds them until closed. */
+  static final class Scorer implements AutoCloseable {
+    private final Loaded loaded;
+    private final BatchInput input;
+
+    Scorer(Tables tables, StructType schema) {
+      int[] at = tables.inputs().positions(schema);
+      this.loaded = load(tables); // after the columns are found: a scorer that could not be made holds nothing
+      this.input = new BatchInput(tables.inputs(), at, loaded.lookup);
+    }
+
+    /** The network's input for {@code batch}. */
+    INDArray input(List<Row> batch) {
+      return input.apply(batch);
     }
 
     @Override

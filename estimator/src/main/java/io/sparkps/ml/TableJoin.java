@@ -28,7 +28,6 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.storage.StorageLevel;
 import org.apache.spark.util.sketch.BloomFilter;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.factory.Nd4j;
 import scala.Tuple2;
 
 /**
@@ -184,7 +183,7 @@ final class TableJoin {
   static JavaRDD<Row> score(Dataset<Row> input, EmbeddingModels.Tables tables, PartitionScorer scorer) {
     SparkSession spark = input.sparkSession();
     EmbeddingInputs inputs = tables.inputs();
-    int[] at = positions(inputs, input.schema());
+    int[] at = inputs.positions(input.schema());
     JavaRDD<Row> rows = input.javaRDD();
     int parts = rows.getNumPartitions();
     JavaRDD<Row> wanted = rows.mapPartitionsWithIndex((p, it) -> {
@@ -210,27 +209,8 @@ final class TableJoin {
     float[][][] defaults = defaults(tables);
     return rows.zipPartitions(back, (mine, joined) -> {
       Found rowsOf = new Found(inputs, defaults, joined);
-      CategoricalRows batchRows = new CategoricalRows(inputs, 0);
-      TableLookup lookup = new TableLookup(inputs, rowsOf::read);
-      return scorer.score(mine, batch -> {
-        batchRows.clear();
-        for (Row r : batch) {
-          batchRows.append(r, at, null);
-        }
-        int[] all = IntStream.range(0, batch.size()).toArray();
-        float[] x = lookup.features(lookup.pull(batchRows, all, 0, false));
-        return Nd4j.create(x, new long[] {batch.size(), inputs.width()}, 'c');
-      });
+      return scorer.score(mine, new EmbeddingModels.BatchInput(inputs, at, new TableLookup(inputs, rowsOf::read)));
     });
-  }
-
-  private static int[] positions(EmbeddingInputs inputs, StructType schema) {
-    List<String> names = inputs.names();
-    int[] at = new int[names.size()];
-    for (int i = 0; i < at.length; i++) {
-      at[i] = schema.fieldIndex(names.get(i));
-    }
-    return at;
   }
 
   /** A partition's distinct keys, per table. */

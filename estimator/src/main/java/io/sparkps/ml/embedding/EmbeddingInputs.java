@@ -240,6 +240,16 @@ public final class EmbeddingInputs implements Serializable {
     }
   }
 
+  /** Where the input columns ({@link #names()} order) are in rows of {@code schema}. */
+  public int[] positions(StructType schema) {
+    List<String> names = names();
+    int[] at = new int[names.size()];
+    for (int i = 0; i < at.length; i++) {
+      at[i] = schema.fieldIndex(names.get(i));
+    }
+    return at;
+  }
+
   /** The row key of a value of column {@code c} (a String or a whole Number); null is the missing value. */
   public long key(int c, Object value) {
     EmbeddingColumn col = columns.get(c);
