@@ -1,153 +1,218 @@
 package io.sparkps.cli;
 
 import io.sparkps.spark.Role;
+import io.sparkps.spark.RunRecord;
 import io.sparkps.spark.TaskProgress;
-import java.io.IOException;
-import java.util.Base64;
+import io.sparkps.spark.ui.Html;
+import io.sparkps.spark.ui.SvgChart;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
-import org.jfree.chart.ChartFactory;
-import org.jfree.chart.ChartUtils;
-import org.jfree.chart.JFreeChart;
-import org.jfree.chart.plot.PlotOrientation;
-import org.jfree.data.xy.XYSeries;
-import org.jfree.data.xy.XYSeriesCollection;
+import java.util.TreeSet;
 
 /**
- * {@code report.html}: one self-contained page (plots as embedded PNGs drawn with JFreeChart, no
- * script, nothing fetched) with the loss and the evaluation metric against the step, throughput
- * over time, each worker's progress, the final figures and the provenance.
+ * {@code report.html}: one self-contained page (inline SVG charts, no script, nothing fetched)
+ * that opens with the headline (status, evaluation, time, examples/s, steps, what the run survived
+ * or why it failed), then the curves (each worker's loss raw and smoothed, the evaluator's metrics,
+ * throughput, where a step's time goes), the network as a table of layers, the settings, the stage
+ * attempts and ps recoveries, and the raw record folded away at the end.
  */
 final class Report {
-  private static final int WIDTH = 760;
-  private static final int HEIGHT = 360;
+  private static final int W = 580;
+  private static final int H = 300;
+  private static final List<String> TIMES = List.of("computeMs", "pullMs", "pushMs", "waitMs", "tableMs");
+  private static final String STYLE = "body{font-family:Helvetica,Arial,sans-serif;margin:0;color:#222;background:#fafafa}"
+      + "main{max-width:1300px;margin:0 auto;padding:1.5em 2em}h1{font-size:1.6em;margin:.2em 0}"
+      + "h2{font-size:1.15em;margin:1.6em 0 .6em;border-bottom:1px solid #ddd;padding-bottom:.3em}"
+      + ".sub{color:#666;margin:0 0 1em}.badge{display:inline-block;padding:2px 10px;border-radius:12px;color:#fff;"
+      + "font-size:.6em;vertical-align:middle}.SUCCEEDED{background:#2e7d32}.FAILED{background:#c62828}"
+      + ".CANCELLED{background:#757575}.cards{display:flex;flex-wrap:wrap;gap:12px}.card{background:#fff;"
+      + "border:1px solid #e3e3e3;border-radius:6px;padding:10px 16px;min-width:150px}.card .v{font-size:1.5em;"
+      + "font-weight:600}.card .k{color:#666;font-size:.85em}.card.bad{border-color:#e57373}.card.bad .v{color:#c62828;"
+      + "font-size:1em;font-weight:500;max-width:60em}.charts svg{margin:0 14px 14px 0;border:1px solid #e3e3e3;"
+      + "border-radius:4px}table{border-collapse:collapse;background:#fff;font-size:.9em}td,th{border:1px solid #e3e3e3;"
+      + "padding:4px 10px;text-align:left;vertical-align:top}th{background:#f3f3f3}.num{text-align:right}"
+      + "details{margin-top:2em}summary{cursor:pointer;color:#555}pre{white-space:pre-wrap;word-break:break-all;"
+      + "background:#fff;border:1px solid #e3e3e3;padding:8px;font-size:.8em}";
 
   private Report() {}
 
-  static String html(String title, List<RunRecorder.Event> events, Map<String, Object> summary) throws IOException {
-    System.setProperty("java.awt.headless", "true");
-    StringBuilder html = new StringBuilder();
-    html.append("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>").append(escape(title))
-        .append("</title><style>body{font-family:sans-serif;margin:2em;max-width:60em}"
-            + "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}"
-            + "img{display:block;margin:1em 0}</style></head><body>\n<h1>").append(escape(title)).append("</h1>\n");
-    html.append(table(summary));
-    html.append(chart("Training loss", "step", "loss", lossByStep(events)));
-    String metric = evaluationMetric(events);
-    html.append(metric == null ? "<p>No evaluation data was given: no evaluation plot.</p>\n"
-        : chart("Evaluation " + metric, "step (variables' version)", metric, evaluation(events, metric)));
-    html.append(chart("Throughput", "seconds", "examples/s", throughput(events)));
-    html.append(chart("Progress per worker", "seconds", "step", progress(events)));
-    html.append("</body></html>\n");
-    return html.toString();
-  }
-
-  private static String table(Map<String, Object> summary) {
-    StringBuilder b = new StringBuilder("<table>\n");
-    summary.forEach((k, v) -> {
-      if (!(v instanceof Map)) {
-        b.append("<tr><th>").append(escape(k)).append("</th><td>").append(escape(String.valueOf(v))).append("</td></tr>\n");
+  static String html(String title, List<RunRecorder.Event> events, Map<String, Object> summary, RunRecord record) {
+    String status = String.valueOf(summary.getOrDefault("status", record.status().name()));
+    StringBuilder b = new StringBuilder(32_768);
+    b.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>").append(Html.escape(title))
+        .append("</title><style>").append(STYLE).append("</style></head><body><main>\n");
+    b.append("<h1>").append(Html.escape(title)).append(" <span class=\"badge ").append(Html.escape(status)).append("\">")
+        .append(Html.escape(status)).append("</span></h1><p class=\"sub\">").append(Html.escape(record.name()))
+        .append(" &middot; started ").append(Html.escape(String.valueOf(summary.get("startedAt")))).append(" &middot; ")
+        .append(String.format(Locale.ROOT, "%.1f s", record.elapsed().toMillis() / 1000.0)).append("</p>\n");
+    b.append(headline(summary, record)).append("\n<h2>Curves</h2><div class=\"charts\">").append(charts(events))
+        .append("</div>\n");
+    @SuppressWarnings("unchecked")
+    Map<String, String> provenance = summary.get("provenance") instanceof Map<?, ?> p ? (Map<String, String>) p : Map.of();
+    b.append("<h2>Network</h2>").append(NetworkTable.html(provenance.get("param.networkJson"))).append('\n');
+    b.append("<h2>Settings</h2>").append(settings(provenance)).append('\n');
+    b.append(attempts(record));
+    b.append("<details><summary>The raw record: summary.json's values, the input schema, the network's JSON</summary>")
+        .append(rawTable(summary));
+    provenance.forEach((k, v) -> {
+      if (v != null && v.startsWith("{")) {
+        b.append("<h3>").append(Html.escape(k)).append("</h3><pre>").append(Html.escape(v)).append("</pre>");
       }
     });
-    summary.forEach((k, v) -> {
-      if (v instanceof Map<?, ?> m) {
-        m.forEach((mk, mv) -> b.append("<tr><th>").append(escape(k + "." + mk)).append("</th><td>")
-            .append(escape(String.valueOf(mv))).append("</td></tr>\n"));
-      }
-    });
-    return b.append("</table>\n").toString();
+    return b.append("</details></main></body></html>\n").toString();
   }
 
-  private static String chart(String title, String x, String y, XYSeriesCollection data) throws IOException {
-    JFreeChart chart = ChartFactory.createXYLineChart(title, x, y, data, PlotOrientation.VERTICAL, true, false, false);
-    byte[] png = ChartUtils.encodeAsPNG(chart.createBufferedImage(WIDTH, HEIGHT));
-    int points = 0;
-    for (int s = 0; s < data.getSeriesCount(); s++) {
-      points += data.getItemCount(s);
+  private static String headline(Map<String, Object> summary, RunRecord record) {
+    StringBuilder b = new StringBuilder("<div class=\"cards\" id=\"headline\">");
+    if (summary.get("evaluation") instanceof Map<?, ?> eval && !eval.isEmpty()) {
+      for (String key : List.of("accuracy", "auc", "r2", "rmse", "logLoss")) {
+        if (eval.get(key) instanceof Number n) {
+          b.append(card(String.format(Locale.ROOT, "%.4f", n.doubleValue()), "evaluation " + key, false));
+          break;
+        }
+      }
     }
-    return "<h2>" + escape(title) + "</h2>\n<img alt=\"" + escape(title) + ": " + points + " points in "
-        + data.getSeriesCount() + " series\" width=\"" + WIDTH + "\" height=\"" + HEIGHT
-        + "\" src=\"data:image/png;base64," + Base64.getEncoder().encodeToString(png) + "\">\n";
+    if (summary.get("trainSeconds") instanceof Number t) {
+      b.append(card(String.format(Locale.ROOT, "%.1f s", t.doubleValue()), "training time", false));
+    }
+    if (summary.get("examplesPerSecond") instanceof Number r) {
+      b.append(card(String.format(Locale.ROOT, "%,d", r.longValue()), "examples per second", false));
+    }
+    long steps = record.stepsDone().values().stream().mapToLong(Long::longValue).max().orElse(0);
+    b.append(card(String.format(Locale.ROOT, "%,d", steps), "steps a worker", false));
+    if (record.cause() != null) {
+      b.append(card(Html.escape(record.cause()), "why it ended", true));
+    }
+    Object survived = summary.get("survived");
+    b.append(card(survived == null ? "nothing to survive" : Html.escape(String.valueOf(survived)), "survived", false));
+    return b.append("</div>").toString();
+  }
+
+  private static String card(String value, String key, boolean bad) {
+    return "<div class=\"card" + (bad ? " bad" : "") + "\"><div class=\"v\">" + value + "</div><div class=\"k\">"
+        + Html.escape(key) + "</div></div>";
   }
 
   private static boolean isWorker(TaskProgress p) {
     return p.role() == Role.CHIEF || p.role() == Role.WORKER;
   }
 
-  private static XYSeriesCollection lossByStep(List<RunRecorder.Event> events) {
-    Map<Integer, XYSeries> series = new TreeMap<>();
+  static String charts(List<RunRecorder.Event> events) {
+    Map<Integer, List<TaskProgress>> byWorker = new TreeMap<>();
+    List<TaskProgress> evaluator = new ArrayList<>();
     for (RunRecorder.Event e : events) {
       TaskProgress p = e.progress();
       if (isWorker(p) && p.metrics().containsKey("loss")) {
-        series.computeIfAbsent(p.index(), i -> new XYSeries("worker " + i)).add(p.step(), p.metrics().get("loss"));
+        byWorker.computeIfAbsent(p.index(), i -> new ArrayList<>()).add(p);
+      } else if (p.role() == Role.EVALUATOR) {
+        evaluator.add(p);
       }
     }
-    return collection(series);
-  }
-
-  static String evaluationMetric(List<RunRecorder.Event> events) {
-    for (RunRecorder.Event e : events) {
-      if (e.progress().role() == Role.EVALUATOR) {
-        return e.progress().metrics().containsKey("accuracy") ? "accuracy" : "r2";
+    StringBuilder b = new StringBuilder();
+    SvgChart loss = new SvgChart("Training loss", "step", "loss");
+    byWorker.forEach((w, ps) -> loss.series("worker " + w, steps(ps), values(ps, "loss")));
+    b.append(loss.render(W, H));
+    TreeSet<String> names = new TreeSet<>();
+    evaluator.forEach(p -> names.addAll(p.metrics().keySet()));
+    if (names.isEmpty()) {
+      b.append("<p>No evaluation data was given: no evaluation curve.</p>");
+    } else {
+      SvgChart eval = new SvgChart("Evaluation", "step (variables' version)", "value");
+      names.forEach(n -> eval.plain(n, steps(evaluator), values(evaluator, n)));
+      b.append(eval.render(W, H));
+    }
+    b.append(throughput(events).render(W, H));
+    if (!byWorker.isEmpty()) {
+      int w = byWorker.keySet().iterator().next();
+      List<TaskProgress> ps = byWorker.get(w);
+      SvgChart times = new SvgChart("Where worker " + w + "'s step time goes", "step", "ms").ignoreOutliers();
+      for (String t : TIMES) {
+        if (ps.get(ps.size() - 1).metrics().containsKey(t)) {
+          times.series(t.substring(0, t.length() - 2), steps(ps), values(ps, t));
+        }
+      }
+      if (!times.isEmpty()) {
+        b.append(times.render(W, H));
       }
     }
-    return null;
+    return b.toString();
   }
 
-  private static XYSeriesCollection evaluation(List<RunRecorder.Event> events, String metric) {
-    XYSeries s = new XYSeries(metric);
-    XYSeries loss = new XYSeries("loss");
-    for (RunRecorder.Event e : events) {
-      TaskProgress p = e.progress();
-      if (p.role() == Role.EVALUATOR && p.metrics().containsKey(metric)) {
-        s.addOrUpdate((double) p.step(), (double) p.metrics().get(metric));
-        loss.addOrUpdate((double) p.step(), (double) p.metrics().getOrDefault("loss", Double.NaN));
-      }
-    }
-    XYSeriesCollection c = new XYSeriesCollection(s);
-    c.addSeries(loss);
-    return c;
+  private static double[] steps(List<TaskProgress> ps) {
+    return ps.stream().mapToDouble(TaskProgress::step).toArray();
   }
 
-  private static XYSeriesCollection throughput(List<RunRecorder.Event> events) {
+  private static double[] values(List<TaskProgress> ps, String metric) {
+    return ps.stream().mapToDouble(p -> p.metrics().getOrDefault(metric, Double.NaN)).toArray();
+  }
+
+  /** Examples per second of all workers together, over each second of the run. */
+  private static SvgChart throughput(List<RunRecorder.Event> events) {
     Map<Integer, Long> examples = new TreeMap<>();
-    XYSeries s = new XYSeries("all workers");
+    List<Double> xs = new ArrayList<>();
+    List<Double> ys = new ArrayList<>();
     double lastT = 0;
     long lastTotal = 0;
     for (RunRecorder.Event e : events) {
-      if (!isWorker(e.progress())) {
+      if (!isWorker(e.progress()) || e.progress().metrics().isEmpty()) {
         continue;
       }
       examples.put(e.progress().index(), e.progress().examples());
       long total = examples.values().stream().mapToLong(Long::longValue).sum();
       if (e.seconds() - lastT >= 1.0) {
-        s.add(e.seconds(), (total - lastTotal) / (e.seconds() - lastT));
+        xs.add(e.seconds());
+        ys.add((total - lastTotal) / (e.seconds() - lastT));
         lastT = e.seconds();
         lastTotal = total;
       }
     }
-    return new XYSeriesCollection(s);
+    return new SvgChart("Throughput", "seconds", "examples/s").series("all workers",
+        xs.stream().mapToDouble(Double::doubleValue).toArray(), ys.stream().mapToDouble(Double::doubleValue).toArray());
   }
 
-  private static XYSeriesCollection progress(List<RunRecorder.Event> events) {
-    Map<Integer, XYSeries> series = new TreeMap<>();
-    for (RunRecorder.Event e : events) {
-      TaskProgress p = e.progress();
-      if (isWorker(p)) {
-        series.computeIfAbsent(p.index(), i -> new XYSeries("worker " + i)).add(e.seconds(), p.step());
+  private static String settings(Map<String, String> provenance) {
+    StringBuilder b = new StringBuilder("<table class=\"settings\"><tbody>");
+    new TreeMap<>(provenance).forEach((k, v) -> {
+      if (v != null && !v.startsWith("{") && !k.equals("param.networkJson")) {
+        b.append("<tr><th>").append(Html.escape(k.startsWith("param.") ? k.substring(6) : k)).append("</th><td>")
+            .append(Html.escape(v)).append("</td></tr>");
       }
+    });
+    return b.append("</tbody></table>").toString();
+  }
+
+  private static String attempts(RunRecord r) {
+    if (r.stageAttempts().size() <= 1 && r.psRecoveries().isEmpty()) {
+      return "";
     }
-    return collection(series);
+    StringBuilder b = new StringBuilder("<h2>What the run met</h2><table id=\"attempts\"><thead><tr><th>Stage attempt</th>"
+        + "<th>Ended by</th></tr></thead><tbody>");
+    r.stageAttempts().forEach(a -> b.append("<tr><td>").append(a.attempt()).append("</td><td>")
+        .append(a.endedBy() == null ? "completed" : Html.escape(a.endedBy())).append("</td></tr>"));
+    b.append("</tbody></table>");
+    if (!r.psRecoveries().isEmpty()) {
+      b.append("<p></p><table id=\"recoveries\"><thead><tr><th>PS</th><th>Lost at step</th><th>Reason</th>"
+          + "<th>Replacement</th><th>Refilled from</th><th>Down for</th></tr></thead><tbody>");
+      r.psRecoveries().forEach(p -> b.append("<tr><td>").append(p.shard()).append("</td><td>").append(p.atStep())
+          .append("</td><td>").append(Html.escape(p.reason())).append("</td><td>").append(Html.escape(p.replacement()))
+          .append("</td><td>").append(Html.escape(p.source())).append("</td><td>")
+          .append(String.format(Locale.ROOT, "%.1f s", p.downtime().toMillis() / 1000.0)).append("</td></tr>"));
+      b.append("</tbody></table>");
+    }
+    return b.toString();
   }
 
-  private static XYSeriesCollection collection(Map<Integer, XYSeries> series) {
-    XYSeriesCollection c = new XYSeriesCollection();
-    series.values().forEach(c::addSeries);
-    return c;
-  }
-
-  private static String escape(String s) {
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
+  private static String rawTable(Map<String, Object> summary) {
+    StringBuilder b = new StringBuilder("<table>");
+    summary.forEach((k, v) -> {
+      if (!k.equals("provenance")) {
+        b.append("<tr><th>").append(Html.escape(k)).append("</th><td>").append(Html.escape(String.valueOf(v)))
+            .append("</td></tr>");
+      }
+    });
+    return b.append("</table>").toString();
   }
 }

@@ -98,6 +98,7 @@ public final class SparkPsCli implements Runnable {
         return USAGE;
       }
       long step = e instanceof TrainingRun.Failed failed ? failed.lastStep : -1;
+      String record = e instanceof TrainingRun.Failed failed ? failed.record : null;
       if (e instanceof TrainingRun.Failed failed) {
         e = failed.failure;
       }
@@ -106,6 +107,9 @@ public final class SparkPsCli implements Runnable {
             + (step < 0 ? "" : " (its last reported step: " + step + ")"));
         if (f.getCause() != null) {
           err.println("  cause: " + firstLine(String.valueOf(rootCause(f))));
+        }
+        if (record != null) {
+          err.println("  the run's record: " + record);
         }
         return FAILED;
       }

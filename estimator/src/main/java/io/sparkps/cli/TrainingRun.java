@@ -23,16 +23,18 @@ import org.deeplearning4j.util.ModelSerializer;
 final class TrainingRun {
   static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
-  /** Training failed: the run's failure and the last step the failed task reported (-1 if none). */
+  /** Training failed: the run's failure, the last step the failed task reported (-1 if none), and where its record is. */
   static final class Failed extends RuntimeException {
     private static final long serialVersionUID = 1L;
     final transient io.sparkps.spark.TrainingFailure failure;
     final long lastStep;
+    final String record;
 
-    Failed(io.sparkps.spark.TrainingFailure failure, long lastStep) {
+    Failed(io.sparkps.spark.TrainingFailure failure, long lastStep, String record) {
       super(failure.getMessage(), failure);
       this.failure = failure;
       this.lastStep = lastStep;
+      this.record = record;
     }
   }
 
@@ -53,27 +55,38 @@ final class TrainingRun {
         job.totalSteps(), job.stepsPerEpoch(), estimator.getOrDefault(estimator.numWorkers()),
         estimator.getOrDefault(estimator.numPs()));
     job.addListener(new ConsoleProgress(out, job.totalSteps(), job.stepsPerEpoch(), bar));
-    Dl4jModel model;
-    try {
-      model = job.join();
-    } catch (io.sparkps.spark.TrainingFailure f) {
-      throw new Failed(f, job.progress().stream().filter(p -> p.role() == f.role() && p.index() == f.index())
-          .mapToLong(TaskProgress::step).max().orElse(-1));
+    try (RunEnding ending = new RunEnding(job, dir, recorder)) {
+      Dl4jModel model;
+      try {
+        model = job.join();
+      } catch (io.sparkps.spark.TrainingFailure f) {
+        ending.recordEnd();
+        throw new Failed(f, job.progress().stream().filter(p -> p.role() == f.role() && p.index() == f.index())
+            .mapToLong(TaskProgress::step).max().orElse(-1), dir.uri("summary.json"));
+      } catch (java.util.concurrent.CancellationException c) {
+        ending.recordEnd();
+        throw c;
+      }
+      Map<String, Object> summary = succeeded(estimator, eval, dir, job, model, t0);
+      ending.write(summary);
+      return summary;
     }
+  }
+
+  private static Map<String, Object> succeeded(Dl4jEstimator estimator, Dataset<Row> eval, RunDirectory dir, FitJob job,
+      Dl4jModel model, long t0) throws IOException {
     double trainSeconds = model.summary().elapsed().toMillis() / 1000.0;
     model.write().overwrite().save(dir.uri("model"));
     try (java.io.OutputStream zip = dir.create("model.dl4j.zip")) {
       ModelSerializer.writeModel(model.network(), zip, true);
     }
-    Map<String, Object> summary = new LinkedHashMap<>();
-    summary.put("status", "SUCCEEDED");
-    summary.put("runId", job.runId());
+    Map<String, Object> summary = RunSummary.of(job.record());
     summary.put("trainSeconds", trainSeconds);
     long examples = model.summary().workerHistory().stream().collect(java.util.stream.Collectors.toMap(
         TaskProgress::index, TaskProgress::examples, Math::max)).values().stream().mapToLong(Long::longValue).sum();
     summary.put("examples", examples);
     summary.put("examplesPerSecond", Math.round(examples / Math.max(trainSeconds, 1e-9)));
-    summary.put("stageAttempts", model.summary().stageAttempts());
+    summary.put("recoveredFailures", model.summary().recoveredFailures());
     Map<String, Object> losses = new LinkedHashMap<>();
     int workers = (Integer) estimator.getOrDefault(estimator.numWorkers());
     for (int w = 0; w < workers; w++) {
@@ -88,8 +101,6 @@ final class TrainingRun {
         "report", "report.html"));
     summary.put("provenance", model.provenance());
     summary.put("wallSeconds", Math.round((System.nanoTime() - t0) / 1e6) / 1000.0);
-    dir.write("summary.json", JSON.writeValueAsString(summary));
-    dir.write("report.html", Report.html("SparkPS run " + job.runId(), recorder.events(), summary));
     return summary;
   }
 

@@ -22,6 +22,9 @@ final class EmbeddingStep {
   private final boolean divideByMinibatch;
   private long keysPulled;
 
+  private long tablePullNanos;
+  private long tablePushNanos;
+
   EmbeddingStep(PsTrainingStep dense, TableLookup lookup, CategoricalRows rows, boolean divideByMinibatch) {
     this.dense = dense;
     this.lookup = lookup;
@@ -32,7 +35,9 @@ final class EmbeddingStep {
 
   /** Step {@code step} (this worker's, from 0) on the rows {@code batch}; returns the minibatch's loss. */
   double step(int[] batch, long step, int epoch) {
+    long t0 = System.nanoTime();
     TableLookup.Pulled pulled = lookup.pull(rows, batch, step, true);
+    tablePullNanos = System.nanoTime() - t0;
     for (int t = 0; t < rows.inputs().tables().size(); t++) {
       keysPulled += pulled.unique(t).length;
     }
@@ -47,8 +52,20 @@ final class EmbeddingStep {
     double loss = dense.step(data, step, epoch);
     float[] inputGradient = dense.inputGradient().castTo(org.nd4j.linalg.api.buffer.DataType.FLOAT).dup('c')
         .data().asFloat();
+    long t1 = System.nanoTime();
     lookup.push(pulled, inputGradient, divideByMinibatch ? 1.0 / batch.length : 1.0, step);
+    tablePushNanos = System.nanoTime() - t1;
     return loss;
+  }
+
+  /** The dense part of the step (its times are the dense variables'). */
+  PsTrainingStep dense() {
+    return dense;
+  }
+
+  /** Milliseconds the last step spent pulling its table rows and pushing their gradients. */
+  double tableMillis() {
+    return (tablePullNanos + tablePushNanos) / 1e6;
   }
 
   /** The unique keys this worker's steps pulled so far (each step's, summed over its tables). */

@@ -68,6 +68,11 @@ public final class FitJob {
     return job.inspect();
   }
 
+  /** What the run did so far, or in all once ended, whatever its end ({@link TrainingJob#record()}). */
+  public io.sparkps.spark.RunRecord record() {
+    return job.record();
+  }
+
   /** Cancels training. */
   public void cancel() {
     job.cancel();

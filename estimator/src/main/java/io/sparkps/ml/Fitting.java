@@ -30,6 +30,7 @@ final class Fitting {
     e.transformSchema(dataset.schema(), probe);
     TrainingConfig config = e.getConfig();
     ClusterSpec spec = config.clusterSpec().optEvaluator(evaluation != null)
+        .optMetricsEvery(io.sparkps.spark.SparkPsConf.METRICS_EVERY_STEPS.get(dataset.sparkSession().conf()))
         // a deferred evaluator scores its copies after training: up to 256 MiB of them
         .optEvaluatorGrace(config.evalDeferred() ? DEFERRED_GRACE : null).build();
     String json = e.getOrDefault(e.networkJson());

@@ -25,7 +25,11 @@ public final class Provenance {
     p.put("trained.at", Instant.now().toString());
     p.put("input.schema", schema.json());
     for (ParamPair<?> pair : scala.collection.JavaConverters.seqAsJavaList(estimator.extractParamMap().toSeq())) {
-      p.put("param." + pair.param().name(), String.valueOf(pair.value()));
+      Object v = pair.value();
+      // an array param (numericCols) as its elements, not the array's identity
+      p.put("param." + pair.param().name(), v instanceof Object[] a ? java.util.Arrays.toString(a)
+          : v instanceof int[] a ? java.util.Arrays.toString(a) : v instanceof double[] a ? java.util.Arrays.toString(a)
+          : String.valueOf(v));
     }
     return p;
   }

@@ -32,6 +32,10 @@ public final class PsTrainingStep {
   /** Whether a step keeps the loss's gradient by the input (embedding models), and the last one. */
   private boolean keepInputGradient;
   private INDArray inputGradient;
+  /** Nanoseconds the last minibatch spent pulling, computing its gradient (and worker-side update), pushing. */
+  private long pullNanos;
+  private long computeNanos;
+  private long pushNanos;
 
   /** Steps for {@code net} (initialized) whose variables live on {@code ps}. */
   public PsTrainingStep(MultiLayerNetwork net, NetworkVariables variables, PsClient ps) {
@@ -101,9 +105,13 @@ public final class PsTrainingStep {
           ? " with worker-side updates, which take one minibatch per step" : ""));
     }
     this.iteration = (int) iteration + 1;
+    long t0 = System.nanoTime();
     if (position == 0) {
       pull();
     }
+    long t1 = System.nanoTime();
+    pullNanos = t1 - t0;
+    pushNanos = 0;
     net.setBatch(batch);
     if (keepInputGradient) {
       inputGradient = net.computeGradientAndInputGradient();
@@ -122,6 +130,7 @@ public final class PsTrainingStep {
     } else if (of > 1) {
       accumulate(position, of, examples);
       if (position < of - 1) {
+        computeNanos = System.nanoTime() - t1;
         return net.score();
       }
       gradients = sumViews;
@@ -135,8 +144,26 @@ public final class PsTrainingStep {
         }
       });
     }
+    long t2 = System.nanoTime();
+    computeNanos = t2 - t1;
     ps.push(gradients);
+    pushNanos = System.nanoTime() - t2;
     return net.score();
+  }
+
+  /** Milliseconds the last minibatch spent pulling (SYNC: with the wait for the other workers' pushes). */
+  double pullMillis() {
+    return pullNanos / 1e6;
+  }
+
+  /** Milliseconds the last minibatch spent on its forward and backward pass (and a worker-side update). */
+  double computeMillis() {
+    return computeNanos / 1e6;
+  }
+
+  /** Milliseconds the last minibatch spent pushing (0 for a minibatch whose gradient waits for the step's others). */
+  double pushMillis() {
+    return pushNanos / 1e6;
   }
 
   /** Makes every step keep the loss's gradient by the network's input, for {@link #inputGradient()}. */

@@ -178,6 +178,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   private float[] train(WorkerContext<Row> ctx, Net net, NetworkVariables variables, PsClient ps, Minibatches data,
       long done) {
     PsTrainingStep step = new PsTrainingStep(net, variables, ps, config.workerUpdates());
+    StepMetrics metrics = new StepMetrics(ps);
     long total = totalSteps();
     int perStep = config.gradientAccumulation();
     while (done < total) {
@@ -192,13 +193,15 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
           int position = (int) (done % perStep);
           long first = done - position;
           int of = (int) Math.min(perStep, total - first);
+          long waitStart = System.nanoTime();
           DataSet batch = batches.next();
+          double waitMillis = (System.nanoTime() - waitStart) / 1e6;
           if (position == 0 && done + 1 < total) {
             batches.prefetch();
           }
           double loss = step.step(batch, done, epoch, position, of);
           done++;
-          afterStep(ctx, ps, done, loss, epoch, variables, Map.of());
+          afterStep(ctx, ps, done, variables, metrics.of(loss, epoch, step, waitMillis, -1, Map.of()));
         }
       }
     }
@@ -211,11 +214,8 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   }
 
   /** Reports step {@code done}'s progress and, on the chief at the first step boundary at or after each interval, checkpoints. */
-  private void afterStep(WorkerContext<Row> ctx, PsClient ps, long done, double loss, int epoch,
-      NetworkVariables variables, Map<String, Double> more) {
-    // wireBytes: what this worker's client moved over the shards' bulk ports (sockets) so far
-    Map<String, Double> metrics = new java.util.HashMap<>(more);
-    metrics.putAll(Map.of("loss", loss, "epoch", (double) epoch, "wireBytes", (double) ps.bulkWireBytes()));
+  private void afterStep(WorkerContext<Row> ctx, PsClient ps, long done, NetworkVariables variables,
+      Map<String, Double> metrics) {
     ctx.progress().report(done, done * config.batchSize(), metrics);
     int perStep = config.gradientAccumulation();
     if (ctx.isChief() && config.checkpointDir() != null && done % perStep == 0
@@ -254,6 +254,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
         s.net().miniBatch());
     long done = s.done();
     long total = totalSteps();
+    StepMetrics metrics = new StepMetrics(ps);
     while (done < total) {
       int epoch = (int) (done / stepsPerEpoch);
       java.util.Iterator<int[]> batches = data.epoch(epoch, (int) (done % stepsPerEpoch), stepsPerEpoch,
@@ -262,8 +263,8 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
         double loss = step.step(batches.next(), done, epoch);
         done++;
         // tableBytes, tableKeys: the table pulls' and pushes' payload bytes and the unique keys pulled, so far
-        afterStep(ctx, ps, done, loss, epoch, s.variables(), Map.of("tableBytes", (double) ps.tableBytes(),
-            "tableKeys", (double) step.keysPulled()));
+        afterStep(ctx, ps, done, s.variables(), metrics.of(loss, epoch, step.dense(), 0, step.tableMillis(),
+            Map.of("tableBytes", (double) ps.tableBytes(), "tableKeys", (double) step.keysPulled())));
       }
     }
     finish(ctx, ps, done, s.variables());

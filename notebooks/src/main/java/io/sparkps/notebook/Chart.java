@@ -12,6 +12,8 @@ import org.jfree.data.xy.XYSeriesCollection;
 /**
  * A line chart for a notebook (loss or accuracy against the step, say): add series with
  * {@link #line}, then make it a cell's value or {@link Notebook#display(Object) display} it.
+ * A line of 10 points or more is drawn raw (thin, faint) and smoothed (an exponential moving
+ * average, as the run's report and the Spark UI draw it), on a white plot with light grid lines.
  * Drawn by JFreeChart as a PNG; nothing is fetched.
  */
 public final class Chart {
@@ -57,10 +59,55 @@ public final class Chart {
     return this;
   }
 
+  private static final java.awt.Color[] COLORS = {new java.awt.Color(0x1f77b4), new java.awt.Color(0xe6550d),
+      new java.awt.Color(0x2ca02c), new java.awt.Color(0x9467bd), new java.awt.Color(0xd62728),
+      new java.awt.Color(0x8c564b)};
+
   /** The chart drawn. */
   public BufferedImage image() {
-    JFreeChart chart = ChartFactory.createXYLineChart(title, xLabel, yLabel, series, PlotOrientation.VERTICAL,
+    XYSeriesCollection drawn = new XYSeriesCollection();
+    org.jfree.chart.renderer.xy.XYLineAndShapeRenderer renderer =
+        new org.jfree.chart.renderer.xy.XYLineAndShapeRenderer(true, false);
+    for (int i = 0; i < series.getSeriesCount(); i++) {
+      XYSeries line = series.getSeries(i);
+      java.awt.Color color = COLORS[i % COLORS.length];
+      if (line.getItemCount() >= 10) {
+        double[] ys = new double[line.getItemCount()];
+        for (int k = 0; k < ys.length; k++) {
+          ys[k] = line.getY(k).doubleValue();
+        }
+        double[] smooth = io.sparkps.spark.ui.SvgChart.smoothed(ys, Math.min(0.97, Math.max(0.6, 1 - 8.0 / ys.length)));
+        XYSeries raw = new XYSeries(line.getKey() + " (raw)", false, true);
+        XYSeries smoothed = new XYSeries(line.getKey(), false, true);
+        for (int k = 0; k < ys.length; k++) {
+          raw.add(line.getX(k), line.getY(k));
+          smoothed.add(line.getX(k).doubleValue(), smooth[k]);
+        }
+        int r = drawn.getSeriesCount();
+        drawn.addSeries(raw);
+        renderer.setSeriesPaint(r, new java.awt.Color(color.getRed(), color.getGreen(), color.getBlue(), 70));
+        renderer.setSeriesStroke(r, new java.awt.BasicStroke(1f));
+        renderer.setSeriesVisibleInLegend(r, false);
+        drawn.addSeries(smoothed);
+        renderer.setSeriesPaint(r + 1, color);
+        renderer.setSeriesStroke(r + 1, new java.awt.BasicStroke(2.2f));
+      } else {
+        int r = drawn.getSeriesCount();
+        drawn.addSeries(line);
+        renderer.setSeriesPaint(r, color);
+        renderer.setSeriesStroke(r, new java.awt.BasicStroke(2.2f));
+      }
+    }
+    JFreeChart chart = ChartFactory.createXYLineChart(title, xLabel, yLabel, drawn, PlotOrientation.VERTICAL,
         series.getSeriesCount() > 1, false, false);
+    org.jfree.chart.plot.XYPlot plot = chart.getXYPlot();
+    plot.setRenderer(renderer);
+    plot.setBackgroundPaint(java.awt.Color.WHITE);
+    plot.setDomainGridlinePaint(new java.awt.Color(0xe5e5e5));
+    plot.setRangeGridlinePaint(new java.awt.Color(0xe5e5e5));
+    plot.setOutlinePaint(new java.awt.Color(0xbbbbbb));
+    chart.setBackgroundPaint(java.awt.Color.WHITE);
+    chart.getTitle().setFont(new java.awt.Font("SansSerif", java.awt.Font.BOLD, 14));
     return chart.createBufferedImage(width, height);
   }
 

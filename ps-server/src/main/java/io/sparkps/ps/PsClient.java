@@ -333,6 +333,14 @@ public final class PsClient implements AutoCloseable {
     recovery.reportRefill(shard, step, source);
   }
 
+  /**
+   * The version of the variables this client's last whole pull read (the lowest of their slices'),
+   * or -1 before the first: how many updates the shards had applied when it read them.
+   */
+  public long readVersion() {
+    return transfers.readVersion();
+  }
+
   /** This worker's step (SYNC: the step the next pull reads and the next push sends). */
   public long step() {
     return transfers.step();

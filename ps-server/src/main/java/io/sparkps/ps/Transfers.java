@@ -87,6 +87,11 @@ final class Transfers {
     readVersion = version;
   }
 
+  /** The version the last whole pull read, or -1. */
+  long readVersion() {
+    return readVersion;
+  }
+
   Set<String> initialize(List<VariableSpec> vars, Placement placement) {
     Map<Integer, List<TensorCodec.Piece>> pieces = new LinkedHashMap<>();
     ByteBuffer none = ByteBuffer.allocate(0);

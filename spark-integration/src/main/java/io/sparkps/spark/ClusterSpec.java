@@ -28,6 +28,7 @@ public final class ClusterSpec implements Serializable {
   private final boolean bf16Transfers;
   private final double sparseDensity;
   private final Duration evaluatorGrace;
+  private final int metricsEvery;
 
   private ClusterSpec(Builder b) {
     this.numPs = b.numPs;
@@ -46,6 +47,12 @@ public final class ClusterSpec implements Serializable {
     this.bf16Transfers = b.bf16Transfers;
     this.sparseDensity = b.sparseDensity;
     this.evaluatorGrace = b.evaluatorGrace;
+    this.metricsEvery = b.metricsEvery;
+  }
+
+  /** A worker's steps are recorded (metrics history, listeners, Spark UI) every this many (1: every step). */
+  public int metricsEvery() {
+    return metricsEvery;
   }
 
   /**
@@ -177,8 +184,22 @@ public final class ClusterSpec implements Serializable {
     private boolean bf16Transfers;
     private double sparseDensity;
     private Duration evaluatorGrace;
+    private int metricsEvery = 1;
 
     private Builder() {}
+
+    /**
+     * Records a worker's metrics every {@code steps} steps (default 1, every step): what listeners,
+     * the history, the Spark UI and the metrics files see. The latest step is always current.
+     */
+    public Builder optMetricsEvery(int steps) {
+      if (steps < 1) {
+        throw new IllegalArgumentException("metricsEvery is " + steps + ": give a number of steps >= 1 (1 records "
+            + "every step)");
+      }
+      this.metricsEvery = steps;
+      return this;
+    }
 
     /**
      * How long the evaluator may take to finish once training has ended (default: 3 heartbeats and

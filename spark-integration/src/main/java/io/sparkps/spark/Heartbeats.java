@@ -12,16 +12,28 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * A task's progress reporter: keeps the latest report and sends it to the coordinator every
- * interval from a daemon thread it owns (stopped by {@link #close()}), learning whether the run
- * is stopping. After {@code maxMissed} failed heartbeats in a row the driver is taken for gone.
+ * A task's progress reporter: keeps the latest report and the records since the last heartbeat
+ * (a worker's every {@code recordEvery}-th step, each of the evaluator's reports), and sends them
+ * to the coordinator every interval from a daemon thread it owns (stopped by {@link #close()}),
+ * learning whether the run is stopping. A report costs a map copy and a queue append on the
+ * caller's thread; the sending is the heartbeat thread's. While the driver cannot be reached the
+ * records wait, at most {@link #MAX_PENDING} (older ones are dropped and counted). After
+ * {@code maxMissed} failed heartbeats in a row the driver is taken for gone.
  */
 final class Heartbeats implements ProgressReporter, AutoCloseable {
   private final CoordinatorClient coordinator;
   private final io.sparkps.spark.coord.proto.Role role;
   private final int index;
   private final int attempt;
+  /** Records held for the driver at most (a minute of 1 ms steps per worker); older ones are dropped. */
+  static final int MAX_PENDING = 60_000;
+  /** Records one heartbeat carries at most (about 200 bytes each). */
+  static final int MAX_PER_BEAT = 5_000;
   private final AtomicReference<Progress> latest = new AtomicReference<>(Progress.getDefaultInstance());
+  private final PendingRecords pending = new PendingRecords(MAX_PENDING);
+  private final int recordEvery;
+  private final boolean everyReport;
+  private final Object beatLock = new Object();
   private final AtomicInteger missed = new AtomicInteger();
   private final ScheduledExecutorService thread;
   private final int maxMissed;
@@ -30,6 +42,14 @@ final class Heartbeats implements ProgressReporter, AutoCloseable {
   private volatile java.util.function.BiConsumer<Integer, String> onLostPs = (index, address) -> { };
 
   Heartbeats(CoordinatorClient coordinator, Role role, int index, int attempt, Duration interval, int maxMissed) {
+    this(coordinator, role, index, attempt, interval, maxMissed, 1);
+  }
+
+  /** As above, recording a worker's every {@code recordEvery}-th step (the evaluator's every report). */
+  Heartbeats(CoordinatorClient coordinator, Role role, int index, int attempt, Duration interval, int maxMissed,
+      int recordEvery) {
+    this.recordEvery = Math.max(1, recordEvery);
+    this.everyReport = role == Role.EVALUATOR;
     this.coordinator = coordinator;
     this.role = io.sparkps.spark.coord.proto.Role.valueOf(role.name());
     this.index = index;
@@ -45,7 +65,11 @@ final class Heartbeats implements ProgressReporter, AutoCloseable {
 
   @Override
   public void report(long step, long examples, Map<String, Double> metrics) {
-    latest.updateAndGet(p -> p.toBuilder().setStep(step).setExamples(examples).clearMetrics().putAllMetrics(metrics).build());
+    Progress p = latest.updateAndGet(old -> old.toBuilder().setStep(step).setExamples(examples).clearMetrics()
+        .putAllMetrics(metrics).setTimeMillis(System.currentTimeMillis()).build());
+    if (everyReport || step % recordEvery == 0) {
+      pending.add(p);
+    }
   }
 
   @Override
@@ -56,12 +80,14 @@ final class Heartbeats implements ProgressReporter, AutoCloseable {
   /** Sends the latest report now (e.g. the final one). */
   @Override
   public void flush() {
+    pending.addUnlessRecorded(latest.get());
     beat();
   }
 
   /** Says, now and in every later beat, that this role's work is done: its silence is no hang. */
   void finished() {
     finished = true;
+    pending.addUnlessRecorded(latest.get());
     beat();
   }
 
@@ -75,11 +101,22 @@ final class Heartbeats implements ProgressReporter, AutoCloseable {
     return stop || missed.get() >= maxMissed;
   }
 
+  /**
+   * Sends the latest report and the records since the last beat; one beat at a time, so records
+   * keep their order (a report never waits for a beat: the queue has its own lock).
+   */
   private void beat() {
+    synchronized (beatLock) {
+      beatOnce();
+    }
+  }
+
+  private void beatOnce() {
+    java.util.List<Progress> records = pending.take(MAX_PER_BEAT);
     try {
       io.sparkps.spark.coord.proto.HeartbeatReply reply = coordinator.beat(io.sparkps.spark.coord.proto.HeartbeatRequest
           .newBuilder().setRole(role).setIndex(index).setAttempt(attempt).setProgress(latest.get())
-          .setFinished(finished).build());
+          .addAllRecords(records).setDroppedRecords(pending.dropped()).setFinished(finished).build());
       stop |= reply.getStop();
       missed.set(0);
       for (io.sparkps.spark.coord.proto.LostPs l : reply.getLostPsList()) {
@@ -90,12 +127,20 @@ final class Heartbeats implements ProgressReporter, AutoCloseable {
         }
       }
     } catch (StatusRuntimeException e) {
+      pending.putBack(records);
       missed.incrementAndGet();
     }
   }
 
+  /**
+   * Stops the heartbeats; records still waiting go to the driver first (a failed task's last
+   * steps belong to its run's record) unless the last beat failed, so a gone driver costs no wait.
+   */
   @Override
   public void close() {
     thread.shutdownNow();
+    if (!pending.isEmpty() && missed.get() == 0) {
+      beat();
+    }
   }
 }

@@ -1,6 +1,5 @@
 package io.sparkps.spark;
 
-import io.sparkps.spark.coord.Member;
 import io.sparkps.spark.coord.Registry;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -20,7 +19,7 @@ final class Listeners {
   private final List<ProgressListener> listeners = new CopyOnWriteArrayList<>();
   private final Object lock = new Object();
   private Thread thread;
-  private int delivered;
+  private long delivered;
   private boolean ended;
   private JobStatus endStatus;
   private Throwable endFailure;
@@ -64,11 +63,13 @@ final class Listeners {
         }
         last = ended;
       }
-      List<Member> fresh = registry.historySince(delivered);
-      delivered += fresh.size();
+      List<io.sparkps.spark.coord.History.Entry> fresh = registry.historySince(delivered);
+      if (!fresh.isEmpty()) {
+        delivered = fresh.get(fresh.size() - 1).seq() + 1;
+      }
       long now = System.nanoTime();
-      for (Member m : fresh) {
-        TaskProgress p = Views.of(m, now);
+      for (io.sparkps.spark.coord.History.Entry e : fresh) {
+        TaskProgress p = Views.of(e.member(), now);
         listeners.forEach(l -> call(l, () -> l.onProgress(p)));
       }
       if (last) {

@@ -155,6 +155,16 @@ public final class SparkPsConf {
           + "every host of the cluster shares (otherwise refused when executors run on other hosts)",
       "set it to true or false");
 
+  public static final Setting<Integer> METRICS_EVERY_STEPS = new Setting<>("spark.sparkps.metrics.everySteps",
+      "steps >= 1", "1", "a worker's metrics (loss, times, bytes, staleness) are recorded every this many steps for "
+          + "listeners, `metrics.jsonl`, the Spark UI's SparkPS tab and the run's summary", v -> {
+        long n = parseLong(v);
+        if (n < 1 || n > Integer.MAX_VALUE) {
+          throw bad("spark.sparkps.metrics.everySteps", v, "give a number of steps >= 1 (1 records every step)");
+        }
+        return (int) n;
+      }).readPerSession();
+
   public static final Setting<String> CLI_LOG_LEVEL = choice("spark.sparkps.cli.logLevel", "WARN",
       "the log level of the `sparkps` command's Spark and SparkPS (`INFO` adds SparkPS's account of the run)",
       "set it to one of Log4j's levels: "
@@ -164,7 +174,8 @@ public final class SparkPsConf {
   /** Every setting, in the order of the docs' table. */
   public static List<Setting<?>> all() {
     return List.of(TLS_ENABLED, PS_MAX_VARIABLE_ELEMENTS, DATA_ALWAYS_SHUFFLE, DATA_IN_MEMORY_MAX,
-        DATA_SHUFFLE_WINDOW, TRAIN_REUSE_FORWARD_PASS, CHECKPOINT_SHARED_FILE_SYSTEM, CLI_LOG_LEVEL);
+        DATA_SHUFFLE_WINDOW, TRAIN_REUSE_FORWARD_PASS, CHECKPOINT_SHARED_FILE_SYSTEM, METRICS_EVERY_STEPS,
+        CLI_LOG_LEVEL);
   }
 
   /**

@@ -15,6 +15,13 @@ import java.util.Map;
  * @param metrics named values it reported (loss, accuracy, ...)
  * @param message a free-form status line
  * @param ageMillis how long ago it reported
+ * @param timeMillis when the task recorded it (its host's clock, ms since the epoch; 0 when unknown)
  */
 public record TaskProgress(Role role, int index, String host, String executor, int attempt, long step, long examples,
-    Map<String, Double> metrics, String message, long ageMillis) {}
+    Map<String, Double> metrics, String message, long ageMillis, long timeMillis) {
+  /** A report whose time is unknown. */
+  public TaskProgress(Role role, int index, String host, String executor, int attempt, long step, long examples,
+      Map<String, Double> metrics, String message, long ageMillis) {
+    this(role, index, host, executor, attempt, step, examples, metrics, message, ageMillis, 0);
+  }
+}

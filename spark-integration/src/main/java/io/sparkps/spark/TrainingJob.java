@@ -52,6 +52,10 @@ public final class TrainingJob<R> {
   private volatile List<String> psAddresses = List.of();
   private volatile List<VariableInfo> finalVariables = List.of();
   private final Listeners listeners;
+  private final RunPublisher publisher;
+  private final long startedMillis = System.currentTimeMillis();
+  private final long startedNanos = System.nanoTime();
+  private volatile long endedNanos;
   /** Reads the chief's result from the shards when the chief returned null (null: the chief's result stands). */
   private final java.util.function.Function<PsClient, R> chiefResult;
 
@@ -67,6 +71,7 @@ public final class TrainingJob<R> {
     registry.setHeartbeatInterval(spec.heartbeatInterval());
     this.launcher = new Launcher<>(sc, spec, runId, data, function, evaluator, placement);
     this.listeners = new Listeners(runId, registry);
+    this.publisher = new RunPublisher(sc.sc(), runId, spec, registry, this::record, this::listVariables);
   }
 
   /**
@@ -88,6 +93,7 @@ public final class TrainingJob<R> {
 
   void start() {
     RUNNING.add(this);
+    publisher.start();
     Thread thread = new Thread(this::lifecycle, "sparkps-run-" + runId);
     thread.setDaemon(true);
     thread.start();
@@ -129,6 +135,7 @@ public final class TrainingJob<R> {
             PsRecoveries.of(registry));
       }
     } finally {
+      endedNanos = System.nanoTime();
       status = outcome;
       if (outcome == JobStatus.SUCCEEDED) {
         LOG.info("SparkPS run {}: SUCCEEDED in {} ms; everything it started is stopped", runId,
@@ -137,6 +144,7 @@ public final class TrainingJob<R> {
         LOG.info("SparkPS run {}: {} after {} ms ({}); everything it started is stopped", runId, outcome,
             (System.nanoTime() - t0) / 1_000_000, failure == null ? "" : failure.getMessage());
       }
+      publisher.end();
       RUNNING.remove(this);
       done.countDown();
       listeners.end(outcome, failure);
@@ -179,6 +187,20 @@ public final class TrainingJob<R> {
   /** Whether it has ended. */
   public boolean isDone() {
     return status.isDone();
+  }
+
+  /**
+   * What the run did so far, or in all once it has ended, whatever its end: status and cause,
+   * stage attempts with their causes, ps recoveries, and the recorded history.
+   */
+  public RunRecord record() {
+    JobStatus now = status;
+    String cause = failure == null ? null : failure.getMessage() == null ? failure.toString()
+        : failure.getMessage().lines().findFirst().orElse("");
+    long end = now.isDone() && endedNanos != 0 ? endedNanos : System.nanoTime();
+    return new RunRecord(runId, spec.name(), now, cause, startedMillis, Duration.ofNanos(end - startedNanos),
+        Views.stageAttemptList(registry, now == JobStatus.FAILED ? cause : null), PsRecoveries.of(registry),
+        Views.workerHistory(registry), Views.history(registry, Role.EVALUATOR), registry.recordsNotKept());
   }
 
   /** The latest progress of every task that registered. */

@@ -36,7 +36,7 @@ final class WorkerTask<T, R> extends AbstractFunction1<scala.collection.Iterator
     String host = ExecutorHost.get();
     try (CoordinatorClient coordinator = env.coordinatorClient()) {
       try (Heartbeats progress = new Heartbeats(coordinator, role, index, attempt, env.spec().heartbeatInterval(),
-               Integer.MAX_VALUE)) {
+               Integer.MAX_VALUE, env.spec().metricsEvery())) {
         // The reply says where each ps serves now: one may have been replaced since the run began.
         List<String> psNow = coordinator.register(TaskEnv.registration(role, index, host, 0, attempt))
             .getPsAddressesList();

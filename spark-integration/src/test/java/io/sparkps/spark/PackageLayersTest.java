@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
  * and those below, never above.
  */
 class PackageLayersTest {
-  private static final Map<String, Integer> LAYER = Map.of("coord", 0, "recovery", 1, "", 2, "yarn", 3);
+  private static final Map<String, Integer> LAYER = Map.of("coord", 0, "recovery", 1, "ui", 1, "", 2, "yarn", 3);
 
   @Test
   void noPackage_namesOneAboveIt() throws IOException {

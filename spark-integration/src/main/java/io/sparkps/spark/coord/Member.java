@@ -10,6 +10,11 @@ public record Member(Role role, int index, String host, int port, int attempt, S
     return new Member(role, index, host, port, attempt, executorId, p, now, taskId, pid, finished || done);
   }
 
+  /** This instance as it reported {@code p} (a record of its history). */
+  Member with(Progress p) {
+    return new Member(role, index, host, port, attempt, executorId, p, lastSeenNanos, taskId, pid, finished);
+  }
+
   /** {@code host:port}. */
   public String address() {
     return host + ":" + port;

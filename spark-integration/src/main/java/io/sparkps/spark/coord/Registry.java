@@ -27,6 +27,8 @@ public final class Registry {
   private boolean stopping;
   private boolean evaluatorStopping;
   private long heartbeatNanos = 1_000_000_000L;
+  /** Records each task could not keep while the driver was unreachable, by role/index. */
+  private final Map<String, Long> droppedRecords = new java.util.HashMap<>();
 
   /** When members were last heard from and losses happened, in nanoseconds (waits use real time). */
   private final java.util.function.LongSupplier clock;
@@ -215,7 +217,11 @@ public final class Registry {
     // Only the registered attempt's beats count: a task's heartbeats start before it registers, and
     // a ps relaunched (or retried by Spark) must not make the lost one it replaces look alive.
     if (m != null && m.attempt() == h.getAttempt()) {
-      roster.beat(m, m.seen(h.hasProgress() ? h.getProgress() : m.progress(), h.getFinished(), clock.getAsLong()));
+      roster.beat(m, m.seen(h.hasProgress() ? h.getProgress() : m.progress(), h.getFinished(), clock.getAsLong()),
+          h.getRecordsList());
+      if (h.getDroppedRecords() > 0) {
+        droppedRecords.put(m.role() + "/" + m.index(), h.getDroppedRecords());
+      }
       if (m.role() == Role.PS) {
         notifyAll(); // awaitPs learns that a ps still serves
       }
@@ -339,14 +345,28 @@ public final class Registry {
     return phase == 0 ? roster.missingWorkers(attempt) : arrivals.missing(attempt, phase, numWorkers);
   }
 
-  /** Every change of progress reported so far (at most 100,000), oldest first. */
+  /**
+   * Every record of progress the history holds, oldest first: each worker's steps at the run's
+   * metrics interval (its older half thinned past {@link Roster#MAX_HISTORY} records), the
+   * evaluator's reports, and status lines.
+   */
   public synchronized List<Member> history() {
-    return roster.historySince(0);
+    return roster.history();
   }
 
-  /** The changes of progress from position {@code from} of the history on. */
-  public synchronized List<Member> historySince(int from) {
+  /** The records numbered {@code from} and later, with their numbers (a live reader's next batch). */
+  public synchronized List<History.Entry> historySince(long from) {
     return roster.historySince(from);
+  }
+
+  /** Worker steps the driver does not hold: thinned from the history, or dropped by tasks that could not reach it. */
+  public synchronized long recordsNotKept() {
+    return roster.thinned() + droppedRecords.values().stream().mapToLong(Long::longValue).sum();
+  }
+
+  /** The first worker failure reported for stage attempt {@code attempt}, or null. */
+  public synchronized FailureReport firstWorkerFailure(int attempt) {
+    return failures.firstOfWorkers(attempt);
   }
 
   /** The first worker failure reported for stage attempt {@code attempt}, or null. */

@@ -15,11 +15,12 @@ import java.util.stream.Stream;
  * and the registry decides what a registration or a heartbeat means.
  */
 final class Roster {
-  private static final int MAX_HISTORY = 100_000;
+  /** Records the history holds at most (a few hundred bytes each) before it thins its older half. */
+  static final int MAX_HISTORY = 200_000;
   private final int numPs;
   private final int numWorkers;
   private final Map<String, Member> members = new TreeMap<>();
-  private final List<Member> history = new ArrayList<>();
+  private final History history = new History(MAX_HISTORY);
 
   Roster(int numPs, int numWorkers) {
     this.numPs = numPs;
@@ -45,11 +46,24 @@ final class Roster {
     members.put(key(m.role(), m.index()), m);
   }
 
-  /** Takes {@code now} as its slot's instance (a heartbeat); a change of progress joins the history. */
-  void beat(Member before, Member now) {
+  /**
+   * Takes {@code now} as its slot's instance (a heartbeat). Its {@code records} (the task's reports
+   * since its last beat) join the history, then its latest progress when its message changed (a
+   * worker's status line) or, for a ps, when anything changed (a ps records nothing itself).
+   */
+  void beat(Member before, Member now, List<Progress> records) {
     put(now);
-    if (!now.progress().equals(before.progress()) && history.size() < MAX_HISTORY) {
-      history.add(now);
+    Progress last = before.progress();
+    for (Progress p : records) {
+      // each record is a report of its own (the latest of an earlier beat may be one of them)
+      history.add(now.with(p));
+      last = p;
+    }
+    boolean changed = now.role() == Role.PS ? !now.progress().equals(last)
+        : !now.progress().getMessage().equals(last.getMessage());
+    if (changed) {
+      // a status line: its metrics are the last recorded step's, not a new record of them
+      history.add(now.role() == Role.PS ? now : now.with(now.progress().toBuilder().clearMetrics().build()));
     }
   }
 
@@ -118,8 +132,18 @@ final class Roster {
     return out;
   }
 
-  /** The changes of progress from position {@code from} of the history on (at most 100,000 in all). */
-  List<Member> historySince(int from) {
-    return from >= history.size() ? List.of() : List.copyOf(history.subList(from, history.size()));
+  /** The records of the history numbered {@code from} and later, with their numbers. */
+  List<History.Entry> historySince(long from) {
+    return history.since(from);
+  }
+
+  /** Every record of the history still held, oldest first. */
+  List<Member> history() {
+    return history.all();
+  }
+
+  /** Worker steps the history dropped to stay within its bounds. */
+  long thinned() {
+    return history.thinned();
   }
 }
