@@ -80,6 +80,8 @@ final class RunEnding implements AutoCloseable {
           + ")");
     }
     write(summary);
+    System.err.println("sparkps: stopped; run " + job.runId() + " " + String.valueOf(summary.get("status")).toLowerCase()
+        + ", its record: " + dir.uri("summary.json"));
   }
 
   /** The command has written its record: the hook is no longer needed. */

@@ -59,12 +59,18 @@ public record TrainingSummary(List<TaskProgress> workerHistory, List<TaskProgres
     return evaluatorHistory.isEmpty() ? Map.of() : evaluatorHistory.get(evaluatorHistory.size() - 1).metrics();
   }
 
-  /** This summary as JSON. */
+  /** Worker records a saved summary keeps at most (the full record is the run's metrics.jsonl and event log). */
+  static final int MAX_SAVED_WORKER_RECORDS = 10_000;
+
+  /**
+   * This summary as JSON. Past {@link #MAX_SAVED_WORKER_RECORDS} worker records, every k-th of
+   * each worker's records is kept (its last always), so that a long run's model stays small.
+   */
   public String toJson() {
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("stageAttempts", stageAttempts);
     out.put("elapsedMillis", elapsed.toMillis());
-    out.put("workers", reports(workerHistory));
+    out.put("workers", reports(thinned(workerHistory, MAX_SAVED_WORKER_RECORDS)));
     out.put("evaluator", reports(evaluatorHistory));
     List<Map<String, Object>> recoveries = new ArrayList<>();
     for (PsRecovery r : psRecoveries) {
@@ -100,6 +106,28 @@ public record TrainingSummary(List<TaskProgress> workerHistory, List<TaskProgres
     }
   }
 
+  /** Every k-th record of each worker (and each one's last) so that at most about {@code max} remain. */
+  static List<TaskProgress> thinned(List<TaskProgress> history, int max) {
+    if (history.size() <= max) {
+      return history;
+    }
+    int k = (history.size() + max - 1) / max;
+    Map<Integer, Integer> seen = new java.util.HashMap<>();
+    Map<Integer, Integer> last = new java.util.HashMap<>();
+    for (int i = 0; i < history.size(); i++) {
+      last.put(history.get(i).index(), i);
+    }
+    List<TaskProgress> out = new ArrayList<>(max + last.size());
+    for (int i = 0; i < history.size(); i++) {
+      TaskProgress p = history.get(i);
+      int n = seen.merge(p.index(), 1, Integer::sum);
+      if ((n - 1) % k == 0 || last.get(p.index()) == i) {
+        out.add(p);
+      }
+    }
+    return out;
+  }
+
   private static List<Map<String, Object>> reports(List<TaskProgress> history) {
     List<Map<String, Object>> out = new ArrayList<>();
     for (TaskProgress p : history) {
@@ -116,6 +144,9 @@ public record TrainingSummary(List<TaskProgress> workerHistory, List<TaskProgres
       p.metrics().forEach((k, v) -> metrics.put(k, Double.isFinite(v) ? v : v.toString()));
       m.put("metrics", metrics);
       m.put("message", p.message());
+      if (p.timeMillis() != 0) {
+        m.put("timeMillis", p.timeMillis());
+      }
       out.add(m);
     }
     return out;
@@ -149,7 +180,7 @@ public record TrainingSummary(List<TaskProgress> workerHistory, List<TaskProgres
       out.add(new TaskProgress(Role.valueOf((String) m.get("role")), ((Number) m.get("index")).intValue(),
           (String) m.get("host"), (String) m.get("executor"), ((Number) m.get("attempt")).intValue(),
           ((Number) m.get("step")).longValue(), ((Number) m.get("examples")).longValue(), metrics,
-          (String) m.get("message"), 0));
+          (String) m.get("message"), 0, m.get("timeMillis") instanceof Number t ? t.longValue() : 0));
     }
     return out;
   }

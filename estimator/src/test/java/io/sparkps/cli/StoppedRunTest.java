@@ -52,5 +52,8 @@ class StoppedRunTest {
     assertTrue(summary.get("cause").asText().contains("cancelled"), summary.toString());
     assertTrue(summary.get("stepsDone").get("worker0").asLong() >= 20, summary.toString());
     assertTrue(Files.readString(run.resolve("report.html")).contains("class=\"badge CANCELLED\""));
+    String out = Files.readString(dir.resolve("out.txt"));
+    assertTrue(out.contains("sparkps: stopped; run ") && out.contains("cancelled, its record: ")
+        && out.contains("summary.json"), out);
   }
 }

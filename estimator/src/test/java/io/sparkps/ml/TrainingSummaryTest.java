@@ -34,4 +34,29 @@ class TrainingSummaryTest {
     assertEquals(List.of(), old.recoveredFailures());
     assertEquals(0.41, old.lastLoss(0), 1e-12);
   }
+
+  @Test
+  void aLongRunsSavedSummary_keepsEveryKthStepOfEachWorker_andItsLast_withTheirTimes() {
+    List<TaskProgress> history = new java.util.ArrayList<>();
+    for (int step = 1; step <= 12_345; step++) {
+      for (int w = 0; w < 2; w++) {
+        history.add(new TaskProgress(w == 0 ? Role.CHIEF : Role.WORKER, w, "h", "1", 0, step, step, Map.of("loss",
+            1.0 / step), "", 0, 1_000_000L + step));
+      }
+    }
+    TrainingSummary back = TrainingSummary.fromJson(new TrainingSummary(history, List.of(), 1, Duration.ofSeconds(1),
+        List.of()).toJson());
+    List<TaskProgress> kept = back.workerHistory();
+    assertTrue(kept.size() <= TrainingSummary.MAX_SAVED_WORKER_RECORDS + 2, "kept " + kept.size());
+    assertTrue(kept.size() > TrainingSummary.MAX_SAVED_WORKER_RECORDS / 2, "kept " + kept.size());
+    for (int w = 0; w < 2; w++) {
+      final int worker = w;
+      List<Long> steps = kept.stream().filter(p -> p.index() == worker).map(TaskProgress::step).toList();
+      assertEquals(1L, steps.get(0));
+      assertEquals(12_345L, steps.get(steps.size() - 1), "each worker's last step is kept");
+      assertEquals(steps.get(1) - steps.get(0), steps.get(2) - steps.get(1), "evenly spaced");
+    }
+    assertEquals(1.0 / 12_345, back.lastLoss(1), 1e-15);
+    assertEquals(1_000_000L + 12_345, kept.get(kept.size() - 1).timeMillis());
+  }
 }

@@ -86,6 +86,23 @@ class StepRecordsTest {
   }
 
   @Test
+  void aTaskThatFails_stillSendsItsLastSteps_whenItsHeartbeatsClose() throws Exception {
+    Registry registry = new Registry(1, 1);
+    try (CoordinatorServer server = new CoordinatorServer("127.0.0.1", TOKEN, null, registry);
+         CoordinatorClient client = new CoordinatorClient(server.address(), TOKEN, null, Duration.ofSeconds(10))) {
+      client.register(io.sparkps.spark.coord.proto.Role.CHIEF, 0, "h", 0, 0, "e");
+      Heartbeats beats = new Heartbeats(client, Role.CHIEF, 0, 0, Duration.ofHours(1), 100, 1);
+      Thread.sleep(300); // the first beat (at once) is done: the next would come in an hour
+      for (int step = 1; step <= 50; step++) {
+        beats.report(step, step, Map.of("loss", (double) step));
+      }
+      beats.close(); // as a failing task's try-with-resources does, without finished()
+      assertEquals(50, registry.history().size());
+      assertEquals(50, registry.history().get(49).progress().getStep());
+    }
+  }
+
+  @Test
   void recordsThatDidNotArrive_goBackInOrder_andPastTheCapacityTheOldestAreDroppedAndCounted() {
     PendingRecords records = new PendingRecords(4);
     for (int step = 1; step <= 6; step++) {
