@@ -17,65 +17,41 @@ final class Listeners {
   private final String runId;
   private final Registry registry;
   private final List<ProgressListener> listeners = new CopyOnWriteArrayList<>();
-  private final Object lock = new Object();
-  private Thread thread;
+  private final UntilEnd thread;
   private long delivered;
-  private boolean ended;
-  private JobStatus endStatus;
-  private Throwable endFailure;
+  private volatile JobStatus endStatus;
+  private volatile Throwable endFailure;
 
   Listeners(String runId, Registry registry) {
     this.runId = runId;
     this.registry = registry;
+    this.thread = new UntilEnd("sparkps-listeners-" + runId, PERIOD_MS, this::deliver);
   }
 
   void add(ProgressListener listener) {
     listeners.add(listener);
-    synchronized (lock) {
-      if (thread == null) {
-        thread = new Thread(this::loop, "sparkps-listeners-" + runId);
-        thread.setDaemon(true);
-        thread.start();
-      }
-    }
+    thread.start();
   }
 
   /** The run ended: deliver what is left, then {@code onEnd}. */
   void end(JobStatus status, Throwable failure) {
-    synchronized (lock) {
-      ended = true;
-      endStatus = status;
-      endFailure = failure;
-      lock.notifyAll();
-    }
+    endStatus = status;
+    endFailure = failure;
+    thread.end(0);
   }
 
-  private void loop() {
-    while (true) {
-      boolean last;
-      synchronized (lock) {
-        if (!ended) {
-          try {
-            lock.wait(PERIOD_MS);
-          } catch (InterruptedException e) {
-            return;
-          }
-        }
-        last = ended;
-      }
-      List<io.sparkps.spark.coord.History.Entry> fresh = registry.historySince(delivered);
-      if (!fresh.isEmpty()) {
-        delivered = fresh.get(fresh.size() - 1).seq() + 1;
-      }
-      long now = System.nanoTime();
-      for (io.sparkps.spark.coord.History.Entry e : fresh) {
-        TaskProgress p = Views.of(e.member(), now);
-        listeners.forEach(l -> call(l, () -> l.onProgress(p)));
-      }
-      if (last) {
-        listeners.forEach(l -> call(l, () -> l.onEnd(endStatus, endFailure)));
-        return;
-      }
+  private void deliver(boolean last) {
+    List<io.sparkps.spark.coord.History.Entry> fresh = registry.historySince(delivered);
+    if (!fresh.isEmpty()) {
+      delivered = fresh.get(fresh.size() - 1).seq() + 1;
+    }
+    long now = System.nanoTime();
+    for (io.sparkps.spark.coord.History.Entry e : fresh) {
+      TaskProgress p = Views.of(e.member(), now);
+      listeners.forEach(l -> call(l, () -> l.onProgress(p)));
+    }
+    if (last) {
+      listeners.forEach(l -> call(l, () -> l.onEnd(endStatus, endFailure)));
     }
   }
 

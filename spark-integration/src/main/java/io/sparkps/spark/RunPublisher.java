@@ -42,14 +42,12 @@ final class RunPublisher {
   private final Registry registry;
   private final Supplier<RunRecord> record;
   private final Supplier<List<VariableInfo>> variables;
-  private final Object lock = new Object();
+  private final UntilEnd thread;
   private long cursor;
   private long lastExamples = -1;
   private long lastNanos;
   private int ticks;
   private List<VariableInfo> lastVariables = List.of();
-  private Thread thread;
-  private boolean ended;
 
   RunPublisher(SparkContext sc, String runId, ClusterSpec spec, Registry registry, Supplier<RunRecord> record,
       Supplier<List<VariableInfo>> variables) {
@@ -59,6 +57,7 @@ final class RunPublisher {
     this.registry = registry;
     this.record = record;
     this.variables = variables;
+    this.thread = new UntilEnd("sparkps-publisher-" + runId, PERIOD_MS, this::tick);
   }
 
   /** Adds the tab and listener to the application's UI (once), posts the run's start, and publishes from then on. */
@@ -74,48 +73,19 @@ final class RunPublisher {
       LOG.warn("SparkPS run {}: cannot show the run in the Spark UI and metrics: {}", runId, e.toString());
       return;
     }
-    thread = new Thread(this::loop, "sparkps-publisher-" + runId);
-    thread.setDaemon(true);
     thread.start();
   }
 
-  /** The run ended: publishes its last records and final state, then stops. */
+  /** The run ended: publishes its last records and final state (waits for it, at most 10 s), then stops. */
   void end() {
-    synchronized (lock) {
-      ended = true;
-      lock.notifyAll();
-    }
-    if (thread == null) {
-      return;
-    }
-    try {
-      thread.join(10_000);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    thread.end(10_000);
   }
 
-  private void loop() {
-    while (true) {
-      boolean last;
-      synchronized (lock) {
-        if (!ended) {
-          try {
-            lock.wait(PERIOD_MS);
-          } catch (InterruptedException e) {
-            return;
-          }
-        }
-        last = ended;
-      }
-      try {
-        publish(last);
-      } catch (RuntimeException e) {
-        LOG.warn("SparkPS run {}: cannot publish its progress to the Spark UI: {}", runId, e.toString());
-      }
-      if (last) {
-        return;
-      }
+  private void tick(boolean last) {
+    try {
+      publish(last);
+    } catch (RuntimeException e) {
+      LOG.warn("SparkPS run {}: cannot publish its progress to the Spark UI: {}", runId, e.toString());
     }
   }
 
