@@ -50,7 +50,14 @@ public final class RunStore {
     }
   }
 
+  /** Runs whose records the store keeps; an older run keeps its state, and its records are dropped. */
+  static final int MAX_RUNS_WITH_RECORDS = 20;
+  /** Records a run keeps at most; past it every other worker step is dropped (evaluations are kept). */
+  static final int MAX_RECORDS_PER_RUN = 100_000;
+
   private final KVStore store;
+  /** Records held per run, and the runs in the order they first appeared (this store's writer only). */
+  private final java.util.Map<String, Integer> held = new java.util.LinkedHashMap<>();
 
   public RunStore(KVStore store) {
     this.store = store;
@@ -60,8 +67,50 @@ public final class RunStore {
     write(new RunEntry(update));
   }
 
-  void write(SparkPsEvents.StepsRecorded steps) {
+  /**
+   * Adds a run's records. A run past {@link #MAX_RECORDS_PER_RUN} is thinned (every other worker
+   * step dropped); past {@link #MAX_RUNS_WITH_RECORDS} runs, the oldest run's records are dropped.
+   */
+  synchronized void write(SparkPsEvents.StepsRecorded steps) {
     write(new StepsEntry(steps));
+    int now = held.merge(steps.runId, steps.rows.size(), Integer::sum);
+    if (now > MAX_RECORDS_PER_RUN) {
+      held.put(steps.runId, thin(steps.runId));
+    }
+    if (held.size() > MAX_RUNS_WITH_RECORDS) {
+      String oldest = held.keySet().iterator().next();
+      held.remove(oldest);
+      for (StepsEntry c : chunks(oldest)) {
+        delete(c);
+      }
+    }
+  }
+
+  /** Drops every other worker step of run {@code runId}; returns the records left. */
+  private int thin(String runId) {
+    int left = 0;
+    boolean drop = false;
+    for (StepsEntry c : chunks(runId)) {
+      List<SparkPsEvents.StepRow> kept = new ArrayList<>();
+      for (SparkPsEvents.StepRow r : c.rows) {
+        if (!"EVALUATOR".equals(r.role) && (drop = !drop)) {
+          continue;
+        }
+        kept.add(r);
+      }
+      c.rows = kept;
+      write(c);
+      left += kept.size();
+    }
+    return left;
+  }
+
+  private void delete(StepsEntry c) {
+    try {
+      store.delete(StepsEntry.class, c.id());
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot drop SparkPS run " + c.runId + "'s records from Spark's status store", e);
+    }
   }
 
   private void write(Object o) {
@@ -99,6 +148,12 @@ public final class RunStore {
 
   /** The records of run {@code runId}, oldest first. */
   public List<SparkPsEvents.StepRow> steps(String runId) {
+    List<SparkPsEvents.StepRow> out = new ArrayList<>();
+    chunks(runId).forEach(c -> out.addAll(c.rows));
+    return out;
+  }
+
+  private List<StepsEntry> chunks(String runId) {
     List<StepsEntry> chunks = new ArrayList<>();
     try {
       KVStoreView<StepsEntry> view = store.view(StepsEntry.class).index("run").first(runId).last(runId);
@@ -107,9 +162,7 @@ public final class RunStore {
       throw new IllegalStateException("cannot read SparkPS run " + runId + "'s records from Spark's status store", e);
     }
     chunks.sort(Comparator.comparingLong(c -> c.first));
-    List<SparkPsEvents.StepRow> out = new ArrayList<>();
-    chunks.forEach(c -> out.addAll(c.rows));
-    return out;
+    return chunks;
   }
 
   /** How many runs the store holds. */
