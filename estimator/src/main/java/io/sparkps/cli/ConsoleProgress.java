@@ -47,8 +47,8 @@ final class ConsoleProgress implements ProgressListener {
   public synchronized void onProgress(TaskProgress p) {
     if (p.role() == Role.EVALUATOR) {
       evaluation = p;
-    } else if (p.role() == Role.CHIEF || p.role() == Role.WORKER) {
-      workers.put(p.index(), p);
+    } else if ((p.role() == Role.CHIEF || p.role() == Role.WORKER) && !p.metrics().isEmpty()) {
+      workers.put(p.index(), p); // (a worker's status line carries no metrics: its last step's stand)
     } else {
       return;
     }

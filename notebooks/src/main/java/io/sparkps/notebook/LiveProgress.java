@@ -37,7 +37,12 @@ final class LiveProgress implements ProgressListener {
 
   @Override
   public synchronized void onProgress(TaskProgress progress) {
-    latest.put(progress.role() + "/" + progress.index(), progress);
+    String key = progress.role() + "/" + progress.index();
+    TaskProgress before = latest.get(key);
+    // a status line carries no metrics: it keeps the task's last step and figures
+    latest.put(key, progress.metrics().isEmpty() && before != null ? new TaskProgress(before.role(), before.index(),
+        before.host(), before.executor(), before.attempt(), before.step(), before.examples(), before.metrics(),
+        progress.message(), progress.ageMillis(), before.timeMillis()) : progress);
     long now = System.nanoTime();
     if (!shown || now - lastShown >= REFRESH_NANOS) {
       show(JobStatus.RUNNING, now);
