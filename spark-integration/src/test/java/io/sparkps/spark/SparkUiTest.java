@@ -77,7 +77,9 @@ class SparkUiTest {
       waitFor(() -> count(lossChart(get(tab)), "class=\"raw\" data-points=\"" + HALF + "\"") == 2,
           "the live tab to show " + HALF + " steps of each worker", 60);
       String live = Chromium.dumpDom(tab, 3000);
+      Chromium.screenshot(tab, Path.of("target", "sparkps-tab-live.png"), 1280, 2000); // for people to look at
       assertTrue(live.contains(">SparkPS</a>"), "Spark's header lists the SparkPS tab");
+      assertStylesLoad(tab, live);
       assertTrue(live.contains("st-RUNNING"), "the run is shown running");
       assertTrue(live.contains(runId));
       assertEquals(2, count(lossChart(live), "class=\"raw\" data-points=\"" + HALF + "\""), "a raw loss curve a worker");
@@ -102,12 +104,25 @@ class SparkUiTest {
       String page = history.url() + "/history/" + appId + "/sparkps/";
       waitFor(() -> history.lists(appId), "the History Server to list " + appId, 90);
       String dom = Chromium.dumpDom(page, 3000);
-      Files.writeString(Path.of("target", "history-tab.html"), dom);
+      Chromium.screenshot(page, Path.of("target", "sparkps-tab-history.png"), 1280, 2000);
       assertTrue(dom.contains(">SparkPS</a>"), "the History Server's header lists the SparkPS tab");
+      assertStylesLoad(page, dom);
       assertTrue(dom.contains(runId) && dom.contains("st-SUCCEEDED"), "the finished run");
       assertEquals(2, count(lossChart(dom), "class=\"raw\" data-points=\"" + 2 * HALF + "\""), "each worker's every step");
       assertTrue(dom.contains("<td>ui-test</td>"), "the run's name");
     }
+  }
+
+  /** Spark's stylesheets that the page links to are served (the page looks like Spark's own). */
+  static void assertStylesLoad(String pageUrl, String dom) {
+    Matcher css = Pattern.compile("<link rel=\"stylesheet\" href=\"([^\"]+)\"").matcher(dom);
+    int found = 0;
+    while (css.find()) {
+      String url = URI.create(pageUrl).resolve(css.group(1)).toString();
+      assertTrue(get(url).contains("{"), "the stylesheet " + url + " is served");
+      found++;
+    }
+    assertEquals(2, found, "bootstrap.min.css and webui.css");
   }
 
   /** The training loss chart of a page (empty when it has none). */

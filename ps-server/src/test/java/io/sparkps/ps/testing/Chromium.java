@@ -30,6 +30,25 @@ public final class Chromium {
         + "chromium; .ci/run does)");
   }
 
+  /** Loads {@code url} and saves what a {@code width} x {@code height} window shows as a PNG (for people to look at). */
+  public static void screenshot(String url, Path png, int width, int height) throws IOException, InterruptedException {
+    Path profile = Files.createTempDirectory("sparkps-chromium");
+    try {
+      Process p = new ProcessBuilder(binary(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+          "--no-first-run", "--user-data-dir=" + profile, "--hide-scrollbars", "--window-size=" + width + "," + height,
+          "--virtual-time-budget=2000", "--screenshot=" + png.toAbsolutePath(), url)
+          .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+      if (!p.waitFor(90, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        throw new IllegalStateException("Chromium did not load " + url + " within 90 s");
+      }
+    } finally {
+      try (var files = Files.walk(profile)) {
+        files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+      }
+    }
+  }
+
   /**
    * Loads {@code url} and returns its DOM after {@code budgetMillis} of the page's own time (its
    * timers and fetches run), within 90 s of real time.

@@ -28,19 +28,24 @@ public final class SparkPsPage {
   /** One tab of Spark's header: its name and URL prefix. */
   public record Tab(String name, String prefix) {}
 
-  /** The whole page, with Spark's header (its styles from the UI's {@code static/}) and the tabs {@code tabs}. */
-  public static String page(RunStore store, String runId, List<Tab> tabs, String appName, String sparkVersion) {
+  /**
+   * The whole page, with Spark's header (its styles from {@code root + "/static/"}, where Spark
+   * serves them: the UI's root, or a proxy's base) and the tabs {@code tabs}.
+   */
+  public static String page(RunStore store, String runId, List<Tab> tabs, String appName, String sparkVersion,
+      String root) {
+    String r = Html.escape(root);
     StringBuilder b = new StringBuilder(16_384);
     b.append("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, "
-        + "initial-scale=1\"><link rel=\"stylesheet\" href=\"../static/bootstrap.min.css\" type=\"text/css\"/>"
-        + "<link rel=\"stylesheet\" href=\"../static/webui.css\" type=\"text/css\"/><title>")
+        + "initial-scale=1\"><link rel=\"stylesheet\" href=\"" + r + "/static/bootstrap.min.css\" type=\"text/css\"/>"
+        + "<link rel=\"stylesheet\" href=\"" + r + "/static/webui.css\" type=\"text/css\"/><title>")
         .append(Html.escape(appName)).append(" - SparkPS</title><style>")
         .append(".sparkps h4{margin-top:1.4em}.sparkps table{font-size:13px}.sparkps .charts svg{margin:0 12px 12px 0;"
             + "border:1px solid #eee}.sparkps .badge-run{padding:2px 8px;border-radius:10px;color:#fff;font-size:12px}"
             + ".st-SUCCEEDED{background:#2e7d32}.st-FAILED{background:#c62828}.st-CANCELLED{background:#757575}"
             + ".st-RUNNING,.st-LAUNCHING{background:#1565c0}.sparkps .cause{color:#b71c1c}</style></head><body>");
     b.append("<nav class=\"navbar navbar-expand-md navbar-light bg-light mb-4\"><div class=\"navbar-header\">"
-        + "<div class=\"navbar-brand\"><a href=\"../\"><img src=\"../static/spark-logo-77x50px-hd.png\" alt=\"Spark\"/>"
+        + "<div class=\"navbar-brand\"><a href=\"../\"><img src=\"" + r + "/static/spark-logo-77x50px-hd.png\" alt=\"Spark\"/>"
         + "<span class=\"version\">").append(Html.escape(sparkVersion)).append("</span></a></div></div>"
         + "<div class=\"navbar-collapse collapse\"><ul class=\"navbar-nav mr-auto\">");
     for (Tab t : tabs) {

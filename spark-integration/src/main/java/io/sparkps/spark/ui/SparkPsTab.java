@@ -37,7 +37,7 @@ public final class SparkPsTab {
       public String apply(Object request) {
         String run = parameter(request, "run");
         return "1".equals(parameter(request, "fragment")) ? SparkPsPage.content(store, run)
-            : SparkPsPage.page(store, run, tabs(ui), ui.appName(), ui.appSparkVersion());
+            : SparkPsPage.page(store, run, tabs(ui), ui.appName(), ui.appSparkVersion(), uiRoot(request));
       }
     };
     scala.Function1 asText = new AbstractFunction1<Object, String>() {
@@ -58,6 +58,23 @@ public final class SparkPsTab {
       out.add(new SparkPsPage.Tab(t.name(), t.prefix()));
     }
     return out;
+  }
+
+  /**
+   * Where Spark serves its UI's root for {@code request} ({@code UIUtils.uiRoot}: "" or a proxy's
+   * base, such as YARN's), whose {@code /static/} holds Spark's styles and images.
+   */
+  private static String uiRoot(Object request) {
+    for (java.lang.reflect.Method m : org.apache.spark.ui.UIUtils.class.getMethods()) {
+      if (m.getName().equals("uiRoot") && m.getParameterCount() == 1 && m.getParameterTypes()[0].isInstance(request)) {
+        try {
+          return String.valueOf(m.invoke(null, request));
+        } catch (ReflectiveOperationException e) {
+          break;
+        }
+      }
+    }
+    return "";
   }
 
   /** The request's query parameter {@code name}, or null (the servlet API's getParameter, found by name). */
