@@ -315,10 +315,7 @@ public final class PsClient implements AutoCloseable {
     return connections.bulkWireBytes();
   }
 
-  /**
-   * Bytes of embedding-table pulls and pushes this client's tables sent and received so far: the
-   * calls' protobuf payloads (ids, rows, row gradients), whatever the transport.
-   */
+  /** Bytes of table pulls and pushes so far: the calls' protobuf payloads (ids, rows, row gradients), any transport. */
   public long tableBytes() {
     return tables.bytes();
   }
@@ -333,10 +330,7 @@ public final class PsClient implements AutoCloseable {
     recovery.reportRefill(shard, step, source);
   }
 
-  /**
-   * The version of the variables this client's last whole pull read (the lowest of their slices'),
-   * or -1 before the first: how many updates the shards had applied when it read them.
-   */
+  /** The version (updates applied) of what this client's last whole pull read (its lowest slice's), or -1. */
   public long readVersion() {
     return transfers.readVersion();
   }
