@@ -79,7 +79,7 @@ public final class PsClient implements AutoCloseable {
   public void create(Collection<VariableSpec> batch) {
     checkOpen();
     Map<Integer, CreateRequest> perShard = catalog.declare(batch);
-    Calls.some(shards, perShard.keySet(), "create " + names(batch), s -> s.create(perShard.get(s.index())),
+    Calls.some(shards, perShard.keySet(), "create " + batch.stream().map(VariableSpec::name).toList(), s -> s.create(perShard.get(s.index())),
         config.callTimeout, recovery);
   }
 
@@ -199,6 +199,11 @@ public final class PsClient implements AutoCloseable {
     transfers.advanceStep();
   }
 
+  /** This worker's steps with their pulls and pushes in parts, to overlap them with computation (a new one each call). */
+  public StepParts stepParts() {
+    return new StepParts(this, catalog, transfers, pulls, recovery);
+  }
+
   /** Pushes gradients of some rows (duplicates are summed), e.g. for embeddings. */
   public void pushRows(String name, long[] rows, INDArray gradient) {
     VariableSpec spec = resolve(name); // checks the client is open
@@ -291,10 +296,9 @@ public final class PsClient implements AutoCloseable {
   /** A plain protobuf round trip to a shard, for measuring the transport. */
   public byte[] echo(int shard, byte[] payload) {
     checkOpen();
-    EchoMessage reply = Calls.one(shards.get(shard), "echo",
-        shards.get(shard).echo(EchoMessage.newBuilder().setPayload(com.google.protobuf.ByteString.copyFrom(payload)).build()),
-        config.callTimeout);
-    return reply.getPayload().toByteArray();
+    EchoMessage request = EchoMessage.newBuilder().setPayload(com.google.protobuf.ByteString.copyFrom(payload)).build();
+    return Calls.one(shards.get(shard), "echo", shards.get(shard).echo(request), config.callTimeout).getPayload()
+        .toByteArray();
   }
 
   /**
@@ -372,7 +376,7 @@ public final class PsClient implements AutoCloseable {
     connections.close();
   }
 
-  private void checkOpen() {
+  void checkOpen() {
     if (closed) {
       throw new IllegalStateException("this PsClient is closed");
     }
@@ -381,10 +385,6 @@ public final class PsClient implements AutoCloseable {
   private VariableSpec resolve(String name) {
     checkOpen();
     return catalog.resolve(name);
-  }
-
-  private static String names(Collection<VariableSpec> specs) {
-    return specs.stream().map(VariableSpec::name).toList().toString();
   }
 
   /** Configures a {@link PsClient}: the options are {@link ClientOptions}'s. */

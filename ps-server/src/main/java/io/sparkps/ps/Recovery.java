@@ -40,9 +40,10 @@ final class Recovery implements Calls.Recoverer {
   private final Duration callTimeout;
   private final Object[] locks;
   private volatile Transfers transfers;
-  private volatile Map<String, INDArray> lastPulled;
-  private volatile long lastPullVersion;
-  private volatile long lastPullStep;
+  /** This client's copy of each variable it pulled: the array it pulled into, at which step, the version read. */
+  private record Copy(INDArray array, long step, long version) {}
+
+  private volatile Map<String, Copy> lastPulled;
   /** The embedding tables this client made, recreated on a replacement; where their rows come back from. */
   private final Map<String, EmbeddingSpec> tables = new java.util.concurrent.ConcurrentSkipListMap<>();
   private volatile TableRefill tableRefill;
@@ -68,10 +69,27 @@ final class Recovery implements Calls.Recoverer {
   /** Remembers the arrays of a completed pull as this client's copy of those variables. */
   void recordPull(Map<String, INDArray> destinations, long step, long minVersion) {
     if (hook != null) {
-      lastPulled = Map.copyOf(destinations);
-      lastPullStep = step;
-      lastPullVersion = minVersion;
+      lastPulled = copies(destinations, step, minVersion);
     }
+  }
+
+  /**
+   * Remembers the arrays of a completed part of a step's pull ({@link StepParts#pull}) in place of
+   * the copy of those variables, keeping the copy of the others: a shard lost between parts is
+   * refilled from what the worker holds, each variable as of its latest part.
+   */
+  synchronized void recordPullPart(Map<String, INDArray> destinations, long step, long version) {
+    if (hook != null) {
+      Map<String, Copy> merged = new java.util.HashMap<>(lastPulled == null ? Map.of() : lastPulled);
+      merged.putAll(copies(destinations, step, version));
+      lastPulled = Map.copyOf(merged);
+    }
+  }
+
+  private static Map<String, Copy> copies(Map<String, INDArray> arrays, long step, long version) {
+    Map<String, Copy> out = new java.util.HashMap<>();
+    arrays.forEach((name, array) -> out.put(name, new Copy(array, step, version)));
+    return Map.copyOf(out);
   }
 
   void tableCreated(EmbeddingSpec spec) {
@@ -146,7 +164,7 @@ final class Recovery implements Calls.Recoverer {
   private void refill(int shard) {
     List<ShardStub> shards = connections.stubs();
     List<Placement.Slice> slices = catalog.slicesOn(shard);
-    Map<String, INDArray> copy = lastPulled;
+    Map<String, Copy> copy = lastPulled;
     boolean hasCopy = copy != null && slices.stream().allMatch(slice -> copy.containsKey(slice.name()));
     if (!hook.refills() || !hasCopy) {
       // A worker without a copy waits briefly: one holding a copy refills within seconds of the
@@ -167,11 +185,18 @@ final class Recovery implements Calls.Recoverer {
     String tablesSource = refillTables(shard, step);
     List<TensorCodec.Piece> pieces = new ArrayList<>();
     TreeSet<String> copied = new TreeSet<>();
+    long version = Long.MAX_VALUE;
+    long oldest = Long.MAX_VALUE;
+    long newest = Long.MIN_VALUE;
     for (Placement.Slice slice : slices) {
-      ByteBuffer bytes = TensorCodec.range(TensorCodec.bytes(TensorCodec.dense(copy.get(slice.name()))),
-          slice.offset(), slice.length());
+      Copy c = copy.get(slice.name());
+      ByteBuffer bytes = TensorCodec.range(TensorCodec.bytes(TensorCodec.dense(c.array())), slice.offset(),
+          slice.length());
       pieces.add(new TensorCodec.Piece(slice.name(), slice.offset(), List.of(), bytes));
       copied.add(slice.name());
+      version = Math.min(version, c.version());
+      oldest = Math.min(oldest, c.step());
+      newest = Math.max(newest, c.step());
     }
     if (pieces.isEmpty()) {
       if (!tablesSource.isEmpty()) {
@@ -180,11 +205,14 @@ final class Recovery implements Calls.Recoverer {
       return;
     }
     FrameHeader header = FrameHeader.newBuilder().setOp(UpdateOp.RESTORE).setWorker(worker).setStep(step + 1).build();
+    long readVersion = version;
     UpdateReply reply = Calls.some(shards, List.of(shard), "refill the replacement",
-        s -> s.update(TensorCodec.frames(header, pieces, chunkBytes, lastPullVersion)), callTimeout, this).get(0);
+        s -> s.update(TensorCodec.frames(header, pieces, chunkBytes, readVersion)), callTimeout, this).get(0);
+    // Pulled in parts (layer by layer), a copy may hold some variables of one step and some of the next.
+    String of = oldest == newest ? "step " + oldest : "steps " + oldest + "-" + newest;
     if (reply.getInitializedCount() > 0) {
-      LOG.info("SparkPS worker {}: refilled ps {} with its copy of step {} {}", worker, shard, lastPullStep, copied);
-      hook.restored(shard, step, "worker " + worker + "'s copy of step " + lastPullStep + " " + copied + tablesSource);
+      LOG.info("SparkPS worker {}: refilled ps {} with its copy of {} {}", worker, shard, of, copied);
+      hook.restored(shard, step, "worker " + worker + "'s copy of " + of + " " + copied + tablesSource);
     } else {
       LOG.info("SparkPS worker {}: ps {} was refilled by another worker already", worker, shard);
     }

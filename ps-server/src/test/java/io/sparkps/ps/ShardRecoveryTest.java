@@ -81,11 +81,24 @@ class ShardRecoveryTest {
         .optOptimizer(OptimizerConfig.sgd(0.5)).optGroup(group).build();
   }
 
+  /** One worker's training step: {@code held} is its copy of each variable, as it pulls them. */
+  private interface Step {
+    void run(PsClient ps, Map<String, INDArray> held);
+  }
+
   /**
    * Runs two workers for {@link #STEPS} steps each (pull, push a gradient of ones); shard 1 is closed
    * once worker 0 reached {@link #KILL_AT} and its replacement starts 300 ms later.
    */
   private Supervisor train(ConsistencyGroup group) throws Exception {
+    return train(group, List.of(weights(group.name())), (ps, held) -> {
+      ps.pullInto(held);
+      ps.push(Map.of("w", Nd4j.ones(DataType.FLOAT, 8, 4)));
+    });
+  }
+
+  /** As above, with these variables and steps. */
+  private Supervisor train(ConsistencyGroup group, List<VariableSpec> specs, Step step) throws Exception {
     ParameterServer s0 = server(0);
     ParameterServer s1 = server(1);
     Supervisor supervisor = new Supervisor();
@@ -98,16 +111,17 @@ class ShardRecoveryTest {
       workers.add(pool.submit(() -> {
         try (PsClient ps = client(addresses, worker, supervisor)) {
           ps.createGroup(group);
-          ps.create(weights(group.name()));
+          ps.create(specs);
           if (worker == 0) {
             ps.initializeAll();
             created.countDown();
           } else {
             created.await();
           }
-          INDArray copy = Nd4j.create(DataType.FLOAT, 8, 4);
-          for (int step = 0; step < STEPS; step++) {
-            if (worker == 0 && step == KILL_AT) {
+          Map<String, INDArray> held = new java.util.LinkedHashMap<>();
+          specs.forEach(v -> held.put(v.name(), Nd4j.create(DataType.FLOAT, v.shape())));
+          for (int t = 0; t < STEPS; t++) {
+            if (worker == 0 && t == KILL_AT) {
               s1.close();
               pool.submit(() -> {
                 Thread.sleep(300);
@@ -115,8 +129,7 @@ class ShardRecoveryTest {
                 return null;
               });
             }
-            ps.pullInto(Map.of("w", copy));
-            ps.push(Map.of("w", Nd4j.ones(DataType.FLOAT, 8, 4)));
+            step.run(ps, held);
           }
           return ps.step();
         }
@@ -126,6 +139,39 @@ class ShardRecoveryTest {
       assertEquals(STEPS, f.get(60, TimeUnit.SECONDS));
     }
     return supervisor;
+  }
+
+  /**
+   * Steps whose transfers go in parts (as layer by layer): the copy a worker refills the replacement
+   * from is the union of its parts. Variable a lives on the shard that is lost and is pulled before b:
+   * a copy of the last part alone (b) would not cover the lost shard, and no worker could refill it.
+   */
+  @Test
+  void syncStepsInParts_refillTheReplacementFromTheUnionOfTheParts() throws Exception {
+    List<VariableSpec> specs = new ArrayList<>();
+    for (String name : List.of("a", "b")) {
+      specs.add(VariableSpec.builder().setName(name).setShape(8).optInitializer(Initializer.constant(1))
+          .optOptimizer(OptimizerConfig.sgd(0.5)).optGroup("g").optPinnedShard(name.equals("a") ? 1 : 0).build());
+    }
+    Supervisor supervisor = train(ConsistencyGroup.sync("g", 2), specs, (ps, held) -> {
+      StepParts parts = ps.stepParts();
+      parts.pull(Map.of("a", held.get("a")));
+      parts.pull(Map.of("b", held.get("b")));
+      parts.push(Map.of("b", Nd4j.ones(DataType.FLOAT, 8)));
+      parts.push(Map.of("a", Nd4j.ones(DataType.FLOAT, 8)));
+      parts.end();
+    });
+    try (PsClient reader = client(List.of(servers.get(0).address(), supervisor.shard1), 0, supervisor)) {
+      VariableValue b = reader.read("b");
+      assertEquals(1 - 0.5f * STEPS, b.value().getFloat(0), 1e-5, "b, on the surviving shard: every step once");
+      VariableValue a = reader.read("a");
+      float lost = (a.value().getFloat(0) - (1 - 0.5f * STEPS)) / 0.5f;
+      assertTrue(lost >= 1 && lost <= 2, "steps lost on the replaced shard: " + lost);
+      assertEquals(STEPS, a.version(), "the replacement counts every SYNC step");
+    }
+    assertEquals(1, supervisor.restored.size(), supervisor.restored.toString());
+    assertTrue(supervisor.restored.get(0).matches("1@(9|10|11): worker [01]'s copy of step \\d+ \\[a\\]"),
+        supervisor.restored.get(0));
   }
 
   private VariableValue read(ShardRecovery supervisor, String shard1) {
