@@ -70,6 +70,7 @@ public final class Dl4jTrainer {
     boolean alwaysShuffle = DataConf.alwaysShuffle(spark);
     io.sparkps.ml.data.Minibatches.Limits limits = DataConf.limits(spark);
     boolean reuseForwardPass = ForwardReuse.enabled(spark);
+    boolean overlapTransfers = SparkPsConf.TRAIN_OVERLAP_TRANSFERS.get(spark.conf());
     if (s.checkpointDir() != null) {
       Checkpoints.checkShared(spark.sparkContext(), s.checkpointDir());
       // A checkpoint of another network or ps count fails here, before launch, not in every attempt.
@@ -100,7 +101,7 @@ public final class Dl4jTrainer {
     }
     int stepsPerEpoch = (int) Math.max(1, rows / ((long) spec.numWorkers() * s.batchSize()));
     TrainWorker worker = new TrainWorker(networkJson, s, kind, stepsPerEpoch, limits, (int) probe.inputWidth(),
-        (int) probe.outputs(), reuseForwardPass, embeddings == null ? null : embeddings.inputs());
+        (int) probe.outputs(), reuseForwardPass, overlapTransfers, embeddings == null ? null : embeddings.inputs());
     TrainingCluster cluster = new TrainingCluster(spark, spec).withPlacement(placement.orElse(null));
     if (evaluator != null) {
       cluster.withEvaluator(evaluator);

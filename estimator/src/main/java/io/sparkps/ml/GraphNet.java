@@ -134,6 +134,65 @@ final class GraphNet extends Net {
     return 0; // (the graph's layers keep DL4J's backward pass)
   }
 
+  /** The graph's layers in the order of the forward pass (topological), with their positions in it. */
+  private List<Map.Entry<Integer, org.deeplearning4j.nn.graph.vertex.GraphVertex>> layerVertices() {
+    org.deeplearning4j.nn.graph.vertex.GraphVertex[] vertices = graph.getVertices();
+    int[] order = graph.topologicalSortOrder();
+    List<Map.Entry<Integer, org.deeplearning4j.nn.graph.vertex.GraphVertex>> out = new ArrayList<>();
+    for (int position = 0; position < order.length; position++) {
+      if (vertices[order[position]].hasLayer()) {
+        out.add(Map.entry(position, vertices[order[position]]));
+      }
+    }
+    return out;
+  }
+
+  @Override
+  List<OverlappedTransfers.Unit> layerUnits() {
+    List<OverlappedTransfers.Unit> units = new ArrayList<>();
+    for (Map.Entry<Integer, org.deeplearning4j.nn.graph.vertex.GraphVertex> v : layerVertices()) {
+      Layer layer = v.getValue().getLayer();
+      String layerName = layer.conf().getLayer().getLayerName();
+      List<String> names = layer.paramTable().keySet().stream().map(k -> layerName + "_" + k).toList();
+      if (!names.isEmpty()) {
+        units.add(new OverlappedTransfers.Unit(v.getKey(), names));
+      }
+    }
+    return units;
+  }
+
+  @Override
+  boolean hookLayers(OverlappedTransfers transfers) {
+    List<Map.Entry<Integer, org.deeplearning4j.nn.graph.vertex.GraphVertex>> hooked = new ArrayList<>();
+    for (Map.Entry<Integer, org.deeplearning4j.nn.graph.vertex.GraphVertex> v : layerVertices()) {
+      if (v.getValue().isOutputVertex()) {
+        continue;
+      }
+      if (!(v.getValue() instanceof org.deeplearning4j.nn.graph.vertex.impl.LayerVertex)
+          || !HookedLayer.hookable(v.getValue().getLayer())) {
+        return false;
+      }
+      hooked.add(v);
+    }
+    if (hooked.isEmpty()) {
+      return false;
+    }
+    Layer[] layers = graph.getLayers();
+    int last = hooked.get(hooked.size() - 1).getKey();
+    for (Map.Entry<Integer, org.deeplearning4j.nn.graph.vertex.GraphVertex> v : hooked) {
+      org.deeplearning4j.nn.graph.vertex.impl.LayerVertex vertex =
+          (org.deeplearning4j.nn.graph.vertex.impl.LayerVertex) v.getValue();
+      HookedLayer layer = new HookedLayer(vertex.getLayer(), v.getKey(), v.getKey() == last, transfers);
+      for (int i = 0; i < layers.length; i++) {
+        if (layers[i] == vertex.getLayer()) {
+          layers[i] = layer;
+        }
+      }
+      vertex.setLayer(layer);
+    }
+    return true;
+  }
+
   @Override
   INDArray computeGradientAndInputGradient() {
     RecordingInput input = RecordingInput.install(graph);

@@ -215,6 +215,15 @@ abstract sealed class Net permits Net.Layers, GraphNet {
    */
   abstract int reuseForwardPass(boolean inputGradient);
 
+  /** Each layer's variables, the layers with parameters in the order of the forward pass, with their positions in it. */
+  abstract List<OverlappedTransfers.Unit> layerUnits();
+
+  /**
+   * Makes the layers tell {@code transfers} where the forward and backward passes are
+   * ({@link HookedLayer}); false, with nothing changed, when some layer cannot be hooked.
+   */
+  abstract boolean hookLayers(OverlappedTransfers transfers);
+
   /**
    * Turns the gradient of the last {@link #computeGradientAndScore} into DL4J's update, in place,
    * as {@code fit} does before it subtracts it from the parameters: divided by the minibatch,
@@ -327,6 +336,36 @@ abstract sealed class Net permits Net.Layers, GraphNet {
     @Override
     int reuseForwardPass(boolean inputGradient) {
       return ForwardReuse.install(net, inputGradient);
+    }
+
+    @Override
+    List<OverlappedTransfers.Unit> layerUnits() {
+      List<OverlappedTransfers.Unit> units = new ArrayList<>();
+      for (int i = 0; i < net.getnLayers(); i++) {
+        int layer = i;
+        List<String> names = net.getLayer(i).paramTable().keySet().stream().map(k -> layer + "_" + k).toList();
+        if (!names.isEmpty()) {
+          units.add(new OverlappedTransfers.Unit(i, names));
+        }
+      }
+      return units;
+    }
+
+    @Override
+    boolean hookLayers(OverlappedTransfers transfers) {
+      Layer[] layers = net.getLayers();
+      if (layers.length < 2) {
+        return false;
+      }
+      for (int i = 0; i < layers.length - 1; i++) {
+        if (!HookedLayer.hookable(layers[i])) {
+          return false;
+        }
+      }
+      for (int i = 0; i < layers.length - 1; i++) {
+        layers[i] = new HookedLayer(layers[i], i, i == layers.length - 2, transfers);
+      }
+      return true;
     }
 
     @Override

@@ -14,7 +14,7 @@ import org.nd4j.linalg.factory.Nd4j;
  * servers apply each parameter's updater. With one worker and SYNC this is exactly
  * {@code MultiLayerNetwork.fit(minibatch)} (or {@code ComputationGraph.fit}).
  */
-public final class PsTrainingStep {
+public final class PsTrainingStep implements AutoCloseable {
   private final Net net;
   private final NetworkVariables variables;
   private final PsClient ps;
@@ -36,6 +36,8 @@ public final class PsTrainingStep {
   private long pullNanos;
   private long computeNanos;
   private long pushNanos;
+  /** The layer-by-layer transfers that overlap the passes, or null (whole transfers between the passes). */
+  private OverlappedTransfers overlap;
 
   /** Steps for {@code net} (initialized) whose variables live on {@code ps}. */
   public PsTrainingStep(MultiLayerNetwork net, NetworkVariables variables, PsClient ps) {
@@ -62,6 +64,35 @@ public final class PsTrainingStep {
     this.variables = variables;
     this.ps = ps;
     this.paramViews = variables.views(net.params());
+  }
+
+  /**
+   * Makes steps of one minibatch overlap their transfers with the forward and backward passes,
+   * layer by layer ({@link OverlappedTransfers}), the transfers going on a thread named for
+   * {@code worker}; steps with worker-side updates, gradient accumulation or the input's gradient
+   * keep whole transfers. Returns false, changing nothing, when the network's layers cannot be
+   * hooked (a recurrent or frozen layer, or no layer before the output layer).
+   */
+  boolean overlapTransfers(String worker) {
+    if (workerUpdates || overlap != null) {
+      return overlap != null;
+    }
+    OverlappedTransfers transfers = new OverlappedTransfers(ps, net.layerUnits(), paramViews, variables,
+        net.miniBatch(), worker);
+    if (!net.hookLayers(transfers)) {
+      transfers.close();
+      return false;
+    }
+    overlap = transfers;
+    return true;
+  }
+
+  /** Ends the transfer thread of {@link #overlapTransfers}, if any. */
+  @Override
+  public void close() {
+    if (overlap != null) {
+      overlap.close();
+    }
   }
 
   /** Pulls the parameters into the network (for SYNC, those of this worker's step). */
@@ -105,6 +136,9 @@ public final class PsTrainingStep {
           ? " with worker-side updates, which take one minibatch per step" : ""));
     }
     this.iteration = (int) iteration + 1;
+    if (overlap != null && of == 1 && !keepInputGradient) {
+      return overlappedStep(batch);
+    }
     long t0 = System.nanoTime();
     if (position == 0) {
       pull();
@@ -118,12 +152,7 @@ public final class PsTrainingStep {
     } else {
       net.computeGradientAndScore();
     }
-    if (net.flatGradients() != gradientArray) {
-      // DL4J allocates the flat gradient array on the first backprop and keeps it: views are made once.
-      gradientArray = net.flatGradients();
-      gradientViews = variables.views(gradientArray);
-    }
-    Map<String, INDArray> gradients = gradientViews;
+    Map<String, INDArray> gradients = gradientViews();
     long examples = batch.getFeatures().size(0);
     if (workerUpdates) {
       net.applyUpdater((int) iteration, epoch, (int) examples);
@@ -149,6 +178,29 @@ public final class PsTrainingStep {
     ps.push(gradients);
     pushNanos = System.nanoTime() - t2;
     return net.score();
+  }
+
+  /** A step whose transfers overlap its passes: the pulls' and pushes' times are what the step waited for them. */
+  private double overlappedStep(DataSet batch) {
+    long t0 = System.nanoTime();
+    net.setBatch(batch);
+    overlap.begin(ps.step(), batch.getFeatures().size(0), this::gradientViews);
+    net.computeGradientAndScore();
+    long t1 = System.nanoTime();
+    overlap.end();
+    pullNanos = overlap.pullWaitNanos();
+    computeNanos = t1 - t0 - pullNanos;
+    pushNanos = overlap.pushWaitNanos();
+    return net.score();
+  }
+
+  /** Views of the network's gradient by variable (DL4J allocates the flat gradient on the first backward pass). */
+  private Map<String, INDArray> gradientViews() {
+    if (net.flatGradients() != gradientArray) {
+      gradientArray = net.flatGradients();
+      gradientViews = variables.views(gradientArray);
+    }
+    return gradientViews;
   }
 
   /** Milliseconds the last minibatch spent pulling (SYNC: with the wait for the other workers' pushes). */

@@ -10,7 +10,9 @@ import java.util.Map;
  *   <li>{@code stepMs}: wall time since the previous step ended;
  *   <li>{@code computeMs}: the forward and backward pass (and a worker-side update);
  *   <li>{@code pullMs}, {@code pushMs}: the dense variables' transfers (a SYNC pull includes its
- *       wait for the other workers' pushes of the step before);
+ *       wait for the other workers' pushes of the step before); with transfers overlapping the passes
+ *       ({@link OverlappedTransfers}), what the step waited for them: the forward pass for parameters,
+ *       the end of the step for the last pushes;
  *   <li>{@code waitMs}: waiting for the minibatch (the input pipeline);
  *   <li>{@code tableMs}: an embedding model's table pulls and pushes;
  *   <li>{@code staleness}: updates of other workers the shards applied between this worker's last

@@ -37,6 +37,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   private final int inputs;
   private final int outputs;
   private final boolean reuseForwardPass;
+  private final boolean overlapTransfers;
   /** An embedding model's inputs (rows are the label, then these columns), or null for a dense network. */
   private final io.sparkps.ml.embedding.EmbeddingInputs embeddings;
   /** Longest the wait for one minibatch may take (read from memory or a local spill file). */
@@ -59,16 +60,14 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
 
   /**
    * A worker for a network of {@code inputs} features and {@code outputs} outputs, whose dense
-   * layers reuse the forward pass in the backward pass if {@code reuseForwardPass} ({@link ForwardReuse}).
+   * layers reuse the forward pass in the backward pass if {@code reuseForwardPass} ({@link ForwardReuse}),
+   * whose transfers overlap the passes if {@code overlapTransfers} ({@link OverlappedTransfers}), for an
+   * embedding model of {@code embeddings} when not null.
    */
   TrainWorker(String networkJson, TrainingConfig config, LabelKind labelKind, int stepsPerEpoch, Minibatches.Limits limits,
-      int inputs, int outputs, boolean reuseForwardPass) {
-    this(networkJson, config, labelKind, stepsPerEpoch, limits, inputs, outputs, reuseForwardPass, null);
-  }
-
-  /** As above, for an embedding model of {@code embeddings} when not null. */
-  TrainWorker(String networkJson, TrainingConfig config, LabelKind labelKind, int stepsPerEpoch, Minibatches.Limits limits,
-      int inputs, int outputs, boolean reuseForwardPass, io.sparkps.ml.embedding.EmbeddingInputs embeddings) {
+      int inputs, int outputs, boolean reuseForwardPass, boolean overlapTransfers,
+      io.sparkps.ml.embedding.EmbeddingInputs embeddings) {
+    this.overlapTransfers = overlapTransfers;
     this.embeddings = embeddings;
     this.networkJson = networkJson;
     this.config = config;
@@ -177,7 +176,17 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
 
   private float[] train(WorkerContext<Row> ctx, Net net, NetworkVariables variables, PsClient ps, Minibatches data,
       long done) {
-    PsTrainingStep step = new PsTrainingStep(net, variables, ps, config.workerUpdates());
+    try (PsTrainingStep step = new PsTrainingStep(net, variables, ps, config.workerUpdates())) {
+      if (overlapTransfers && config.gradientAccumulation() == 1 && !step.overlapTransfers("worker-" + ctx.index())) {
+        LOG.info("SparkPS worker {}: transfers go between the passes (a layer of the network cannot be hooked)",
+            ctx.index());
+      }
+      return train(ctx, net, variables, ps, data, done, step);
+    }
+  }
+
+  private float[] train(WorkerContext<Row> ctx, Net net, NetworkVariables variables, PsClient ps, Minibatches data,
+      long done, PsTrainingStep step) {
     StepMetrics metrics = new StepMetrics(ps);
     long total = totalSteps();
     int perStep = config.gradientAccumulation();

@@ -77,14 +77,16 @@ class PsTrainingStepTest {
   }
 
   static void assertSameTraining(MultiLayerConfiguration conf, List<DataSet> data) {
-    assertSameTraining(conf, data, false);
+    assertSameTraining(conf, data, false, false);
   }
 
   /**
    * With {@code workerUpdates}: DL4J's updaters run in the worker, the shard (over its socket) only
    * subtracts, and every update and pull goes as sparse pairs of all nonzero elements (density 1).
+   * With {@code overlap}, the transfers overlap the passes layer by layer ({@link OverlappedTransfers}).
    */
-  private static void assertSameTraining(MultiLayerConfiguration conf, List<DataSet> data, boolean workerUpdates) {
+  private static void assertSameTraining(MultiLayerConfiguration conf, List<DataSet> data, boolean workerUpdates,
+      boolean overlap) {
     MultiLayerNetwork reference = new MultiLayerNetwork(conf.clone());
     reference.init();
     MultiLayerNetwork worker = new MultiLayerNetwork(conf.clone());
@@ -101,12 +103,15 @@ class PsTrainingStepTest {
       NetworkVariables variables = NetworkVariables.of(Net.of(worker), "net", workerUpdates);
       client.create(variables.specs());
       client.initializeAll();
-      PsTrainingStep step = new PsTrainingStep(Net.of(worker), variables, client, workerUpdates);
-      for (DataSet batch : data) {
-        reference.fit(batch);
-        step.step(batch);
+      try (PsTrainingStep step = new PsTrainingStep(Net.of(worker), variables, client, workerUpdates)) {
+        assertEquals(overlap, overlap && step.overlapTransfers("worker 0"), "every layer before the output is hooked");
+        for (DataSet batch : data) {
+          reference.fit(batch);
+          step.step(batch);
+        }
+        assertEquals(data.size(), client.step(), "one step per minibatch");
+        step.pull();
       }
-      step.pull();
       if (workerUpdates) {
         assertTrue(client.bulkWireBytes() > 0, "the shard's socket carried the transfers");
       }
@@ -125,12 +130,12 @@ class PsTrainingStepTest {
 
   @Test
   void workerUpdates_sentAsSparsePairsOfEveryElement_equalDl4jFit() {
-    assertSameTraining(mlp(80, 64), batches(new long[] {8, 80}, 3, 1), true); // 5,120 weights: sent as pairs
+    assertSameTraining(mlp(80, 64), batches(new long[] {8, 80}, 3, 1), true, false); // 5,120 weights: sent as pairs
   }
 
   @Test
   void cnnWithBatchNorm_workerUpdates_equalDl4jFit() {
-    assertSameTraining(cnnWithBatchNorm(), batches(new long[] {6, 1, 8, 8}, 3, 2), true);
+    assertSameTraining(cnnWithBatchNorm(), batches(new long[] {6, 1, 8, 8}, 3, 2), true, false);
   }
 
   @Test
@@ -139,7 +144,33 @@ class PsTrainingStepTest {
   }
 
   @Test
+  void threeLayers_transfersOverlappingThePasses_equalDl4jFit() {
+    MultiLayerConfiguration conf = new NeuralNetConfiguration.Builder().seed(5).dataType(DataType.FLOAT)
+        .updater(new Adam(0.01)).l2(1e-3).list()
+        .layer(new DenseLayer.Builder().nIn(20).nOut(16).activation(Activation.RELU).build())
+        .layer(new DenseLayer.Builder().nIn(16).nOut(12).activation(Activation.TANH).build())
+        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(12).nOut(3)
+            .activation(Activation.SOFTMAX).build())
+        .build();
+    assertSameTraining(conf, batches(new long[] {8, 20}, 3, 4), false, true);
+  }
+
+  @Test
+  void cnnWithBatchNorm_transfersOverlappingThePasses_equalDl4jFit() {
+    assertSameTraining(cnnWithBatchNorm(), batches(new long[] {6, 1, 8, 8}, 3, 2), false, true);
+  }
+
+  @Test
   void computationGraph_oneWorkerSync_equalsDl4jFit() {
+    assertSameGraphTraining(false);
+  }
+
+  @Test
+  void computationGraph_transfersOverlappingThePasses_equalDl4jFit() {
+    assertSameGraphTraining(true);
+  }
+
+  private static void assertSameGraphTraining(boolean overlap) {
     org.deeplearning4j.nn.conf.ComputationGraphConfiguration conf = new NeuralNetConfiguration.Builder().seed(21)
         .dataType(DataType.FLOAT).updater(new Adam(0.01)).l2(1e-3).graphBuilder().addInputs("in")
         .addLayer("a", new DenseLayer.Builder().nIn(20).nOut(12).activation(Activation.RELU).build(), "in")
@@ -161,12 +192,14 @@ class PsTrainingStepTest {
       assertTrue(variables.names().containsAll(List.of("a_W", "b_b", "out_W")), variables.names().toString());
       client.create(variables.specs());
       client.initializeAll();
-      PsTrainingStep step = new PsTrainingStep(worker, variables, client);
-      for (DataSet batch : batches(new long[] {8, 20}, 3, 3)) {
-        reference.fit(batch);
-        step.step(batch);
+      try (PsTrainingStep step = new PsTrainingStep(worker, variables, client)) {
+        assertEquals(overlap, overlap && step.overlapTransfers("worker 0"), "the graph's layers are hooked");
+        for (DataSet batch : batches(new long[] {8, 20}, 3, 3)) {
+          reference.fit(batch);
+          step.step(batch);
+        }
+        step.pull();
       }
-      step.pull();
     }
     double diff = worker.params().sub(reference.params()).amaxNumber().doubleValue();
     assertTrue(diff <= 1e-5, "max |sparkps - dl4j| = " + diff);

@@ -150,6 +150,12 @@ public final class SparkPsConf {
           + "work); `false` keeps DL4J's own backward pass", "set it to true (dense layers reuse their forward pass "
           + "when computing gradients) or false (DL4J's own backward pass)").readPerSession();
 
+  public static final Setting<Boolean> TRAIN_OVERLAP_TRANSFERS = bool("spark.sparkps.train.overlapTransfers", true,
+      "a worker's transfers overlap its passes, layer by layer: each layer's parameters are pulled as the forward "
+          + "pass comes to it, each layer's gradient pushed as the backward pass leaves it (the same training); "
+          + "`false` moves the whole network between the passes", "set it to true (transfers overlap the forward "
+          + "and backward passes) or false (whole transfers between the passes)").readPerSession();
+
   public static final Setting<Boolean> CHECKPOINT_SHARED_FILE_SYSTEM = bool(
       "spark.sparkps.checkpoint.sharedFileSystem", false, "`true` when a `file:` checkpoint directory is a mount "
           + "every host of the cluster shares (otherwise refused when executors run on other hosts)",
@@ -174,7 +180,7 @@ public final class SparkPsConf {
   /** Every setting, in the order of the docs' table. */
   public static List<Setting<?>> all() {
     return List.of(TLS_ENABLED, PS_MAX_VARIABLE_ELEMENTS, DATA_ALWAYS_SHUFFLE, DATA_IN_MEMORY_MAX,
-        DATA_SHUFFLE_WINDOW, TRAIN_REUSE_FORWARD_PASS, CHECKPOINT_SHARED_FILE_SYSTEM, METRICS_EVERY_STEPS,
+        DATA_SHUFFLE_WINDOW, TRAIN_REUSE_FORWARD_PASS, TRAIN_OVERLAP_TRANSFERS, CHECKPOINT_SHARED_FILE_SYSTEM, METRICS_EVERY_STEPS,
         CLI_LOG_LEVEL);
   }
 
