@@ -76,7 +76,8 @@ public final class TrainingBenchmark {
       "(b) SparkPS ASYNC, socket, sparse 5%", "(b) SparkPS SYNC, socket, accumulate 2",
       "(b) SparkPS SYNC, socket, accumulate 4", "(b) SparkPS SYNC, socket, accumulate 5",
       "(b) SparkPS ASYNC, socket, accumulate 5", "(b) SparkPS SYNC, socket, DL4J backprop",
-      "(b) SparkPS SYNC, socket, accumulate 5, DL4J backprop");
+      "(b) SparkPS SYNC, socket, accumulate 5, DL4J backprop", "(b) SparkPS SYNC, socket, transfers between passes",
+      "(b) SparkPS ASYNC, socket, transfers between passes");
 
   private static List<String> only; // trainers selected by one of these (see selects); all when null
 
@@ -300,7 +301,8 @@ public final class TrainingBenchmark {
    * executors; {@code option} "bf16" turns bfloat16 transfers on, "sparse P%" sparse transfers of
    * density P%, "staleness-aware" the staleness-aware rate, "accumulate K" gradient accumulation
    * over K minibatches; ending in "DL4J backprop", the workers' dense layers keep DL4J's own
-   * backward pass instead of reusing the forward pass. The figure carries the socket bytes per worker step.
+   * backward pass instead of reusing the forward pass; "transfers between passes" turns the
+   * overlap of transfers with the passes off. The figure carries the socket bytes per worker step.
    */
   private static Figure sparkps(MultiLayerConfiguration conf, Dataset<Row> train, int examples, int batch,
       Consistency consistency, boolean sameJvm, String option) {
@@ -315,6 +317,9 @@ public final class TrainingBenchmark {
     if (option.endsWith("DL4J backprop")) {
       train.sparkSession().conf().set(io.sparkps.ml.BenchDenseBackprop.conf(), "false");
     }
+    if (option.equals("transfers between passes")) {
+      train.sparkSession().conf().set(io.sparkps.spark.SparkPsConf.TRAIN_OVERLAP_TRANSFERS.key(), "false");
+    }
     try {
       long t0 = System.nanoTime();
       Dl4jModel model = estimator.fit(train);
@@ -328,6 +333,7 @@ public final class TrainingBenchmark {
     } finally {
       System.clearProperty(PsClient.SAME_JVM_PROPERTY);
       train.sparkSession().conf().unset(io.sparkps.ml.BenchDenseBackprop.conf());
+      train.sparkSession().conf().unset(io.sparkps.spark.SparkPsConf.TRAIN_OVERLAP_TRANSFERS.key());
     }
   }
 

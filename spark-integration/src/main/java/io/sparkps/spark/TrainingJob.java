@@ -136,6 +136,7 @@ public final class TrainingJob<R> {
       }
     } finally {
       endedNanos = System.nanoTime();
+      RUNNING.remove(this); // before the status: a run seen ended is never among the running ones
       status = outcome;
       if (outcome == JobStatus.SUCCEEDED) {
         LOG.info("SparkPS run {}: SUCCEEDED in {} ms; everything it started is stopped", runId,
@@ -144,8 +145,7 @@ public final class TrainingJob<R> {
         LOG.info("SparkPS run {}: {} after {} ms ({}); everything it started is stopped", runId, outcome,
             (System.nanoTime() - t0) / 1_000_000, failure == null ? "" : failure.getMessage());
       }
-      publisher.end();
-      RUNNING.remove(this);
+      publisher.end(); // (waits for a publication in flight, which may be a call to every ps)
       done.countDown();
       listeners.end(outcome, failure);
     }
