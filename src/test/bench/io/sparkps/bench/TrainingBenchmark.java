@@ -77,7 +77,8 @@ public final class TrainingBenchmark {
       "(b) SparkPS SYNC, socket, accumulate 4", "(b) SparkPS SYNC, socket, accumulate 5",
       "(b) SparkPS ASYNC, socket, accumulate 5", "(b) SparkPS SYNC, socket, DL4J backprop",
       "(b) SparkPS SYNC, socket, accumulate 5, DL4J backprop", "(b) SparkPS SYNC, socket, transfers between passes",
-      "(b) SparkPS ASYNC, socket, transfers between passes");
+      "(b) SparkPS ASYNC, socket, transfers between passes", "(b) SparkPS SYNC, socket, overlapped transfers",
+      "(b) SparkPS ASYNC, socket, overlapped transfers");
 
   private static List<String> only; // trainers selected by one of these (see selects); all when null
 
@@ -301,8 +302,9 @@ public final class TrainingBenchmark {
    * executors; {@code option} "bf16" turns bfloat16 transfers on, "sparse P%" sparse transfers of
    * density P%, "staleness-aware" the staleness-aware rate, "accumulate K" gradient accumulation
    * over K minibatches; ending in "DL4J backprop", the workers' dense layers keep DL4J's own
-   * backward pass instead of reusing the forward pass; "transfers between passes" turns the
-   * overlap of transfers with the passes off. The figure carries the socket bytes per worker step.
+   * backward pass instead of reusing the forward pass; "transfers between passes" and "overlapped
+   * transfers" set the overlap of transfers with the passes off and on (by default it is off here, where
+   * the ps shares the workers' host). The figure carries the socket bytes per worker step.
    */
   private static Figure sparkps(MultiLayerConfiguration conf, Dataset<Row> train, int examples, int batch,
       Consistency consistency, boolean sameJvm, String option) {
@@ -317,8 +319,9 @@ public final class TrainingBenchmark {
     if (option.endsWith("DL4J backprop")) {
       train.sparkSession().conf().set(io.sparkps.ml.BenchDenseBackprop.conf(), "false");
     }
-    if (option.equals("transfers between passes")) {
-      train.sparkSession().conf().set(io.sparkps.spark.SparkPsConf.TRAIN_OVERLAP_TRANSFERS.key(), "false");
+    if (option.equals("transfers between passes") || option.equals("overlapped transfers")) {
+      train.sparkSession().conf().set(io.sparkps.spark.SparkPsConf.TRAIN_OVERLAP_TRANSFERS.key(),
+          String.valueOf(option.equals("overlapped transfers")));
     }
     try {
       long t0 = System.nanoTime();
@@ -329,12 +332,26 @@ public final class TrainingBenchmark {
         wire.merge(p.index(), p.metrics().getOrDefault("wireBytes", 0.0), Math::max);
       }
       double perStep = wire.values().stream().mapToDouble(Double::doubleValue).sum() / (2.0 * steps);
+      System.out.println("    per step (workers' medians): " + breakdown(model.summary().workerHistory()));
       return new Figure(steps * 2 * batch / seconds, accuracy((MultiLayerNetwork) model.network()), seconds, perStep);
     } finally {
       System.clearProperty(PsClient.SAME_JVM_PROPERTY);
       train.sparkSession().conf().unset(io.sparkps.ml.BenchDenseBackprop.conf());
       train.sparkSession().conf().unset(io.sparkps.spark.SparkPsConf.TRAIN_OVERLAP_TRANSFERS.key());
     }
+  }
+
+  /** The median of each time metric over the workers' recorded steps: where a step's time went. */
+  private static String breakdown(List<io.sparkps.spark.TaskProgress> history) {
+    StringBuilder out = new StringBuilder();
+    for (String metric : List.of("stepMs", "computeMs", "pullMs", "pushMs", "waitMs")) {
+      double[] v = history.stream().filter(p -> p.metrics().containsKey(metric))
+          .mapToDouble(p -> p.metrics().get(metric)).sorted().toArray();
+      if (v.length > 0) {
+        out.append(String.format(Locale.ROOT, "%s %.1f  ", metric, v[v.length / 2]));
+      }
+    }
+    return out.toString().trim();
   }
 
   /** dl4j-spark's parameter averaging ({@link Dl4jSparkPeers}), timed around its {@code fit}. */

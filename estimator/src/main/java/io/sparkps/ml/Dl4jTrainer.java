@@ -70,7 +70,7 @@ public final class Dl4jTrainer {
     boolean alwaysShuffle = DataConf.alwaysShuffle(spark);
     io.sparkps.ml.data.Minibatches.Limits limits = DataConf.limits(spark);
     boolean reuseForwardPass = ForwardReuse.enabled(spark);
-    boolean overlapTransfers = SparkPsConf.TRAIN_OVERLAP_TRANSFERS.get(spark.conf());
+    String overlapTransfers = SparkPsConf.TRAIN_OVERLAP_TRANSFERS.get(spark.conf());
     if (s.checkpointDir() != null) {
       Checkpoints.checkShared(spark.sparkContext(), s.checkpointDir());
       // A checkpoint of another network or ps count fails here, before launch, not in every attempt.

@@ -9,6 +9,7 @@ import io.sparkps.ps.PsClient;
 import io.sparkps.spark.WorkerContext;
 import io.sparkps.spark.WorkerFunction;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
@@ -37,7 +38,8 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   private final int inputs;
   private final int outputs;
   private final boolean reuseForwardPass;
-  private final boolean overlapTransfers;
+  /** {@code auto}, {@code true} or {@code false}: see {@link #overlaps}. */
+  private final String overlapTransfers;
   /** An embedding model's inputs (rows are the label, then these columns), or null for a dense network. */
   private final io.sparkps.ml.embedding.EmbeddingInputs embeddings;
   /** Longest the wait for one minibatch may take (read from memory or a local spill file). */
@@ -61,11 +63,11 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   /**
    * A worker for a network of {@code inputs} features and {@code outputs} outputs, whose dense
    * layers reuse the forward pass in the backward pass if {@code reuseForwardPass} ({@link ForwardReuse}),
-   * whose transfers overlap the passes if {@code overlapTransfers} ({@link OverlappedTransfers}), for an
+   * whose transfers overlap the passes as {@code overlapTransfers} says ({@link #overlaps}), for an
    * embedding model of {@code embeddings} when not null.
    */
   TrainWorker(String networkJson, TrainingConfig config, LabelKind labelKind, int stepsPerEpoch, Minibatches.Limits limits,
-      int inputs, int outputs, boolean reuseForwardPass, boolean overlapTransfers,
+      int inputs, int outputs, boolean reuseForwardPass, String overlapTransfers,
       io.sparkps.ml.embedding.EmbeddingInputs embeddings) {
     this.overlapTransfers = overlapTransfers;
     this.embeddings = embeddings;
@@ -177,7 +179,8 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   private float[] train(WorkerContext<Row> ctx, Net net, NetworkVariables variables, PsClient ps, Minibatches data,
       long done) {
     try (PsTrainingStep step = new PsTrainingStep(net, variables, ps, config.workerUpdates())) {
-      if (overlapTransfers && config.gradientAccumulation() == 1 && !step.overlapTransfers("worker-" + ctx.index())) {
+      if (overlaps(overlapTransfers, ctx.host(), ctx.psAddresses()) && config.gradientAccumulation() == 1
+          && !step.overlapTransfers("worker-" + ctx.index())) {
         LOG.info("SparkPS worker {}: transfers go between the passes (a layer of the network cannot be hooked)",
             ctx.index());
       }
@@ -220,6 +223,21 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     // With worker-side updates the chief's network holds what it pulled less its own unsent updates.
     step.pull();
     return net.params().toFloatVector();
+  }
+
+  /**
+   * Whether a worker's transfers overlap its passes ({@link OverlappedTransfers}): {@code true},
+   * {@code false}, or {@code auto}, when a ps serves on another host than the worker's
+   * ({@code psAddresses} as host:port; an in-process one is on the worker's): there the transfers wait on the network, while to the worker's
+   * own host they are copies that take the cores the passes need.
+   */
+  static boolean overlaps(String setting, String host, List<String> psAddresses) {
+    return switch (setting) {
+      case "true" -> true;
+      case "false" -> false;
+      default -> psAddresses.stream().anyMatch(a -> !a.startsWith("inprocess:")
+          && !a.substring(0, Math.max(0, a.lastIndexOf(':'))).equals(host));
+    };
   }
 
   /** Reports step {@code done}'s progress and, on the chief at the first step boundary at or after each interval, checkpoints. */

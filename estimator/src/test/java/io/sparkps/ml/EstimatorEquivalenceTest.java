@@ -174,11 +174,19 @@ class EstimatorEquivalenceTest {
         "the run differs from one step per minibatch");
   }
 
+  /** With the transfers overlapping the passes layer by layer ({@link OverlappedTransfers}; off by default here). */
   @Test
   void twoWorkersSync_equalDl4jsUpdaterOnTheMeanOfTheirGradients() {
     // Partition 0 is the larger: the placement gives it to worker 0 (largest first), partition 1 to worker 1.
     Dataset<Row> df = data(256, 250);
-    MultiLayerNetwork actual = fit(df, 2);
+    String overlap = io.sparkps.spark.SparkPsConf.TRAIN_OVERLAP_TRANSFERS.key();
+    spark.conf().set(overlap, "true");
+    MultiLayerNetwork actual;
+    try {
+      actual = fit(df, 2);
+    } finally {
+      spark.conf().unset(overlap);
+    }
     List<DataSet> worker0 = batchesOf(df, 0, STEPS);
     List<DataSet> worker1 = batchesOf(df, 1, STEPS);
     MultiLayerNetwork reference = new MultiLayerNetwork(mlp());

@@ -138,4 +138,13 @@ class OverlappedTransfersTest {
       assertSame(e, again, "no transfer is made after a failed one");
     }
   }
+
+  @Test
+  void auto_overlapsWhenAPsServesOnAnotherHost_only() {
+    assertFalse(TrainWorker.overlaps("auto", "10.0.0.5", List.of("10.0.0.5:4100", "10.0.0.5:4101")));
+    assertTrue(TrainWorker.overlaps("auto", "10.0.0.5", List.of("10.0.0.5:4100", "10.0.0.6:4100")));
+    assertFalse(TrainWorker.overlaps("auto", "driver (recreated)", List.of("inprocess:run-0")), "in-process ps");
+    assertTrue(TrainWorker.overlaps("true", "10.0.0.5", List.of("10.0.0.5:4100")));
+    assertFalse(TrainWorker.overlaps("false", "10.0.0.5", List.of("10.0.0.6:4100")));
+  }
 }

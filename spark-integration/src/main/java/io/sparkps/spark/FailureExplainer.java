@@ -85,10 +85,11 @@ final class FailureExplainer<T, R> {
         for (int s = 0; s < spec.numPs(); s++) {
           servers.add(ParameterServer.builder().setShardIndex(s).setToken(token).optInProcess(run + "-" + s).build().start());
         }
-        try (PsClient client = PsClient.builder().setShards(servers.stream().map(ParameterServer::address).toList())
-            .setToken(token).optWorker(index).optCallTimeout(spec.callTimeout()).build()) {
+        List<String> addresses = servers.stream().map(ParameterServer::address).toList();
+        try (PsClient client = PsClient.builder().setShards(addresses).setToken(token).optWorker(index)
+            .optCallTimeout(spec.callTimeout()).build()) {
           return function.run(new WorkerTask.Context<>(Role.ofWorker(index), index, spec.numWorkers(), attempt,
-              "driver (recreated)", rows.iterator(), client, NO_PROGRESS, () -> { })); // alone: barriers pass
+              "driver (recreated)", addresses, rows.iterator(), client, NO_PROGRESS, () -> { })); // alone: barriers pass
         }
       } finally {
         servers.forEach(ParameterServer::close);

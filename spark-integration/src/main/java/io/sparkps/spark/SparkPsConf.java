@@ -150,11 +150,13 @@ public final class SparkPsConf {
           + "work); `false` keeps DL4J's own backward pass", "set it to true (dense layers reuse their forward pass "
           + "when computing gradients) or false (DL4J's own backward pass)").readPerSession();
 
-  public static final Setting<Boolean> TRAIN_OVERLAP_TRANSFERS = bool("spark.sparkps.train.overlapTransfers", true,
-      "a worker's transfers overlap its passes, layer by layer: each layer's parameters are pulled as the forward "
-          + "pass comes to it, each layer's gradient pushed as the backward pass leaves it (the same training); "
-          + "`false` moves the whole network between the passes", "set it to true (transfers overlap the forward "
-          + "and backward passes) or false (whole transfers between the passes)").readPerSession();
+  public static final Setting<String> TRAIN_OVERLAP_TRANSFERS = choice("spark.sparkps.train.overlapTransfers", "auto",
+      "`true`: a worker's transfers overlap its passes, layer by layer (each layer's parameters pulled as the "
+          + "forward pass comes to it, each layer's gradient pushed as the backward pass leaves it; the same "
+          + "training); `false`: the whole network moves between the passes; `auto`: overlap when a ps runs on "
+          + "another host than the worker (transfers to the worker's own host are copies that take the passes' "
+          + "cores, and overlapping them was slower there)", "set it to auto, true or false", "auto", "true",
+      "false").readPerSession();
 
   public static final Setting<Boolean> CHECKPOINT_SHARED_FILE_SYSTEM = bool(
       "spark.sparkps.checkpoint.sharedFileSystem", false, "`true` when a `file:` checkpoint directory is a mount "

@@ -30,6 +30,9 @@ public interface WorkerContext<T> {
   /** The host this worker runs on. */
   String host();
 
+  /** Where the ps shards served (host:port, by shard) when this task began. */
+  java.util.List<String> psAddresses();
+
   /** This worker's partition of the data; it can be iterated once. */
   Iterator<T> data();
 

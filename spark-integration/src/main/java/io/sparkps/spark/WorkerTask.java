@@ -44,7 +44,7 @@ final class WorkerTask<T, R> extends AbstractFunction1<scala.collection.Iterator
           BarrierSync.Sync sync = BarrierSync.rendezvous(context, coordinator, env.spec().rendezvousTimeout(),
               env.spec().numWorkers(), env.spec().syncWaitTimeout());
           R result = function.run(new Context<>(role, index, env.spec().numWorkers(), attempt, host,
-              JavaConverters.asJavaIterator(rows), ps, progress, sync::user));
+              List.copyOf(psNow), JavaConverters.asJavaIterator(rows), ps, progress, sync::user));
           progress.finished();
           sync.finish();
           List<Tuple2<Object, Object>> out = List.of(new Tuple2<>(index, result));
@@ -58,8 +58,8 @@ final class WorkerTask<T, R> extends AbstractFunction1<scala.collection.Iterator
   }
 
   /** The context handed to the user's function. */
-  record Context<T>(Role role, int index, int numWorkers, int stageAttempt, String host, Iterator<T> data,
-      PsClient ps, ProgressReporter progress, Runnable barrierCall) implements WorkerContext<T> {
+  record Context<T>(Role role, int index, int numWorkers, int stageAttempt, String host, List<String> psAddresses,
+      Iterator<T> data, PsClient ps, ProgressReporter progress, Runnable barrierCall) implements WorkerContext<T> {
     @Override
     public void barrier() {
       barrierCall.run();
