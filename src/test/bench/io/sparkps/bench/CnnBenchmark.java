@@ -114,26 +114,8 @@ public final class CnnBenchmark {
 
   /** Single-process DL4J in a child JVM with every core. */
   private static double[] allCores(int epochs, int batch) throws Exception {
-    String cores = String.valueOf(Runtime.getRuntime().availableProcessors());
-    ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx4g",
-        "-cp", System.getProperty("java.class.path"), CnnBenchmark.class.getName(), "--single-process",
-        String.valueOf(epochs), String.valueOf(batch));
-    pb.environment().put("OMP_NUM_THREADS", cores);
-    pb.environment().put("OPENBLAS_NUM_THREADS", cores);
-    pb.redirectErrorStream(true);
-    Process p = pb.start();
-    String result = null;
-    StringBuilder output = new StringBuilder();
-    try (java.io.BufferedReader r = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream()))) {
-      for (String line; (line = r.readLine()) != null; ) {
-        output.append(line).append('\n');
-        result = line.startsWith("RESULT ") ? line : result;
-      }
-    }
-    if (!p.waitFor(60, java.util.concurrent.TimeUnit.MINUTES) || p.exitValue() != 0 || result == null) {
-      throw new IllegalStateException("the single-process child failed:\n" + output);
-    }
-    String[] f = result.split(" ");
+    String[] f = TrainingBenchmark.childResult(CnnBenchmark.class, "-Xmx6g", "--single-process", String.valueOf(epochs),
+        String.valueOf(batch));
     return new double[] {Double.parseDouble(f[1]), Double.parseDouble(f[2]), Double.parseDouble(f[3])};
   }
 
@@ -144,12 +126,12 @@ public final class CnnBenchmark {
     DataSet test = testSet();
     MultiLayerNetwork net = new MultiLayerNetwork(lenet());
     net.init();
-    net.fit(minibatches(x, y, batch, new Random(1)).get(0)); // the JIT's and ND4J's first call, untimed
+    net.fit(TrainingBenchmark.minibatches(x, y, batch, batch, new Random(1)).get(0)); // the JIT's and ND4J's first call, untimed
     net = new MultiLayerNetwork(lenet());
     net.init();
     List<List<DataSet>> perEpoch = new ArrayList<>();
     for (int e = 0; e < epochs; e++) {
-      perEpoch.add(minibatches(x, y, batch, new Random(100 + e)));
+      perEpoch.add(TrainingBenchmark.minibatches(x, y, y.length, batch, new Random(100 + e)));
     }
     long examples = 0;
     long t0 = System.nanoTime();
@@ -161,32 +143,6 @@ public final class CnnBenchmark {
     }
     double seconds = (System.nanoTime() - t0) / 1e9;
     System.out.printf(Locale.ROOT, "RESULT %f %f %f%n", examples / seconds, accuracy(net, test), seconds);
-  }
-
-  /** The training examples shuffled by {@code random}, in full minibatches (all built before the clock starts). */
-  private static List<DataSet> minibatches(float[] x, float[] y, int batch, Random random) {
-    int n = y.length;
-    int[] order = new int[n];
-    for (int i = 0; i < n; i++) {
-      order[i] = i;
-    }
-    for (int i = n - 1; i > 0; i--) {
-      int j = random.nextInt(i + 1);
-      int t = order[i];
-      order[i] = order[j];
-      order[j] = t;
-    }
-    List<DataSet> out = new ArrayList<>();
-    for (int start = 0; start + batch <= n; start += batch) {
-      float[] xs = new float[batch * 784];
-      float[] labels = new float[batch];
-      for (int b = 0; b < batch; b++) {
-        System.arraycopy(x, order[start + b] * 784, xs, b * 784, 784);
-        labels[b] = y[order[start + b]];
-      }
-      out.add(new DataSet(Nd4j.create(xs, new long[] {batch, 784}, 'c'), TrainingBenchmark.oneHot(labels, 0, batch)));
-    }
-    return out;
   }
 
   private static DataSet testSet() throws Exception {

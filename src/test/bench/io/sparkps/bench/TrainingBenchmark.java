@@ -273,11 +273,26 @@ public final class TrainingBenchmark {
    * one thread per Spark task. Timed inside the child, around the training loop alone.
    */
   private static Figure allCores(int[] hidden, int examples, int batch) throws Exception {
-    String cores = String.valueOf(Runtime.getRuntime().availableProcessors());
-    ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
-        System.getProperty("java.class.path"), TrainingBenchmark.class.getName(), "--single-process",
-        String.valueOf(examples), String.valueOf(batch), java.util.Arrays.stream(hidden).mapToObj(String::valueOf)
+    String[] f = childResult(TrainingBenchmark.class, null, "--single-process", String.valueOf(examples),
+        String.valueOf(batch), java.util.Arrays.stream(hidden).mapToObj(String::valueOf)
             .collect(java.util.stream.Collectors.joining(",")));
+    return new Figure(Double.parseDouble(f[1]), Double.parseDouble(f[2]), Double.parseDouble(f[3]));
+  }
+
+  /**
+   * Runs {@code main} in a child JVM of this class path with {@code heap} (or the JVM's default), with as many OpenMP and
+   * OpenBLAS threads as the machine has cores, and returns its last line that starts with
+   * {@code RESULT}, split at spaces.
+   */
+  static String[] childResult(Class<?> main, String heap, String... args) throws Exception {
+    String cores = String.valueOf(Runtime.getRuntime().availableProcessors());
+    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+    if (heap != null) {
+      command.add(heap);
+    }
+    command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
+    command.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(command);
     pb.environment().put("OMP_NUM_THREADS", cores);
     pb.environment().put("OPENBLAS_NUM_THREADS", cores);
     pb.redirectErrorStream(true);
@@ -290,11 +305,10 @@ public final class TrainingBenchmark {
         result = line.startsWith("RESULT ") ? line : result;
       }
     }
-    if (!p.waitFor(30, java.util.concurrent.TimeUnit.MINUTES) || p.exitValue() != 0 || result == null) {
+    if (!p.waitFor(60, java.util.concurrent.TimeUnit.MINUTES) || p.exitValue() != 0 || result == null) {
       throw new IllegalStateException("the single-process child failed:\n" + output);
     }
-    String[] f = result.split(" ");
-    return new Figure(Double.parseDouble(f[1]), Double.parseDouble(f[2]), Double.parseDouble(f[3]));
+    return result.split(" ");
   }
 
   /**
@@ -371,11 +385,15 @@ public final class TrainingBenchmark {
   }
 
   static List<DataSet> minibatches(int examples, int batch, long seed) {
+    return minibatches(trainX, trainY, examples, batch, new Random(seed));
+  }
+
+  /** The first {@code examples} of images {@code x} (784 values each) and labels {@code y}, shuffled by {@code random}, in full minibatches. */
+  static List<DataSet> minibatches(float[] x, float[] y, int examples, int batch, Random random) {
     int[] order = new int[examples];
     for (int i = 0; i < examples; i++) {
       order[i] = i;
     }
-    Random random = new Random(seed);
     for (int i = examples - 1; i > 0; i--) {
       int j = random.nextInt(i + 1);
       int t = order[i];
@@ -387,8 +405,8 @@ public final class TrainingBenchmark {
       float[] xs = new float[batch * 784];
       float[] labels = new float[batch];
       for (int b = 0; b < batch; b++) {
-        System.arraycopy(trainX, order[start + b] * 784, xs, b * 784, 784);
-        labels[b] = trainY[order[start + b]];
+        System.arraycopy(x, order[start + b] * 784, xs, b * 784, 784);
+        labels[b] = y[order[start + b]];
       }
       out.add(new DataSet(Nd4j.create(xs, new long[] {batch, 784}, 'c'), oneHot(labels, 0, batch)));
     }
