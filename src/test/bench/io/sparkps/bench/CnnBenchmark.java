@@ -64,10 +64,7 @@ public final class CnnBenchmark {
     int epochs = args.length > 0 ? Integer.parseInt(args[0]) : 6;
     int batch = args.length > 1 ? Integer.parseInt(args[1]) : 64;
     int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 1;
-    SparkSession spark = SparkSession.builder().master("local[3]").appName("sparkps-cnn-benchmark")
-        .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate();
-    spark.sparkContext().setLogLevel("WARN");
+    SparkSession spark = BenchSupport.localSpark("sparkps-cnn-benchmark");
     DataSet test = testSet();
     System.out.printf(Locale.ROOT, "LeNet-like CNN on Fashion-MNIST: %d epochs, minibatch %d, %d cores, "
         + "OMP_NUM_THREADS=%s, %d rounds%n", epochs, batch, Runtime.getRuntime().availableProcessors(),
@@ -114,24 +111,24 @@ public final class CnnBenchmark {
 
   /** Single-process DL4J in a child JVM with every core. */
   private static double[] allCores(int epochs, int batch) throws Exception {
-    String[] f = TrainingBenchmark.childResult(CnnBenchmark.class, "-Xmx6g", "--single-process", String.valueOf(epochs),
+    String[] f = BenchSupport.childResult(CnnBenchmark.class, "-Xmx6g", "--single-process", String.valueOf(epochs),
         String.valueOf(batch));
     return new double[] {Double.parseDouble(f[1]), Double.parseDouble(f[2]), Double.parseDouble(f[3])};
   }
 
   private static void singleProcess(int epochs, int batch) throws Exception {
     Path dir = IdxDataFrames.FASHION_MNIST;
-    float[] x = TrainingBenchmark.scaled(IdxFile.read(dir.resolve("train-images-idx3-ubyte.gz")).values());
+    float[] x = BenchSupport.scaled(IdxFile.read(dir.resolve("train-images-idx3-ubyte.gz")).values());
     float[] y = IdxFile.read(dir.resolve("train-labels-idx1-ubyte.gz")).values();
     DataSet test = testSet();
     MultiLayerNetwork net = new MultiLayerNetwork(lenet());
     net.init();
-    net.fit(TrainingBenchmark.minibatches(x, y, batch, batch, new Random(1)).get(0)); // the JIT's and ND4J's first call, untimed
+    net.fit(BenchSupport.minibatches(x, y, batch, batch, new Random(1)).get(0)); // the JIT's and ND4J's first call, untimed
     net = new MultiLayerNetwork(lenet());
     net.init();
     List<List<DataSet>> perEpoch = new ArrayList<>();
     for (int e = 0; e < epochs; e++) {
-      perEpoch.add(TrainingBenchmark.minibatches(x, y, y.length, batch, new Random(100 + e)));
+      perEpoch.add(BenchSupport.minibatches(x, y, y.length, batch, new Random(100 + e)));
     }
     long examples = 0;
     long t0 = System.nanoTime();
@@ -148,9 +145,9 @@ public final class CnnBenchmark {
   private static DataSet testSet() throws Exception {
     Path dir = IdxDataFrames.FASHION_MNIST;
     IdxFile tx = IdxFile.read(dir.resolve("t10k-images-idx3-ubyte.gz"));
-    INDArray features = Nd4j.create(TrainingBenchmark.scaled(tx.values()), new long[] {tx.items(), 784}, 'c');
+    INDArray features = Nd4j.create(BenchSupport.scaled(tx.values()), new long[] {tx.items(), 784}, 'c');
     return new DataSet(features,
-        TrainingBenchmark.oneHot(IdxFile.read(dir.resolve("t10k-labels-idx1-ubyte.gz")).values(), 0, tx.items()));
+        BenchSupport.oneHot(IdxFile.read(dir.resolve("t10k-labels-idx1-ubyte.gz")).values(), 0, tx.items()));
   }
 
   private static double accuracy(MultiLayerNetwork net, DataSet test) {

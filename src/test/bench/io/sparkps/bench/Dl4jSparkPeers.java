@@ -64,7 +64,7 @@ final class Dl4jSparkPeers {
         labels[n++] = (float) r.getDouble(1);
         taken++;
         if (n == batch) {
-          out.add(new DataSet(Nd4j.create(xs.clone(), new long[] {batch, 784}, 'c'), TrainingBenchmark.oneHot(labels, 0, batch)));
+          out.add(new DataSet(Nd4j.create(xs.clone(), new long[] {batch, 784}, 'c'), BenchSupport.oneHot(labels, 0, batch)));
           n = 0;
         }
       }

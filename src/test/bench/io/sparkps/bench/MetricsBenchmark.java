@@ -39,10 +39,7 @@ public final class MetricsBenchmark {
   public static void main(String[] args) throws Exception {
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 5;
     int examples = args.length > 1 ? Integer.parseInt(args[1]) : 60_000;
-    SparkSession spark = SparkSession.builder().master("local[3]").appName("sparkps-metrics-benchmark")
-        .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate();
-    spark.sparkContext().setLogLevel("WARN");
+    SparkSession spark = BenchSupport.localSpark("sparkps-metrics-benchmark");
     try {
       Dataset<Row> train = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 2).limit(examples)
           .repartition(2).cache();

@@ -80,11 +80,11 @@ public final class TimeToAccuracyBenchmark {
         : args.length > 0 ? Integer.parseInt(args[0]) : 8;
     Path dir = IdxDataFrames.FASHION_MNIST;
     IdxFile x = IdxFile.read(dir.resolve("train-images-idx3-ubyte.gz"));
-    trainX = TrainingBenchmark.scaled(x.values());
+    trainX = BenchSupport.scaled(x.values());
     trainY = IdxFile.read(dir.resolve("train-labels-idx1-ubyte.gz")).values();
     IdxFile tx = IdxFile.read(dir.resolve("t10k-images-idx3-ubyte.gz"));
-    testX = Nd4j.create(TrainingBenchmark.scaled(tx.values()), new long[] {tx.items(), 784}, 'c');
-    testY = TrainingBenchmark.oneHot(IdxFile.read(dir.resolve("t10k-labels-idx1-ubyte.gz")).values(), 0, tx.items());
+    testX = Nd4j.create(BenchSupport.scaled(tx.values()), new long[] {tx.items(), 784}, 'c');
+    testY = BenchSupport.oneHot(IdxFile.read(dir.resolve("t10k-labels-idx1-ubyte.gz")).values(), 0, tx.items());
     if (args.length > 0 && args[0].equals("--single-process")) {
       seed = Long.parseLong(args[2]);
       singleProcess(1); // warm-up, untimed
@@ -198,7 +198,7 @@ public final class TimeToAccuracyBenchmark {
           System.arraycopy(trainX, order[s * BATCH + b] * 784, xs, b * 784, 784);
           labels[b] = trainY[order[s * BATCH + b]];
         }
-        DataSet d = new DataSet(Nd4j.create(xs, new long[] {BATCH, 784}, 'c'), TrainingBenchmark.oneHot(labels, 0,
+        DataSet d = new DataSet(Nd4j.create(xs, new long[] {BATCH, 784}, 'c'), BenchSupport.oneHot(labels, 0,
             BATCH));
         long t0 = System.nanoTime();
         net.fit(d);

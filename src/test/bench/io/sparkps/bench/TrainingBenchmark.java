@@ -107,11 +107,11 @@ public final class TrainingBenchmark {
     Path dir = IdxDataFrames.FASHION_MNIST;
     IdxFile x = IdxFile.read(dir.resolve("train-images-idx3-ubyte.gz"));
     IdxFile y = IdxFile.read(dir.resolve("train-labels-idx1-ubyte.gz"));
-    trainX = scaled(x.values());
+    trainX = BenchSupport.scaled(x.values());
     trainY = y.values();
     IdxFile tx = IdxFile.read(dir.resolve("t10k-images-idx3-ubyte.gz"));
-    testX = Nd4j.create(scaled(tx.values()), new long[] {tx.items(), 784}, 'c');
-    testY = oneHot(IdxFile.read(dir.resolve("t10k-labels-idx1-ubyte.gz")).values(), 0, tx.items());
+    testX = Nd4j.create(BenchSupport.scaled(tx.values()), new long[] {tx.items(), 784}, 'c');
+    testY = BenchSupport.oneHot(IdxFile.read(dir.resolve("t10k-labels-idx1-ubyte.gz")).values(), 0, tx.items());
     if (which.equals("--single-process")) {
       // A child JVM of allCores(): the single-process baseline with its own OpenMP thread count.
       int[] hidden = java.util.Arrays.stream(args[3].split(",")).mapToInt(Integer::parseInt).toArray();
@@ -121,10 +121,7 @@ public final class TrainingBenchmark {
       System.exit(0);
     }
 
-    SparkSession spark = SparkSession.builder().master("local[3]").appName("sparkps-training-benchmark")
-        .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate();
-    spark.sparkContext().setLogLevel("WARN");
+    SparkSession spark = BenchSupport.localSpark("sparkps-training-benchmark");
     Dataset<Row> train = IdxDataFrames.fashionMnist(spark, dir, "train", 2).limit(examples).repartition(2).cache();
     long rows = train.count();
     System.out.printf(Locale.ROOT, "Fashion-MNIST: %d training examples, %d test; %d cores, OMP_NUM_THREADS=%s, "
@@ -273,42 +270,10 @@ public final class TrainingBenchmark {
    * one thread per Spark task. Timed inside the child, around the training loop alone.
    */
   private static Figure allCores(int[] hidden, int examples, int batch) throws Exception {
-    String[] f = childResult(TrainingBenchmark.class, null, "--single-process", String.valueOf(examples),
+    String[] f = BenchSupport.childResult(TrainingBenchmark.class, null, "--single-process", String.valueOf(examples),
         String.valueOf(batch), java.util.Arrays.stream(hidden).mapToObj(String::valueOf)
             .collect(java.util.stream.Collectors.joining(",")));
     return new Figure(Double.parseDouble(f[1]), Double.parseDouble(f[2]), Double.parseDouble(f[3]));
-  }
-
-  /**
-   * Runs {@code main} in a child JVM of this class path with {@code heap} (or the JVM's default), with as many OpenMP and
-   * OpenBLAS threads as the machine has cores, and returns its last line that starts with
-   * {@code RESULT}, split at spaces.
-   */
-  static String[] childResult(Class<?> main, String heap, String... args) throws Exception {
-    String cores = String.valueOf(Runtime.getRuntime().availableProcessors());
-    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-    if (heap != null) {
-      command.add(heap);
-    }
-    command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
-    command.addAll(List.of(args));
-    ProcessBuilder pb = new ProcessBuilder(command);
-    pb.environment().put("OMP_NUM_THREADS", cores);
-    pb.environment().put("OPENBLAS_NUM_THREADS", cores);
-    pb.redirectErrorStream(true);
-    Process p = pb.start();
-    String result = null;
-    StringBuilder output = new StringBuilder();
-    try (java.io.BufferedReader r = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream()))) {
-      for (String line; (line = r.readLine()) != null; ) {
-        output.append(line).append('\n');
-        result = line.startsWith("RESULT ") ? line : result;
-      }
-    }
-    if (!p.waitFor(60, java.util.concurrent.TimeUnit.MINUTES) || p.exitValue() != 0 || result == null) {
-      throw new IllegalStateException("the single-process child failed:\n" + output);
-    }
-    return result.split(" ");
   }
 
   /**
@@ -385,48 +350,7 @@ public final class TrainingBenchmark {
   }
 
   static List<DataSet> minibatches(int examples, int batch, long seed) {
-    return minibatches(trainX, trainY, examples, batch, new Random(seed));
-  }
-
-  /** The first {@code examples} of images {@code x} (784 values each) and labels {@code y}, shuffled by {@code random}, in full minibatches. */
-  static List<DataSet> minibatches(float[] x, float[] y, int examples, int batch, Random random) {
-    int[] order = new int[examples];
-    for (int i = 0; i < examples; i++) {
-      order[i] = i;
-    }
-    for (int i = examples - 1; i > 0; i--) {
-      int j = random.nextInt(i + 1);
-      int t = order[i];
-      order[i] = order[j];
-      order[j] = t;
-    }
-    List<DataSet> out = new ArrayList<>();
-    for (int start = 0; start + batch <= examples; start += batch) {
-      float[] xs = new float[batch * 784];
-      float[] labels = new float[batch];
-      for (int b = 0; b < batch; b++) {
-        System.arraycopy(x, order[start + b] * 784, xs, b * 784, 784);
-        labels[b] = y[order[start + b]];
-      }
-      out.add(new DataSet(Nd4j.create(xs, new long[] {batch, 784}, 'c'), oneHot(labels, 0, batch)));
-    }
-    return out;
-  }
-
-  static INDArray oneHot(float[] labels, int from, int count) {
-    float[] y = new float[count * 10];
-    for (int i = 0; i < count; i++) {
-      y[i * 10 + (int) labels[from + i]] = 1f;
-    }
-    return Nd4j.create(y, new long[] {count, 10}, 'c');
-  }
-
-  static float[] scaled(float[] pixels) {
-    float[] out = new float[pixels.length];
-    for (int i = 0; i < pixels.length; i++) {
-      out[i] = pixels[i] / 255f;
-    }
-    return out;
+    return BenchSupport.minibatches(trainX, trainY, examples, batch, new Random(seed));
   }
 
   private static double accuracy(MultiLayerNetwork net) {

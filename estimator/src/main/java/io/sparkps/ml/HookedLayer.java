@@ -39,6 +39,26 @@ final class HookedLayer extends BaseWrapperLayer {
         && !(layer instanceof FrozenLayerWithBackprop) && !(layer instanceof BaseWrapperLayer);
   }
 
+  /**
+   * Hooks every layer of a MultiLayerNetwork's {@code layers} (its own array) but the output layer, in
+   * place, the position of each its index; false, with nothing changed, when one cannot be hooked or
+   * there is no layer before the output layer.
+   */
+  static boolean hookAllButOutput(Layer[] layers, OverlappedTransfers transfers) {
+    if (layers.length < 2) {
+      return false;
+    }
+    for (int i = 0; i < layers.length - 1; i++) {
+      if (!hookable(layers[i])) {
+        return false;
+      }
+    }
+    for (int i = 0; i < layers.length - 1; i++) {
+      layers[i] = new HookedLayer(layers[i], i, i == layers.length - 2, transfers);
+    }
+    return true;
+  }
+
   @Override
   public INDArray activate(boolean training, LayerWorkspaceMgr workspaceMgr) {
     before(training);

@@ -353,19 +353,7 @@ abstract sealed class Net permits Net.Layers, GraphNet {
 
     @Override
     boolean hookLayers(OverlappedTransfers transfers) {
-      Layer[] layers = net.getLayers();
-      if (layers.length < 2) {
-        return false;
-      }
-      for (int i = 0; i < layers.length - 1; i++) {
-        if (!HookedLayer.hookable(layers[i])) {
-          return false;
-        }
-      }
-      for (int i = 0; i < layers.length - 1; i++) {
-        layers[i] = new HookedLayer(layers[i], i, i == layers.length - 2, transfers);
-      }
-      return true;
+      return HookedLayer.hookAllButOutput(net.getLayers(), transfers);
     }
 
     @Override

@@ -39,7 +39,8 @@ final class OverlappedTransfers implements AutoCloseable {
   static final Duration WAIT = Duration.ofMinutes(15);
   private final StepParts parts;
   private final List<Unit> units;
-  private final Map<String, INDArray> paramViews;
+  /** Each unit's parameter views, by variable: where its pulls land. */
+  private final List<Map<String, INDArray>> unitParams = new ArrayList<>();
   private final NetworkVariables variables;
   private final boolean divideByMinibatch;
   private final ExecutorService thread;
@@ -65,7 +66,11 @@ final class OverlappedTransfers implements AutoCloseable {
       boolean divideByMinibatch, String worker) {
     this.parts = ps.stepParts();
     this.units = List.copyOf(units);
-    this.paramViews = paramViews;
+    for (Unit u : this.units) {
+      Map<String, INDArray> into = new LinkedHashMap<>();
+      u.names().forEach(n -> into.put(n, paramViews.get(n)));
+      unitParams.add(into);
+    }
     this.variables = variables;
     this.divideByMinibatch = divideByMinibatch;
     this.worker = worker;
@@ -92,9 +97,7 @@ final class OverlappedTransfers implements AutoCloseable {
     pullWaitNanos = 0;
     pushWaitNanos = 0;
     inStep = true;
-    for (Unit u : units) {
-      Map<String, INDArray> into = new LinkedHashMap<>();
-      u.names().forEach(n -> into.put(n, paramViews.get(n)));
+    for (Map<String, INDArray> into : unitParams) {
       pulls.add(submit(() -> parts.pull(into)));
     }
   }

@@ -1,0 +1,97 @@
+package io.sparkps.bench;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.apache.spark.sql.SparkSession;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.dataset.DataSet;
+import org.nd4j.linalg.factory.Nd4j;
+
+/** What the Fashion-MNIST benchmarks share: their Spark, their single-process child JVM, their minibatches. */
+final class BenchSupport {
+  private BenchSupport() {}
+
+  /** An embedded Spark of 3 task slots on loopback, its UI off, logging warnings only. */
+  static SparkSession localSpark(String app) {
+    SparkSession spark = SparkSession.builder().master("local[3]").appName(app).config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").getOrCreate();
+    spark.sparkContext().setLogLevel("WARN");
+    return spark;
+  }
+
+  /**
+   * Runs {@code main} in a child JVM of this class path with {@code heap} (or the JVM's default), with as many OpenMP and
+   * OpenBLAS threads as the machine has cores, and returns its last line that starts with
+   * {@code RESULT}, split at spaces.
+   */
+  static String[] childResult(Class<?> main, String heap, String... args) throws Exception {
+    String cores = String.valueOf(Runtime.getRuntime().availableProcessors());
+    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+    if (heap != null) {
+      command.add(heap);
+    }
+    command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
+    command.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(command);
+    pb.environment().put("OMP_NUM_THREADS", cores);
+    pb.environment().put("OPENBLAS_NUM_THREADS", cores);
+    pb.redirectErrorStream(true);
+    Process p = pb.start();
+    String result = null;
+    StringBuilder output = new StringBuilder();
+    try (java.io.BufferedReader r = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream()))) {
+      for (String line; (line = r.readLine()) != null; ) {
+        output.append(line).append('\n');
+        result = line.startsWith("RESULT ") ? line : result;
+      }
+    }
+    if (!p.waitFor(60, java.util.concurrent.TimeUnit.MINUTES) || p.exitValue() != 0 || result == null) {
+      throw new IllegalStateException("the single-process child failed:\n" + output);
+    }
+    return result.split(" ");
+  }
+
+  /** The first {@code examples} of images {@code x} (784 values each) and labels {@code y}, shuffled by {@code random}, in full minibatches. */
+  static List<DataSet> minibatches(float[] x, float[] y, int examples, int batch, Random random) {
+    int[] order = new int[examples];
+    for (int i = 0; i < examples; i++) {
+      order[i] = i;
+    }
+    for (int i = examples - 1; i > 0; i--) {
+      int j = random.nextInt(i + 1);
+      int t = order[i];
+      order[i] = order[j];
+      order[j] = t;
+    }
+    List<DataSet> out = new ArrayList<>();
+    for (int start = 0; start + batch <= examples; start += batch) {
+      float[] xs = new float[batch * 784];
+      float[] labels = new float[batch];
+      for (int b = 0; b < batch; b++) {
+        System.arraycopy(x, order[start + b] * 784, xs, b * 784, 784);
+        labels[b] = y[order[start + b]];
+      }
+      out.add(new DataSet(Nd4j.create(xs, new long[] {batch, 784}, 'c'), oneHot(labels, 0, batch)));
+    }
+    return out;
+  }
+
+  static INDArray oneHot(float[] labels, int from, int count) {
+    float[] y = new float[count * 10];
+    for (int i = 0; i < count; i++) {
+      y[i * 10 + (int) labels[from + i]] = 1f;
+    }
+    return Nd4j.create(y, new long[] {count, 10}, 'c');
+  }
+
+  static float[] scaled(float[] pixels) {
+    float[] out = new float[pixels.length];
+    for (int i = 0; i < pixels.length; i++) {
+      out[i] = pixels[i] / 255f;
+    }
+    return out;
+  }
+
+}
