@@ -7,6 +7,9 @@ import org.deeplearning4j.nn.api.Layer;
 import org.deeplearning4j.nn.conf.BackpropType;
 import org.deeplearning4j.nn.gradient.DefaultGradient;
 import org.deeplearning4j.nn.gradient.Gradient;
+import org.deeplearning4j.nn.graph.ComputationGraph;
+import org.deeplearning4j.nn.graph.vertex.GraphVertex;
+import org.deeplearning4j.nn.graph.vertex.impl.LayerVertex;
 import org.deeplearning4j.nn.layers.feedforward.dense.DenseLayer;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.nn.params.DefaultParamInitializer;
@@ -25,6 +28,8 @@ import org.nd4j.linalg.factory.Nd4j;
  * a copy of its pre-activations from the forward pass and backpropagates from it, and the first
  * layer skips the input's gradient: on the 784-1024-1024-10 MLP about a third of a gradient's
  * time, with bit-for-bit the same gradients (the same operations on the same values, fewer of them).
+ * The output layer computes its pre-activations twice too (in its backward pass, and again for the
+ * loss); here the loss reuses the backward pass's.
  *
  * <p>Only layers whose backward pass is exactly that are replaced: DL4J's {@code DenseLayer}
  * without dropout, weight noise or layer normalization, in a network trained by standard
@@ -57,10 +62,43 @@ final class ForwardReuse {
     Layer[] layers = net.getLayers();
     int replaced = 0;
     for (int i = 0; i < layers.length; i++) {
-      if (eligible(layers[i])) {
+      if (eligibleOutput(layers[i])) {
+        layers[i] = new Output((org.deeplearning4j.nn.layers.OutputLayer) layers[i]);
+        replaced++;
+      } else if (eligible(layers[i])) {
         // The first layer's input gradient is needed only to backpropagate through an input preprocessor.
         boolean epsilon = inputGradient || i > 0 || net.getLayerWiseConfigurations().getInputPreProcess(0) != null;
         layers[i] = new Dense((DenseLayer) layers[i], epsilon);
+        replaced++;
+      }
+    }
+    return replaced;
+  }
+
+  /**
+   * As {@link #install(MultiLayerNetwork)} for a ComputationGraph's layers (each in its vertex and
+   * in the graph's list of layers). Every dense layer computes its input's gradient here.
+   */
+  static int install(ComputationGraph graph) {
+    if (graph.getConfiguration().getBackpropType() != BackpropType.Standard) {
+      return 0;
+    }
+    Layer[] layers = graph.getLayers();
+    int replaced = 0;
+    for (GraphVertex vertex : graph.getVertices()) {
+      if (!(vertex instanceof LayerVertex lv)) {
+        continue;
+      }
+      Layer original = lv.getLayer();
+      Layer reusing = eligibleOutput(original) ? new Output((org.deeplearning4j.nn.layers.OutputLayer) original)
+          : eligible(original) ? new Dense((DenseLayer) original, true) : null;
+      if (reusing != null) {
+        lv.setLayer(reusing);
+        for (int i = 0; i < layers.length; i++) {
+          if (layers[i] == original) {
+            layers[i] = reusing;
+          }
+        }
         replaced++;
       }
     }
@@ -75,6 +113,83 @@ final class ForwardReuse {
     org.deeplearning4j.nn.conf.layers.DenseLayer conf = (org.deeplearning4j.nn.conf.layers.DenseLayer) dense.conf()
         .getLayer();
     return conf.getIDropout() == null && conf.getWeightNoise() == null && !dense.hasLayerNorm();
+  }
+
+  private static boolean eligibleOutput(Layer layer) {
+    if (layer.getClass() != org.deeplearning4j.nn.layers.OutputLayer.class) {
+      return false;
+    }
+    org.deeplearning4j.nn.conf.layers.BaseLayer conf = (org.deeplearning4j.nn.conf.layers.BaseLayer) layer.conf()
+        .getLayer();
+    return conf.getIDropout() == null && conf.getWeightNoise() == null;
+  }
+
+  /**
+   * DL4J's output layer, whose loss (computed right after the backward pass by DL4J's
+   * {@code computeGradientAndScore}) reuses the pre-activations of that backward pass instead of
+   * computing them again. Only the loss of a training step reuses them, once, and only for the
+   * very input the backward pass saw; any other call computes its own.
+   */
+  static final class Output extends org.deeplearning4j.nn.layers.OutputLayer {
+    private static final long serialVersionUID = 1L;
+    private transient INDArray kept;
+    private transient INDArray keptFor;
+    private transient boolean inBackward;
+    private transient boolean inScore;
+    /** How many times this layer computed its pre-activations (for tests). */
+    transient long computed;
+
+    Output(org.deeplearning4j.nn.layers.OutputLayer original) {
+      super(original.conf(), original.params().dataType());
+      setIndex(original.getIndex());
+      setParamTable(original.paramTable());
+      setParamsViewArray(original.params());
+      if (original.getGradientsViewArray() != null) {
+        setBackpropGradientsViewArray(original.getGradientsViewArray());
+      }
+      setListeners(original.getListeners());
+    }
+
+    @Override
+    public Pair<Gradient, INDArray> backpropGradient(INDArray epsilon, LayerWorkspaceMgr workspaceMgr) {
+      keptFor = null;
+      inBackward = true;
+      try {
+        return super.backpropGradient(epsilon, workspaceMgr);
+      } finally {
+        inBackward = false;
+      }
+    }
+
+    @Override
+    public double computeScore(double fullNetRegTerm, boolean training, LayerWorkspaceMgr workspaceMgr) {
+      inScore = training;
+      try {
+        return super.computeScore(fullNetRegTerm, training, workspaceMgr);
+      } finally {
+        inScore = false;
+        keptFor = null; // used once
+      }
+    }
+
+    @Override
+    protected INDArray preOutput2d(boolean training, LayerWorkspaceMgr workspaceMgr) {
+      if (inScore && keptFor != null && keptFor == input && maskArray == null) {
+        return workspaceMgr.dup(ArrayType.ACTIVATIONS, kept); // (a loss function may work in place on it)
+      }
+      computed++;
+      INDArray z = super.preOutput2d(training, workspaceMgr);
+      if (inBackward && training && maskArray == null) {
+        if (kept == null || kept.dataType() != z.dataType() || !Arrays.equals(kept.shape(), z.shape())) {
+          try (MemoryWorkspace none = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
+            kept = Nd4j.createUninitialized(z.dataType(), z.shape(), z.ordering());
+          }
+        }
+        kept.assign(z);
+        keptFor = input;
+      }
+      return z;
+    }
   }
 
   /** DL4J's dense layer, backpropagating from the pre-activations its training forward pass kept. */

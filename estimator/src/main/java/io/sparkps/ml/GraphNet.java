@@ -131,7 +131,7 @@ final class GraphNet extends Net {
 
   @Override
   int reuseForwardPass(boolean inputGradient) {
-    return 0; // (the graph's layers keep DL4J's backward pass)
+    return ForwardReuse.install(graph); // (its dense layers compute their input gradients whatever inputGradient says)
   }
 
   /** The graph's layers in the order of the forward pass (topological), with their positions in it. */

@@ -209,7 +209,7 @@ abstract sealed class Net permits Net.Layers, GraphNet {
   abstract INDArray computeGradientAndInputGradient();
 
   /**
-   * Lets the dense layers reuse the forward pass in the backward pass ({@link ForwardReuse}), for a
+   * Lets the dense and output layers reuse the forward pass in the backward pass ({@link ForwardReuse}), for a
    * network that only computes gradients from now on; returns how many layers do. With
    * {@code inputGradient} the first layer still computes the gradient by the network's input.
    */

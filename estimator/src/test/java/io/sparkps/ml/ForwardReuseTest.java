@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Arrays;
+import java.util.List;
 import org.deeplearning4j.nn.api.Layer;
 import org.deeplearning4j.nn.conf.BackpropType;
 import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
@@ -82,15 +83,19 @@ class ForwardReuseTest {
   void gradientsAndTrainingSteps_areDl4jsBitForBit() {
     MultiLayerNetwork stock = stockMlp();
     MultiLayerNetwork reusing = twin(stock);
-    assertEquals(3, ForwardReuse.install(reusing), "the three dense layers reuse their forward pass");
+    assertEquals(4, ForwardReuse.install(reusing), "the three dense layers and the output layer reuse their forward pass");
+    ForwardReuse.Output output = (ForwardReuse.Output) reusing.getOutputLayer();
     for (int step = 0; step < 4; step++) {
       INDArray x = features(step, 16 + step); // minibatch sizes change: the kept pre-activations follow
       INDArray y = labels(16 + step);
+      long computedBefore = output.computed;
       for (MultiLayerNetwork net : new MultiLayerNetwork[] {stock, reusing}) {
         net.setInput(x);
         net.setLabels(y);
         net.computeGradientAndScore();
       }
+      assertEquals(computedBefore + 1, output.computed, "step " + step
+          + ": the output layer's pre-activations computed once, for the backward pass and the loss");
       assertEquals(0.0, stock.getFlattenedGradients().sub(reusing.getFlattenedGradients()).amaxNumber().doubleValue(),
           "step " + step + ": the same gradient");
       assertTrue(stock.getFlattenedGradients().amaxNumber().doubleValue() > 1e-4, "a gradient that is not zero");
@@ -99,6 +104,50 @@ class ForwardReuseTest {
       reusing.fit(x, y);
       assertEquals(0.0, stock.params().sub(reusing.params()).amaxNumber().doubleValue(), "step " + step
           + ": DL4J's fit (its updater on these gradients) ends at the same parameters");
+      org.nd4j.linalg.dataset.DataSet other = new org.nd4j.linalg.dataset.DataSet(features(step + 7, 9), labels(9));
+      long before = output.computed;
+      assertEquals(stock.score(other), reusing.score(other), "step " + step + ": the loss on other examples");
+      assertEquals(before + 1, output.computed, "a loss on other examples computes its own pre-activations");
+    }
+  }
+
+  /** A graph of dense layers (one reading two others) and its twin reusing the forward pass: the same gradients, bit for bit. */
+  @Test
+  void aComputationGraphsGradientsAndTrainingSteps_areDl4jsBitForBit() {
+    org.deeplearning4j.nn.conf.ComputationGraphConfiguration conf = new NeuralNetConfiguration.Builder().seed(3)
+        .dataType(DataType.FLOAT).updater(new Adam(1e-2)).graphBuilder().addInputs("in")
+        .addLayer("a", new DenseLayer.Builder().nIn(20).nOut(16).activation(Activation.RELU).build(), "in")
+        .addLayer("b", new DenseLayer.Builder().nIn(20).nOut(8).activation(Activation.TANH).build(), "in")
+        .addLayer("c", new DenseLayer.Builder().nIn(24).nOut(12).activation(Activation.SIGMOID).build(), "a", "b")
+        .addLayer("out", new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(12).nOut(4)
+            .activation(Activation.SOFTMAX).build(), "c")
+        .setOutputs("out").build();
+    org.deeplearning4j.nn.graph.ComputationGraph stock = new org.deeplearning4j.nn.graph.ComputationGraph(conf);
+    stock.init();
+    org.deeplearning4j.nn.graph.ComputationGraph reusing = new org.deeplearning4j.nn.graph.ComputationGraph(conf.clone());
+    reusing.init(stock.params().dup(), true);
+    assertEquals(4, ForwardReuse.install(reusing), "three dense layers and the output layer");
+    assertTrue(reusing.getLayer("c") instanceof ForwardReuse.Dense, "the graph's vertex holds the new layer");
+    assertTrue(Arrays.asList(reusing.getLayers()).contains(reusing.getLayer("c")), "and so does its list of layers");
+    ForwardReuse.Output output = (ForwardReuse.Output) reusing.getLayer("out");
+    for (int step = 0; step < 3; step++) {
+      INDArray x = features(step, 12 + step);
+      INDArray y = labels(12 + step);
+      long before = output.computed;
+      for (org.deeplearning4j.nn.graph.ComputationGraph g : List.of(stock, reusing)) {
+        g.setInputs(x);
+        g.setLabels(y);
+        g.computeGradientAndScore();
+      }
+      assertEquals(before + 1, output.computed, "step " + step + ": the output's pre-activations computed once");
+      assertEquals(0.0, stock.getFlattenedGradients().sub(reusing.getFlattenedGradients()).amaxNumber().doubleValue(),
+          "step " + step + ": the same gradient");
+      assertTrue(stock.getFlattenedGradients().amaxNumber().doubleValue() > 1e-4, "a gradient that is not zero");
+      assertEquals(stock.score(), reusing.score(), "step " + step + ": the same loss");
+      stock.fit(new INDArray[] {x}, new INDArray[] {y});
+      reusing.fit(new INDArray[] {x}, new INDArray[] {y});
+      assertEquals(0.0, stock.params().sub(reusing.params()).amaxNumber().doubleValue(), "step " + step
+          + ": the same parameters after DL4J's fit");
     }
   }
 
@@ -115,10 +164,20 @@ class ForwardReuseTest {
         .build();
     MultiLayerNetwork net = new MultiLayerNetwork(conf);
     net.init();
-    assertEquals(1, ForwardReuse.install(net));
+    assertEquals(2, ForwardReuse.install(net));
     assertEquals(Arrays.asList(true, false, false, false, false),
         Arrays.stream(net.getLayers()).map(l -> l instanceof ForwardReuse.Dense).toList(),
         "dropout, weight noise and layer normalization keep DL4J's layer");
+    assertTrue(net.getOutputLayer() instanceof ForwardReuse.Output);
+    MultiLayerConfiguration droppedOutput = base()
+        .layer(new DenseLayer.Builder().nIn(20).nOut(8).activation(Activation.RELU).build())
+        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(8).nOut(4).activation(Activation.SOFTMAX)
+            .dropOut(new Dropout(0.9)).build())
+        .build();
+    MultiLayerNetwork withDropout = new MultiLayerNetwork(droppedOutput);
+    withDropout.init();
+    assertEquals(1, ForwardReuse.install(withDropout));
+    assertFalse(withDropout.getOutputLayer() instanceof ForwardReuse.Output, "an output layer with dropout keeps DL4J's");
     MultiLayerConfiguration tbptt = mlp().clone();
     tbptt.setBackpropType(BackpropType.TruncatedBPTT);
     MultiLayerNetwork truncated = new MultiLayerNetwork(tbptt);

@@ -146,8 +146,8 @@ public final class SparkPsConf {
       }).readPerSession();
 
   public static final Setting<Boolean> TRAIN_REUSE_FORWARD_PASS = bool("spark.sparkps.train.reuseForwardPass", true,
-      "workers' plain dense layers reuse their forward pass in the backward pass (the same gradients, a third less "
-          + "work); `false` keeps DL4J's own backward pass", "set it to true (dense layers reuse their forward pass "
+      "workers' plain dense layers reuse their forward pass in the backward pass, and output layers their "
+          + "backward pass's pre-activations for the loss (the same gradients, a third less work); `false` keeps DL4J's own", "set it to true (dense layers reuse their forward pass "
           + "when computing gradients) or false (DL4J's own backward pass)").readPerSession();
 
   public static final Setting<String> TRAIN_OVERLAP_TRANSFERS = choice("spark.sparkps.train.overlapTransfers", "auto",
