@@ -78,7 +78,10 @@ public final class TrainingBenchmark {
       "(b) SparkPS ASYNC, socket, accumulate 5", "(b) SparkPS SYNC, socket, DL4J backprop",
       "(b) SparkPS SYNC, socket, accumulate 5, DL4J backprop", "(b) SparkPS SYNC, socket, transfers between passes",
       "(b) SparkPS ASYNC, socket, transfers between passes", "(b) SparkPS SYNC, socket, overlapped transfers",
-      "(b) SparkPS ASYNC, socket, overlapped transfers");
+      "(b) SparkPS ASYNC, socket, overlapped transfers", "(b) SparkPS SYNC, socket, 10 Gb/s link, transfers between passes",
+      "(b) SparkPS SYNC, socket, 10 Gb/s link, overlapped transfers",
+      "(b) SparkPS ASYNC, socket, 10 Gb/s link, transfers between passes",
+      "(b) SparkPS ASYNC, socket, 10 Gb/s link, overlapped transfers");
 
   private static List<String> only; // trainers selected by one of these (see selects); all when null
 
@@ -205,6 +208,9 @@ public final class TrainingBenchmark {
       if (name.contains("socket, ")) {
         peers.add(name.substring(0, name.indexOf("socket, ") + 6)); // the same trainer with dense float32 transfers
       }
+      if (name.endsWith("overlapped transfers")) { // against moving whole networks between the passes
+        peers.add(name.replace("overlapped transfers", "transfers between passes"));
+      }
       if (name.endsWith(", DL4J backprop")) {
         peers.add(name.substring(0, name.length() - ", DL4J backprop".length())); // with the workers' backprop
       }
@@ -283,7 +289,10 @@ public final class TrainingBenchmark {
    * over K minibatches; ending in "DL4J backprop", the workers' dense layers keep DL4J's own
    * backward pass instead of reusing the forward pass; "transfers between passes" and "overlapped
    * transfers" set the overlap of transfers with the passes off and on (by default it is off here, where
-   * the ps shares the workers' host). The figure carries the socket bytes per worker step.
+   * the ps shares the workers' host), after "G Gb/s link, " with the shard's bulk connections paced
+   * as if it sat behind a link of G gigabits a second each way ({@link
+   * io.sparkps.ps.bulk.BulkClient#SIMULATED_LINK_PROPERTY}). The figure carries the socket bytes per
+   * worker step.
    */
   private static Figure sparkps(MultiLayerConfiguration conf, Dataset<Row> train, int examples, int batch,
       Consistency consistency, boolean sameJvm, String option) {
@@ -295,6 +304,11 @@ public final class TrainingBenchmark {
             : 0)
         .setGradientAccumulation(option.startsWith("accumulate ") ? Integer.parseInt(option.split("[ ,]")[1]) : 1);
     System.setProperty(PsClient.SAME_JVM_PROPERTY, String.valueOf(sameJvm));
+    java.util.regex.Matcher link = java.util.regex.Pattern.compile("([0-9.]+) Gb/s link, (.*)").matcher(option);
+    if (link.matches()) {
+      System.setProperty(io.sparkps.ps.bulk.BulkClient.SIMULATED_LINK_PROPERTY, link.group(1));
+      option = link.group(2);
+    }
     if (option.endsWith("DL4J backprop")) {
       train.sparkSession().conf().set(io.sparkps.ml.BenchDenseBackprop.conf(), "false");
     }
@@ -315,6 +329,7 @@ public final class TrainingBenchmark {
       return new Figure(steps * 2 * batch / seconds, accuracy((MultiLayerNetwork) model.network()), seconds, perStep);
     } finally {
       System.clearProperty(PsClient.SAME_JVM_PROPERTY);
+      System.clearProperty(io.sparkps.ps.bulk.BulkClient.SIMULATED_LINK_PROPERTY);
       train.sparkSession().conf().unset(io.sparkps.ml.BenchDenseBackprop.conf());
       train.sparkSession().conf().unset(io.sparkps.spark.SparkPsConf.TRAIN_OVERLAP_TRANSFERS.key());
     }

@@ -115,6 +115,17 @@ final class ForwardReuse {
     return conf.getIDropout() == null && conf.getWeightNoise() == null && !dense.hasLayerNorm();
   }
 
+  /** Gives {@code copy} the place, parameter and gradient views and listeners of the layer it replaces. */
+  private static void takeOver(Layer copy, Layer original) {
+    copy.setIndex(original.getIndex());
+    copy.setParamTable(original.paramTable());
+    copy.setParamsViewArray(original.params());
+    if (original.getGradientsViewArray() != null) {
+      copy.setBackpropGradientsViewArray(original.getGradientsViewArray());
+    }
+    copy.setListeners(original.getListeners());
+  }
+
   private static boolean eligibleOutput(Layer layer) {
     if (layer.getClass() != org.deeplearning4j.nn.layers.OutputLayer.class) {
       return false;
@@ -141,13 +152,7 @@ final class ForwardReuse {
 
     Output(org.deeplearning4j.nn.layers.OutputLayer original) {
       super(original.conf(), original.params().dataType());
-      setIndex(original.getIndex());
-      setParamTable(original.paramTable());
-      setParamsViewArray(original.params());
-      if (original.getGradientsViewArray() != null) {
-        setBackpropGradientsViewArray(original.getGradientsViewArray());
-      }
-      setListeners(original.getListeners());
+      takeOver(this, original);
     }
 
     @Override
@@ -203,13 +208,7 @@ final class ForwardReuse {
     Dense(DenseLayer original, boolean inputGradient) {
       super(original.conf(), original.params().dataType());
       this.inputGradient = inputGradient;
-      setIndex(original.getIndex());
-      setParamTable(original.paramTable());
-      setParamsViewArray(original.params());
-      if (original.getGradientsViewArray() != null) {
-        setBackpropGradientsViewArray(original.getGradientsViewArray());
-      }
-      setListeners(original.getListeners());
+      takeOver(this, original);
     }
 
     /** Whether it computes the gradient with respect to its input (all but a first layer without a preprocessor). */

@@ -31,6 +31,11 @@ import java.util.function.Function;
  * thrown as gRPC {@link io.grpc.StatusRuntimeException}s so the client maps them in one place.
  */
 public final class BulkClient implements BulkChannel {
+  /**
+   * For benchmarks on one machine: a system property giving the gigabits per second of a simulated
+   * network link in front of each shard ({@link SimulatedLink}); unset, transfers are not paced.
+   */
+  public static final String SIMULATED_LINK_PROPERTY = SimulatedLink.PROPERTY;
   /** Longest a connection and its handshakes may take (the server allows 5 s). */
   private static final long HANDSHAKE_MILLIS = 10_000;
   private final InetSocketAddress address;
@@ -272,7 +277,7 @@ public final class BulkClient implements BulkChannel {
       if (!deadline.cancel(false)) {
         throw new IOException("the bulk handshake took longer than " + handshake + " ms");
       }
-      return ch;
+      return SimulatedLink.wrap(ch, address.toString());
     } catch (IOException | RuntimeException e) {
       deadline.cancel(false);
       closeQuietly(ch);
