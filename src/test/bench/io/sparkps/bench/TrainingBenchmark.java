@@ -70,6 +70,7 @@ public final class TrainingBenchmark {
   private static final String SHARING = "(d) dl4j-spark gradient sharing";
   private static final String FLOOR = "(e) gradients alone, 2 threads";
   private static final String FLOOR_REUSE = "(e) gradients alone, workers' backprop";
+  private static final String FLOOR_1 = "(e) gradients alone, 1 thread, workers' backprop";
   private static final List<String> SPARKPS = List.of("(b) SparkPS SYNC", "(b) SparkPS ASYNC",
       "(b) SparkPS ASYNC, staleness-aware", "(b) SparkPS SYNC, socket", "(b) SparkPS ASYNC, socket",
       "(b) SparkPS SYNC, socket, bf16", "(b) SparkPS ASYNC, socket, bf16", "(b) SparkPS ASYNC, socket, sparse 1%",
@@ -81,7 +82,9 @@ public final class TrainingBenchmark {
       "(b) SparkPS ASYNC, socket, overlapped transfers", "(b) SparkPS SYNC, socket, 10 Gb/s link, transfers between passes",
       "(b) SparkPS SYNC, socket, 10 Gb/s link, overlapped transfers",
       "(b) SparkPS ASYNC, socket, 10 Gb/s link, transfers between passes",
-      "(b) SparkPS ASYNC, socket, 10 Gb/s link, overlapped transfers");
+      "(b) SparkPS ASYNC, socket, 10 Gb/s link, overlapped transfers", "(b) SparkPS SYNC, socket, 10 Gb/s link, bf16",
+      "(b) SparkPS SYNC, socket, 1 worker, 10 Gb/s link, transfers between passes",
+      "(b) SparkPS SYNC, socket, 1 worker, 10 Gb/s link, overlapped transfers");
 
   private static List<String> only; // trainers selected by one of these (see selects); all when null
 
@@ -169,6 +172,11 @@ public final class TrainingBenchmark {
         return new Figure(2.0 * steps * b / seconds, Double.NaN, seconds);
       });
     }
+    trainers.put(FLOOR_1, (c, n, b) -> { // the floor of a single worker, whose ps has the other core
+      int steps = n / (2 * b);
+      double seconds = GradientFloor.seconds(c, minibatches(steps * b, b, 7), 1, true);
+      return new Figure(1.0 * steps * b / seconds, Double.NaN, seconds);
+    });
     if (only != null) {
       trainers.keySet().removeIf(name -> only.stream().noneMatch(o -> selects(o, name)));
     }
@@ -203,8 +211,8 @@ public final class TrainingBenchmark {
         continue;
       }
       StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "  %-54s", name));
-      java.util.Set<String> peers = new java.util.LinkedHashSet<>(List.of(SINGLE, SINGLE_1, AVERAGING, SHARING, FLOOR,
-          FLOOR_REUSE));
+      java.util.Set<String> peers = new java.util.LinkedHashSet<>(name.contains("1 worker") ? List.of(FLOOR_1)
+          : List.of(SINGLE, SINGLE_1, AVERAGING, SHARING, FLOOR, FLOOR_REUSE));
       if (name.contains("socket, ")) {
         peers.add(name.substring(0, name.indexOf("socket, ") + 6)); // the same trainer with dense float32 transfers
       }
@@ -291,24 +299,35 @@ public final class TrainingBenchmark {
    * transfers" set the overlap of transfers with the passes off and on (by default it is off here, where
    * the ps shares the workers' host), after "G Gb/s link, " with the shard's bulk connections paced
    * as if it sat behind a link of G gigabits a second each way ({@link
-   * io.sparkps.ps.bulk.BulkClient#SIMULATED_LINK_PROPERTY}). The figure carries the socket bytes per
-   * worker step.
+   * io.sparkps.ps.bulk.BulkClient#SIMULATED_LINK_PROPERTY}); first "1 worker, ", a single worker
+   * (whose ps then has the other core to itself) takes as many steps as each of two would. The
+   * figure carries the socket bytes per worker step.
    */
   private static Figure sparkps(MultiLayerConfiguration conf, Dataset<Row> train, int examples, int batch,
       Consistency consistency, boolean sameJvm, String option) {
-    long steps = examples / (2L * batch);
-    Dl4jEstimator estimator = new Dl4jEstimator().setNetworkJson(conf.toJson()).setNumWorkers(2).setNumPs(1)
+    if (option.startsWith("1 worker, ")) { // half the examples: as many steps as each of two workers takes
+      return sparkps(conf, train, examples / 2, batch, consistency, sameJvm, option.substring("1 worker, ".length()), 1);
+    }
+    return sparkps(conf, train, examples, batch, consistency, sameJvm, option, 2);
+  }
+
+  /** As above, with {@code workers} workers taking {@code examples / (workers * batch)} steps each. */
+  private static Figure sparkps(MultiLayerConfiguration conf, Dataset<Row> train, int examples, int batch,
+      Consistency consistency, boolean sameJvm, String linkAndOption, int workers) {
+    String option = linkAndOption;
+    java.util.regex.Matcher link = java.util.regex.Pattern.compile("([0-9.]+) Gb/s link, (.*)").matcher(option);
+    if (link.matches()) {
+      System.setProperty(io.sparkps.ps.bulk.BulkClient.SIMULATED_LINK_PROPERTY, link.group(1));
+      option = link.group(2);
+    }
+    long steps = examples / ((long) workers * batch);
+    Dl4jEstimator estimator = new Dl4jEstimator().setNetworkJson(conf.toJson()).setNumWorkers(workers).setNumPs(1)
         .setBatchSize(batch).setMaxSteps(steps).setConsistency(consistency).setSeed(7)
         .setBf16Transfers(option.equals("bf16")).setStalenessAwareRate(option.equals("staleness-aware"))
         .setSparseTransfers(option.startsWith("sparse ") ? Double.parseDouble(option.substring(7).replace("%", "")) / 100
             : 0)
         .setGradientAccumulation(option.startsWith("accumulate ") ? Integer.parseInt(option.split("[ ,]")[1]) : 1);
     System.setProperty(PsClient.SAME_JVM_PROPERTY, String.valueOf(sameJvm));
-    java.util.regex.Matcher link = java.util.regex.Pattern.compile("([0-9.]+) Gb/s link, (.*)").matcher(option);
-    if (link.matches()) {
-      System.setProperty(io.sparkps.ps.bulk.BulkClient.SIMULATED_LINK_PROPERTY, link.group(1));
-      option = link.group(2);
-    }
     if (option.endsWith("DL4J backprop")) {
       train.sparkSession().conf().set(io.sparkps.ml.BenchDenseBackprop.conf(), "false");
     }
@@ -324,9 +343,9 @@ public final class TrainingBenchmark {
       for (io.sparkps.spark.TaskProgress p : model.summary().workerHistory()) {
         wire.merge(p.index(), p.metrics().getOrDefault("wireBytes", 0.0), Math::max);
       }
-      double perStep = wire.values().stream().mapToDouble(Double::doubleValue).sum() / (2.0 * steps);
+      double perStep = wire.values().stream().mapToDouble(Double::doubleValue).sum() / ((double) workers * steps);
       System.out.println("    per step (workers' medians): " + breakdown(model.summary().workerHistory()));
-      return new Figure(steps * 2 * batch / seconds, accuracy((MultiLayerNetwork) model.network()), seconds, perStep);
+      return new Figure(steps * workers * batch / seconds, accuracy((MultiLayerNetwork) model.network()), seconds, perStep);
     } finally {
       System.clearProperty(PsClient.SAME_JVM_PROPERTY);
       System.clearProperty(io.sparkps.ps.bulk.BulkClient.SIMULATED_LINK_PROPERTY);

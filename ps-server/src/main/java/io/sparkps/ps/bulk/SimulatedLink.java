@@ -12,7 +12,8 @@ import java.util.concurrent.locks.LockSupport;
  * For benchmarks on one machine: bulk connections paced as if each shard sat behind a network
  * link of a given speed, each way. Every connection of this JVM to the same shard shares that
  * shard's link (as the workers of a job share a ps's network card), and the time on the wire is
- * spent asleep, not on a core, as a network card's is. Loopback's own costs stay underneath.
+ * spent asleep, not on a core, as a network card's is (a sleep that overran is caught up on, up
+ * to {@link #CATCH_UP_NANOS}). Loopback's own costs stay underneath.
  * Off unless the system property {@value #PROPERTY} gives gigabits per second.
  */
 final class SimulatedLink {
@@ -20,6 +21,11 @@ final class SimulatedLink {
   static final String PROPERTY = "sparkps.bulk.simulatedLinkGbps";
   /** Bytes moved between two checks of the clock. */
   private static final int SLICE = 64 * 1024;
+  /**
+   * Link time a transfer may catch up on after a sleep that overran (a busy core wakes the thread
+   * late): without it every late wake-up would slow the simulated link, unlike a network card's.
+   */
+  static final long CATCH_UP_NANOS = 2_000_000;
   private static final Map<String, SimulatedLink> LINKS = new ConcurrentHashMap<>();
 
   private final double nanosPerByte;
@@ -62,7 +68,7 @@ final class SimulatedLink {
     long due;
     synchronized (in ? inLock : outLock) {
       long now = System.nanoTime();
-      long free = Math.max(now, in ? inFree : outFree) + (long) (bytes * nanosPerByte);
+      long free = Math.max(now - CATCH_UP_NANOS, in ? inFree : outFree) + (long) (bytes * nanosPerByte);
       if (in) {
         inFree = free;
       } else {
