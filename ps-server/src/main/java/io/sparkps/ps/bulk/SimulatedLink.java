@@ -90,34 +90,33 @@ final class SimulatedLink {
       this.link = link;
     }
 
-    @Override
-    public int read(ByteBuffer dst) throws IOException {
-      int limit = dst.limit();
-      dst.limit(Math.min(limit, dst.position() + SLICE));
+    private interface Io {
+      int run(ByteBuffer b) throws IOException;
+    }
+
+    /** One read or write of at most a slice of {@code b}, then the wait for its bytes to cross the link. */
+    private int paced(ByteBuffer b, boolean in, Io io) throws IOException {
+      int limit = b.limit();
+      b.limit(Math.min(limit, b.position() + SLICE));
       try {
-        int n = ch.read(dst);
+        int n = io.run(b);
         if (n > 0) {
-          link.cross(true, n);
+          link.cross(in, n);
         }
         return n;
       } finally {
-        dst.limit(limit);
+        b.limit(limit);
       }
     }
 
     @Override
+    public int read(ByteBuffer dst) throws IOException {
+      return paced(dst, true, ch::read);
+    }
+
+    @Override
     public int write(ByteBuffer src) throws IOException {
-      int limit = src.limit();
-      src.limit(Math.min(limit, src.position() + SLICE));
-      try {
-        int n = ch.write(src);
-        if (n > 0) {
-          link.cross(false, n);
-        }
-        return n;
-      } finally {
-        src.limit(limit);
-      }
+      return paced(src, false, ch::write);
     }
 
     @Override
