@@ -3,6 +3,7 @@ package io.sparkps.bench;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Random;
 import org.apache.spark.sql.SparkSession;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -24,7 +25,7 @@ final class BenchSupport {
   /**
    * Runs {@code main} in a child JVM of this class path with {@code heap} (or the JVM's default), with as many OpenMP and
    * OpenBLAS threads as the machine has cores, and returns its last line that starts with
-   * {@code RESULT}, split at spaces.
+   * {@code RESULT}, split at spaces; its lines that start with {@code PROGRESS} are printed as they come.
    */
   static String[] childResult(Class<?> main, String heap, String... args) throws Exception {
     String cores = String.valueOf(Runtime.getRuntime().availableProcessors());
@@ -45,6 +46,9 @@ final class BenchSupport {
       for (String line; (line = r.readLine()) != null; ) {
         output.append(line).append('\n');
         result = line.startsWith("RESULT ") ? line : result;
+        if (line.startsWith("PROGRESS ")) {
+          System.out.println(line.substring("PROGRESS ".length())); // the child's progress, as it comes
+        }
       }
     }
     if (!p.waitFor(60, java.util.concurrent.TimeUnit.MINUTES) || p.exitValue() != 0 || result == null) {
@@ -94,4 +98,28 @@ final class BenchSupport {
     return out;
   }
 
+  /**
+   * Where the run's wall time went: from {@code fit} to the first step any worker recorded, between
+   * the first and the last, and from the last to the model ({@code fit}'s start and end in ms).
+   */
+  static String timeline(List<io.sparkps.spark.TaskProgress> history, long start, long end) {
+    long[] t = history.stream().filter(p -> p.step() > 0 && p.timeMillis() > 0).mapToLong(p -> p.timeMillis())
+        .sorted().toArray();
+    return t.length == 0 ? "no step recorded a time" : String.format(Locale.ROOT,
+        "fit to the first step %.2f s, steps %.2f s, the last step to the model %.2f s", (t[0] - start) / 1e3,
+        (t[t.length - 1] - t[0]) / 1e3, (end - t[t.length - 1]) / 1e3);
+  }
+
+  /** The median of each time metric over the workers' recorded steps: where a step's time went. */
+  static String breakdown(List<io.sparkps.spark.TaskProgress> history) {
+    StringBuilder out = new StringBuilder();
+    for (String metric : List.of("stepMs", "computeMs", "pullMs", "pushMs", "waitMs")) {
+      double[] v = history.stream().filter(p -> p.metrics().containsKey(metric))
+          .mapToDouble(p -> p.metrics().get(metric)).sorted().toArray();
+      if (v.length > 0) {
+        out.append(String.format(Locale.ROOT, "%s %.1f  ", metric, v[v.length / 2]));
+      }
+    }
+    return out.toString().trim();
+  }
 }

@@ -336,15 +336,18 @@ public final class TrainingBenchmark {
           String.valueOf(option.equals("overlapped transfers")));
     }
     try {
+      long wall0 = System.currentTimeMillis();
       long t0 = System.nanoTime();
       Dl4jModel model = estimator.fit(train);
       double seconds = (System.nanoTime() - t0) / 1e9;
+      long wall1 = System.currentTimeMillis();
       Map<Integer, Double> wire = new java.util.HashMap<>();
       for (io.sparkps.spark.TaskProgress p : model.summary().workerHistory()) {
         wire.merge(p.index(), p.metrics().getOrDefault("wireBytes", 0.0), Math::max);
       }
       double perStep = wire.values().stream().mapToDouble(Double::doubleValue).sum() / ((double) workers * steps);
-      System.out.println("    per step (workers' medians): " + breakdown(model.summary().workerHistory()));
+      System.out.println("    per step (workers' medians): " + BenchSupport.breakdown(model.summary().workerHistory()));
+      System.out.println("    " + BenchSupport.timeline(model.summary().workerHistory(), wall0, wall1));
       return new Figure(steps * workers * batch / seconds, accuracy((MultiLayerNetwork) model.network()), seconds, perStep);
     } finally {
       System.clearProperty(PsClient.SAME_JVM_PROPERTY);
@@ -352,19 +355,6 @@ public final class TrainingBenchmark {
       train.sparkSession().conf().unset(io.sparkps.ml.BenchDenseBackprop.conf());
       train.sparkSession().conf().unset(io.sparkps.spark.SparkPsConf.TRAIN_OVERLAP_TRANSFERS.key());
     }
-  }
-
-  /** The median of each time metric over the workers' recorded steps: where a step's time went. */
-  private static String breakdown(List<io.sparkps.spark.TaskProgress> history) {
-    StringBuilder out = new StringBuilder();
-    for (String metric : List.of("stepMs", "computeMs", "pullMs", "pushMs", "waitMs")) {
-      double[] v = history.stream().filter(p -> p.metrics().containsKey(metric))
-          .mapToDouble(p -> p.metrics().get(metric)).sorted().toArray();
-      if (v.length > 0) {
-        out.append(String.format(Locale.ROOT, "%s %.1f  ", metric, v[v.length / 2]));
-      }
-    }
-    return out.toString().trim();
   }
 
   /** dl4j-spark's parameter averaging ({@link Dl4jSparkPeers}), timed around its {@code fit}. */
