@@ -146,6 +146,7 @@ public final class CnnBenchmark {
     }
     long examples = 0;
     long nanos = 0;
+    double accuracy = Double.NaN;
     for (int e = 0; e < epochs; e++) {
       long t0 = System.nanoTime();
       for (DataSet d : perEpoch.get(e)) {
@@ -153,10 +154,11 @@ public final class CnnBenchmark {
         examples += batch;
       }
       nanos += System.nanoTime() - t0; // the test accuracy after each epoch is left out of the time
-      System.out.printf(Locale.ROOT, "PROGRESS   single process, epoch %d: test accuracy %.4f%n", e + 1, accuracy(net, test));
+      accuracy = accuracy(net, test);
+      System.out.printf(Locale.ROOT, "PROGRESS   single process, epoch %d: test accuracy %.4f%n", e + 1, accuracy);
     }
     double seconds = nanos / 1e9;
-    System.out.printf(Locale.ROOT, "RESULT %f %f %f%n", examples / seconds, accuracy(net, test), seconds);
+    System.out.printf(Locale.ROOT, "RESULT %f %f %f%n", examples / seconds, accuracy, seconds);
   }
 
   private static DataSet testSet() throws Exception {
