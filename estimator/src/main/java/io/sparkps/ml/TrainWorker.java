@@ -196,9 +196,10 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     while (done < total) {
       int epoch = (int) (done / stepsPerEpoch);
       // The next minibatch is built while a step waits for the servers, at its pull (closed
-      // before the next epoch starts, which ends this one's batches).
+      // before the next epoch starts, which ends this one's batches), into the arrays of the batch
+      // before last, whose step has ended: a step holds one batch and the prefetch makes one more.
       try (Prefetched<DataSet> batches = new Prefetched<>(data.epoch(epoch, (int) (done % stepsPerEpoch),
-          stepsPerEpoch, config.batchSize(), config.seed() + ctx.index()),
+          stepsPerEpoch, config.batchSize(), config.seed() + ctx.index(), true),
           "sparkps-minibatches-worker-" + ctx.index(), BATCH_TIMEOUT)) {
         while (done < total && batches.hasNext()) {
           // With gradient accumulation, minibatches [first, first + of) make one step (fewer at the end).

@@ -47,6 +47,9 @@ public final class Minibatches implements AutoCloseable {
   private final int outputs;
   private final int windowBlocks;
   private Batches active;
+  /** The two pairs of arrays recycled batches take in turn, and whose turn is next. */
+  private final INDArray[][] recycled = new INDArray[2][];
+  private int turn;
 
   private Minibatches(RowStore store, int width, int outputs, Limits limits) {
     this.store = store;
@@ -133,14 +136,38 @@ public final class Minibatches implements AutoCloseable {
    * the batches it would have had). Starting another epoch ends this one.
    */
   public Iterator<DataSet> epoch(int epoch, int from, int steps, int batchSize, long seed) {
+    return epoch(epoch, from, steps, batchSize, seed, false);
+  }
+
+  /**
+   * As {@link #epoch(int, int, int, int, long)}; with {@code recycle}, the batches are written into
+   * two pairs of arrays in turn (kept across epochs), not into new ones: a batch stays as it is until
+   * the second batch after it is taken. That suits a loop that trains on one batch while the next is
+   * made ({@link Prefetched}), and spares it a native allocation, zeroed page by page, of every batch.
+   */
+  public Iterator<DataSet> epoch(int epoch, int from, int steps, int batchSize, long seed, boolean recycle) {
     if (store.records() == 0) {
       throw new IllegalStateException("this worker's partition is empty; repartition the data or use fewer workers");
     }
     if (active != null) {
       active.release();
     }
-    active = new Batches(epoch, from, steps, batchSize, seed);
+    active = new Batches(epoch, from, steps, batchSize, seed, recycle);
     return active;
+  }
+
+  /** The arrays of the next recycled batch of {@code batchSize} rows: the pair the batch before last had. */
+  private synchronized INDArray[] recycled(int batchSize) {
+    INDArray[] pair = recycled[turn];
+    if (pair == null || pair[0].rows() != batchSize) {
+      try (org.nd4j.linalg.api.memory.MemoryWorkspace none = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
+        pair = new INDArray[] {Nd4j.createUninitialized(DataType.FLOAT, new long[] {batchSize, width}, 'c'),
+            Nd4j.createUninitialized(DataType.FLOAT, new long[] {batchSize, outputs}, 'c')};
+      }
+      recycled[turn] = pair;
+    }
+    turn = 1 - turn;
+    return pair;
   }
 
   /** Unmaps what is mapped and deletes the spill file. */
@@ -160,6 +187,7 @@ public final class Minibatches implements AutoCloseable {
     private final long seed;
     private final int steps;
     private final int batchSize;
+    private final boolean recycle;
     private final RowStore.Block[] views = new RowStore.Block[windowBlocks];
     private int window = -1;
     private int[] order;
@@ -167,7 +195,8 @@ public final class Minibatches implements AutoCloseable {
     private int step;
     private boolean released;
 
-    Batches(int epoch, int from, int steps, int batchSize, long seed) {
+    Batches(int epoch, int from, int steps, int batchSize, long seed, boolean recycle) {
+      this.recycle = recycle;
       this.seed = seed * 31 + epoch;
       this.steps = steps;
       this.batchSize = batchSize;
@@ -238,8 +267,9 @@ public final class Minibatches implements AutoCloseable {
       if (!hasNext()) {
         throw new java.util.NoSuchElementException("the epoch has " + steps + " steps");
       }
-      INDArray x = Nd4j.createUninitialized(DataType.FLOAT, new long[] {batchSize, width}, 'c');
-      INDArray y = Nd4j.createUninitialized(DataType.FLOAT, new long[] {batchSize, outputs}, 'c');
+      INDArray[] pair = recycle ? recycled(batchSize) : null;
+      INDArray x = recycle ? pair[0] : Nd4j.createUninitialized(DataType.FLOAT, new long[] {batchSize, width}, 'c');
+      INDArray y = recycle ? pair[1] : Nd4j.createUninitialized(DataType.FLOAT, new long[] {batchSize, outputs}, 'c');
       FloatBuffer xs = floats(x);
       FloatBuffer ys = floats(y);
       int floats = store.recordFloats();

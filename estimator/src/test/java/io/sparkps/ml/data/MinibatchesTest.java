@@ -121,6 +121,34 @@ class MinibatchesTest {
   }
 
   @Test
+  void recycledBatches_holdWhatNewOnesHold_inTwoPairsOfArraysTakenInTurn_acrossEpochs() {
+    List<Row> rows = numbered(700);
+    try (Minibatches m = Minibatches.of(rows.iterator(), 0, "features", "label", 300, 3)) {
+      for (int epoch = 0; epoch < 2; epoch++) {
+        List<DataSet> fresh = new java.util.ArrayList<>();
+        m.epoch(epoch, 1, 6, 64, 7).forEachRemaining(fresh::add);
+        Iterator<DataSet> recycled = m.epoch(epoch, 1, 6, 64, 7, true);
+        List<DataSet> taken = new java.util.ArrayList<>();
+        for (int b = 0; b < 5; b++) {
+          DataSet d = recycled.next();
+          // each batch as a new one holds it, and the batch before it is untouched until this one's successor
+          assertEquals(fresh.get(b).getFeatures(), d.getFeatures(), "epoch " + epoch + " batch " + b);
+          assertEquals(fresh.get(b).getLabels(), d.getLabels(), "epoch " + epoch + " batch " + b);
+          if (b > 0) {
+            assertEquals(fresh.get(b - 1).getFeatures(), taken.get(b - 1).getFeatures(), "the batch before " + b);
+            assertTrue(d.getFeatures() != taken.get(b - 1).getFeatures(), "batch " + b + " has the other pair");
+          }
+          if (b > 1) {
+            assertTrue(d.getFeatures() == taken.get(b - 2).getFeatures() && d.getLabels() == taken.get(b - 2).getLabels(),
+                "batch " + b + " reuses the arrays of batch " + (b - 2));
+          }
+          taken.add(d);
+        }
+      }
+    }
+  }
+
+  @Test
   void badRowAfterSpilling_deletesTheSpillFile(@TempDir Path dir) throws Exception {
     List<Row> rows = new java.util.ArrayList<>(numbered(3000));
     rows.set(2500, row(VECTORS, Vectors.dense(new double[299]), 0.0));
