@@ -161,13 +161,18 @@ public final class Minibatches implements AutoCloseable {
     INDArray[] pair = recycled[turn];
     if (pair == null || pair[0].rows() != batchSize) {
       try (org.nd4j.linalg.api.memory.MemoryWorkspace none = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
-        pair = new INDArray[] {Nd4j.createUninitialized(DataType.FLOAT, new long[] {batchSize, width}, 'c'),
-            Nd4j.createUninitialized(DataType.FLOAT, new long[] {batchSize, outputs}, 'c')};
+        pair = newArrays(batchSize);
       }
       recycled[turn] = pair;
     }
     turn = 1 - turn;
     return pair;
+  }
+
+  /** New features and labels arrays for a batch of {@code batchSize} rows. */
+  private INDArray[] newArrays(int batchSize) {
+    return new INDArray[] {Nd4j.createUninitialized(DataType.FLOAT, new long[] {batchSize, width}, 'c'),
+        Nd4j.createUninitialized(DataType.FLOAT, new long[] {batchSize, outputs}, 'c')};
   }
 
   /** Unmaps what is mapped and deletes the spill file. */
@@ -267,9 +272,9 @@ public final class Minibatches implements AutoCloseable {
       if (!hasNext()) {
         throw new java.util.NoSuchElementException("the epoch has " + steps + " steps");
       }
-      INDArray[] pair = recycle ? recycled(batchSize) : null;
-      INDArray x = recycle ? pair[0] : Nd4j.createUninitialized(DataType.FLOAT, new long[] {batchSize, width}, 'c');
-      INDArray y = recycle ? pair[1] : Nd4j.createUninitialized(DataType.FLOAT, new long[] {batchSize, outputs}, 'c');
+      INDArray[] pair = recycle ? recycled(batchSize) : newArrays(batchSize);
+      INDArray x = pair[0];
+      INDArray y = pair[1];
       FloatBuffer xs = floats(x);
       FloatBuffer ys = floats(y);
       int floats = store.recordFloats();
