@@ -70,7 +70,7 @@ final class DemoCommand implements Callable<Integer> {
     t.batchSize = 64;
     t.seed = 42;
     t.learningRate = 1e-3;
-    t.checkpointInterval = 100;
+    t.checkpointInterval = 0; // automatic, as the defaults
     t.evalEverySeconds = 2;
     var summary = TrainingRun.execute(t.estimator(train), train, test.limit(10_000), dir,
         !common.noProgress && ConsoleProgress.terminal(), SparkPsCli.OUT);

@@ -45,6 +45,21 @@ final class RunDirectory {
   }
 
   /** A run directory checked as {@link #prepare} does, not yet created: {@link #create()} makes it. */
+  /**
+   * The run's own checkpoint directory, {@code checkpoints/} in it, when every executor reaches it
+   * (a shared file system, or a local one with the executors on this machine), emptied first (a run
+   * replacing another with --overwrite must not resume from its checkpoints); else null.
+   */
+  String checkpoints(org.apache.spark.SparkContext sc) throws IOException {
+    boolean reached = !"file".equals(dir.toUri().getScheme()) || sc.isLocal() || sc.master().startsWith("local-cluster");
+    if (!reached) {
+      return null;
+    }
+    Path checkpoints = new Path(dir, "checkpoints");
+    fs.delete(checkpoints, true);
+    return checkpoints.toString();
+  }
+
   record Checked(FileSystem fs, Path dir, String location, String appId) {
     RunDirectory create() {
       try {

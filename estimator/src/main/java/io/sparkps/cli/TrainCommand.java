@@ -72,10 +72,13 @@ final class TrainCommand implements Callable<Integer> {
   @Option(names = "--overwrite", description = "replace the files of a run already in --output (others are kept)")
   boolean overwrite;
 
-  @Option(names = "--checkpoint-dir", paramLabel = "PATH", description = "save checkpoints there and resume from them")
+  @Option(names = "--checkpoint-dir", paramLabel = "PATH", description = "save checkpoints there and resume from them "
+      + "(default: checkpoints/ in the run directory when every executor reaches it, else a directory the run "
+      + "shares and deletes; none: no checkpoints)")
   String checkpointDir;
 
-  @Option(names = "--checkpoint-interval", defaultValue = "100", description = "steps between checkpoints")
+  @Option(names = "--checkpoint-interval", defaultValue = "0", description = "steps between checkpoints (default: "
+      + "0, automatic: saving takes at most 1%% of the chief's time)")
   int checkpointInterval;
 
   @Option(names = "--gradient-accumulation", paramLabel = "K", defaultValue = "1", description = "minibatches whose "
@@ -155,6 +158,12 @@ final class TrainCommand implements Callable<Integer> {
     Dataset<Row> eval = evalData == null ? null : columns.load(spark, evalData, "--eval-data", workers);
     Dl4jEstimator estimator = estimator(train);
     RunDirectory dir = checked.create(); // once the arguments check out: a refused command leaves no directory
+    if (checkpointDir == null) {
+      String own = dir.checkpoints(spark.sparkContext());
+      if (own != null) {
+        estimator.setCheckpointDir(own);
+      }
+    }
     var summary = TrainingRun.execute(estimator, train, eval, dir, !common.noProgress && ConsoleProgress.terminal(),
         SparkPsCli.OUT);
     SparkPsCli.OUT.println(TrainingRun.describe(summary, dir));

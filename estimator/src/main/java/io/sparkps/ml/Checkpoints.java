@@ -262,18 +262,29 @@ final class Checkpoints {
     if (!"file".equals(scheme) || io.sparkps.spark.SparkPsConf.CHECKPOINT_SHARED_FILE_SYSTEM.get(sc.getConf())) {
       return;
     }
-    java.util.Set<String> elsewhere = new java.util.TreeSet<>();
-    for (org.apache.spark.SparkExecutorInfo e : sc.statusTracker().getExecutorInfos()) {
-      if (!isThisMachine(e.host())) {
-        elsewhere.add(e.host());
-      }
-    }
+    java.util.Set<String> elsewhere = hostsElsewhere(sc);
     if (!elsewhere.isEmpty()) {
       throw new IllegalArgumentException("checkpointDir '" + dir + "' is on the local file system, and executors run on "
           + "other hosts than the driver " + elsewhere + ": each host would hold part of a checkpoint. "
           + "Use a file system they all reach (hdfs://...), or, if the path is a mount every host shares, set "
           + io.sparkps.spark.SparkPsConf.CHECKPOINT_SHARED_FILE_SYSTEM.key() + "=true");
     }
+  }
+
+  /** The hosts of executors that run on other machines than the driver's. */
+  private static java.util.Set<String> hostsElsewhere(org.apache.spark.SparkContext sc) {
+    java.util.Set<String> elsewhere = new java.util.TreeSet<>();
+    for (org.apache.spark.SparkExecutorInfo e : sc.statusTracker().getExecutorInfos()) {
+      if (!isThisMachine(e.host())) {
+        elsewhere.add(e.host());
+      }
+    }
+    return elsewhere;
+  }
+
+  /** Whether every executor runs on the driver's machine. */
+  static boolean executorsOnThisHost(org.apache.spark.SparkContext sc) {
+    return hostsElsewhere(sc).isEmpty();
   }
 
   /** Whether {@code host} names this machine (the driver's): a loopback address or one of its interfaces. */

@@ -63,9 +63,10 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     maxSteps = new LongParam(this, "maxSteps", "steps per worker in all (>= 1), instead of epochs; 0 to run epochs",
         ParamValidators.gtEq(0));
     checkpointDir = new Param<>(this, "checkpointDir", "Hadoop path where training saves checkpoints and resumes "
-        + "from the latest one (unset: no checkpoints)");
-    checkpointInterval = new IntParam(this, "checkpointInterval", "steps between checkpoints (>= 1)",
-        ParamValidators.gtEq(1));
+        + "from the latest one (unset: a directory of the fit's own that every executor shares, deleted when the fit "
+        + "ends; 'none': no checkpoints)");
+    checkpointInterval = new IntParam(this, "checkpointInterval", "steps between checkpoints (>= 1), or 0 for "
+        + "automatic: spaced so that saving takes at most 1% of the chief's time", ParamValidators.gtEq(0));
     checkpointsKept = new IntParam(this, "checkpointsKept", "checkpoints kept, the newest (>= 1)", ParamValidators.gtEq(1));
     consistency = new Param<>(this, "consistency", "ASYNC, SYNC or SSP",
         ParamValidators.inArray(new String[] {"ASYNC", "SYNC", "SSP"}));
@@ -115,7 +116,7 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     setDefault(probabilityCol, "probability");
     setDefault(rawPredictionCol, "rawPrediction");
     setDefault(maxSteps, 0L);
-    setDefault(checkpointInterval, 100);
+    setDefault(checkpointInterval, 0);
     setDefault(checkpointsKept, 3);
     setDefault(numWorkers, 2);
     setDefault(numPs, 1);

@@ -28,7 +28,9 @@ final class Fitting {
   static FitJob start(Dl4jEstimator e, Dataset<?> dataset, Dataset<?> evaluation) {
     Net probe = e.probe(); // the one network this fit builds on the driver
     e.transformSchema(dataset.schema(), probe);
-    TrainingConfig config = e.getConfig();
+    AutoCheckpoints.Choice checkpoints = AutoCheckpoints.choose(dataset.sparkSession().sparkContext(),
+        e.getConfig().checkpointDir());
+    TrainingConfig config = e.getConfig().toBuilder().optCheckpointDir(checkpoints.dir()).build();
     ClusterSpec spec = config.clusterSpec().optEvaluator(evaluation != null)
         .optMetricsEvery(io.sparkps.spark.SparkPsConf.METRICS_EVERY_STEPS.get(dataset.sparkSession().conf()))
         // a deferred evaluator scores its copies after training: up to 256 MiB of them
@@ -47,8 +49,18 @@ final class Fitting {
       if (evaluator != null) {
         evaluator.release();
       }
+      AutoCheckpoints.delete(checkpoints);
       throw failure;
     }
+    launch.job().addListener(new ProgressListener() {
+      @Override
+      public void onProgress(TaskProgress progress) {}
+
+      @Override
+      public void onEnd(JobStatus status, Throwable failure) {
+        AutoCheckpoints.delete(checkpoints); // the fit's own: they served its faults, and it has ended
+      }
+    });
     if (evaluator != null) {
       launch.job().addListener(new ProgressListener() {
         @Override

@@ -13,8 +13,10 @@ import java.util.TreeSet;
  * initialized (or restored from the latest checkpoint); servers that hold the run's state keep it
  * (a retried stage); servers of which only some lost their state (a ps replaced and not refilled,
  * e.g. when the executor holding it and a worker died together) are never filled from fresh
- * values beside trained ones: a surviving worker's refill is awaited, else the whole run rolls
- * back to its latest checkpoint, else the run fails, naming the lost shards and the fix.
+ * values beside trained ones: the copies the previous attempt's workers left on their executors
+ * are asked to refill them and awaited, else the whole run rolls back to its latest checkpoint,
+ * else the run fails, naming the lost shards and the fix. When every shard was lost at a retried
+ * stage, the kept copies are asked first too, before the checkpoint or the initializers.
  */
 final class ServerState {
   private ServerState() {}
@@ -42,12 +44,27 @@ final class ServerState {
       return null; // a retried stage: the servers keep the run's state
     }
     boolean fresh = slices.stream().noneMatch(VariableInfo::initialized);
+    if (fresh && ps.requestRefill(lostShards)) {
+      // A retried stage whose every shard was lost: the previous attempt's workers kept copies.
+      try {
+        ps.awaitInitialized(missing, refillGrace);
+        return "every ps had lost its state: refilled ps " + lostShards + " from the copies the workers of the "
+            + "previous attempt kept";
+      } catch (PsTimeoutException noCopy) {
+        if (ps.listVariables().stream().anyMatch(v -> names.contains(v.name()) && v.initialized())) {
+          // Some shards were refilled, not all: never fresh values beside them.
+          return rollBack(ps, variables, checkpoints, gradientAccumulation, lostShards, missing, noCopy);
+        }
+      }
+    }
     if (fresh || !trained) {
       // Nothing was trained on what the servers hold: fill what is missing (initialized slices stay).
       return fresh ? freshStart(ps, variables, checkpoints, gradientAccumulation) : initialized(ps, lostShards);
     }
     try {
-      // A worker of the stage attempt that lost them may still be refilling the replaced shards.
+      // The executors of the previous attempt's workers keep their copies: one of them refills the
+      // replaced shards (a worker of that attempt may still be refilling them, too).
+      ps.requestRefill(lostShards);
       ps.awaitInitialized(missing, refillGrace);
       return null;
     } catch (PsTimeoutException noRefill) {

@@ -263,10 +263,13 @@ public final class TrainSpec implements Serializable {
       return this;
     }
 
-    /** Checkpoints below {@code dir} (a Hadoop path) every {@code interval} steps and at the end; resumes from there. */
+    /**
+     * Checkpoints below {@code dir} (a Hadoop path; {@code none}: no checkpoints) every {@code interval} steps (0:
+     * automatic, see {@link Dl4jEstimator#setCheckpointInterval}) and at the end; resumes from there.
+     */
     public Builder optCheckpoints(String dir, int interval) {
       config.optCheckpointDir(Objects.requireNonNull(dir, "checkpoint directory"))
-          .optCheckpointInterval(atLeast(interval, 1, "checkpoint interval"));
+          .optCheckpointInterval(atLeast(interval, 0, "checkpoint interval"));
       return this;
     }
 

@@ -191,6 +191,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   private float[] train(WorkerContext<Row> ctx, Net net, NetworkVariables variables, PsClient ps, Minibatches data,
       long done, PsTrainingStep step) {
     StepMetrics metrics = new StepMetrics(ps);
+    SaveClock clock = new SaveClock(System::nanoTime);
     long total = totalSteps();
     int perStep = config.gradientAccumulation();
     while (done < total) {
@@ -214,7 +215,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
           }
           double loss = step.step(batch, done, epoch, position, of);
           done++;
-          afterStep(ctx, ps, done, variables, metrics.of(loss, epoch, step, waitMillis, -1, Map.of()));
+          afterStep(ctx, ps, done, variables, metrics.of(loss, epoch, step, waitMillis, -1, Map.of()), clock);
         }
       }
     }
@@ -241,14 +242,21 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     };
   }
 
-  /** Reports step {@code done}'s progress and, on the chief at the first step boundary at or after each interval, checkpoints. */
+  /**
+   * Reports step {@code done}'s progress and, on the chief at the first step boundary at or after
+   * each interval (or when {@code clock} says, with the automatic interval), checkpoints.
+   */
   private void afterStep(WorkerContext<Row> ctx, PsClient ps, long done, NetworkVariables variables,
-      Map<String, Double> metrics) {
+      Map<String, Double> metrics, SaveClock clock) {
     ctx.progress().report(done, done * config.batchSize(), metrics);
     int perStep = config.gradientAccumulation();
-    if (ctx.isChief() && config.checkpointDir() != null && done % perStep == 0
-        && done % config.checkpointInterval() < perStep && done < totalSteps()) {
+    if (!ctx.isChief() || config.checkpointDir() == null || done % perStep != 0 || done >= totalSteps()) {
+      return;
+    }
+    if (config.checkpointInterval() > 0 ? done % config.checkpointInterval() < perStep : clock.isDue()) {
+      long start = System.nanoTime();
       checkpoint(ctx, ps, done, variables);
+      clock.saved(System.nanoTime() - start);
     }
   }
 
@@ -283,6 +291,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     long done = s.done();
     long total = totalSteps();
     StepMetrics metrics = new StepMetrics(ps);
+    SaveClock clock = new SaveClock(System::nanoTime);
     while (done < total) {
       int epoch = (int) (done / stepsPerEpoch);
       java.util.Iterator<int[]> batches = data.epoch(epoch, (int) (done % stepsPerEpoch), stepsPerEpoch,
@@ -292,7 +301,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
         done++;
         // tableBytes, tableKeys: the table pulls' and pushes' payload bytes and the unique keys pulled, so far
         afterStep(ctx, ps, done, s.variables(), metrics.of(loss, epoch, step.dense(), 0, step.tableMillis(),
-            Map.of("tableBytes", (double) ps.tableBytes(), "tableKeys", (double) step.keysPulled())));
+            Map.of("tableBytes", (double) ps.tableBytes(), "tableKeys", (double) step.keysPulled())), clock);
       }
     }
     finish(ctx, ps, done, s.variables());
@@ -308,10 +317,11 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     RuntimeException last = null;
     for (int attempt = 1; attempt <= SAVE_ATTEMPTS; attempt++) {
       try {
+        long start = System.nanoTime();
         Checkpoints.save(ps, config.checkpointDir(), step, variables, config.checkpointsKept(),
             config.gradientAccumulation());
-        LOG.info("SparkPS chief: saved the checkpoint of step {} in {}{}", step, config.checkpointDir(),
-            attempt > 1 ? " (attempt " + attempt + ")" : "");
+        LOG.info("SparkPS chief: saved the checkpoint of step {} in {} ({} ms){}", step, config.checkpointDir(),
+            (System.nanoTime() - start) / 1_000_000, attempt > 1 ? " (attempt " + attempt + ")" : "");
         return;
       } catch (RuntimeException e) {
         if (Thread.currentThread().isInterrupted()) {

@@ -141,7 +141,7 @@ public final class TrainingConfig implements Serializable {
     return checkpointDir;
   }
 
-  /** Steps between checkpoints (and one at the end). */
+  /** Steps between checkpoints (and one at the end); 0: automatic, spaced by what saving takes. */
   public int checkpointInterval() {
     return checkpointInterval;
   }

@@ -18,7 +18,7 @@ public final class TrainingConfigBuilder {
   boolean asyncTables;
   long seed;
   String checkpointDir;
-  int checkpointInterval = 100;
+  int checkpointInterval = 0;
   int checkpointsKept = 3;
   int gradientAccumulation = 1;
   boolean bf16Transfers;
@@ -109,9 +109,13 @@ public final class TrainingConfigBuilder {
     return this;
   }
 
-  /** Steps between checkpoints (>= 1; default 100). */
+  /**
+   * Steps between checkpoints (>= 1), or 0 (the default) for automatic: the chief saves once the
+   * time since its last save is at least 100 times what that save took (and 10 s), so saving takes
+   * at most 1% of its time.
+   */
   public TrainingConfigBuilder optCheckpointInterval(int steps) {
-    checkpointInterval = atLeast(steps, 1, "checkpointInterval");
+    checkpointInterval = atLeast(steps, 0, "checkpointInterval");
     return this;
   }
 

@@ -147,6 +147,7 @@ public final class PsClient implements AutoCloseable {
     checkOpen();
     destinations.forEach((n, a) -> VariableCatalog.checkShape(resolve(n), a, "pull destination"));
     long step = step();
+    recovery.pullStarting(destinations.keySet());
     long version = pulls.pullDense(destinations, catalog.placement(), step, false, mayBeSparse);
     transfers.readVersion(version);
     recovery.recordPull(destinations, step, version);
@@ -332,6 +333,59 @@ public final class PsClient implements AutoCloseable {
   public void reportRefill(int shard, long step, String source) {
     checkOpen();
     recovery.reportRefill(shard, step, source);
+  }
+
+  /**
+   * This worker's copy of the shards it pulled whole (values of its last pull, and what recreates
+   * them), to hand on when its task ends early, or null when it holds none: it has not pulled yet,
+   * or it has no {@link ShardRecovery} that refills (an evaluator's, a reader's). Take it once no
+   * pull of this client runs any more: it refers to the arrays pulled into.
+   */
+  public LastCopy lastCopy() {
+    return recovery.lastCopy(true);
+  }
+
+  /**
+   * Refills, from {@code copy} (taken from another client of the same run, see {@link #lastCopy()}),
+   * each shard that holds none of the copy's variables initialized: a shard replaced after its
+   * state was lost with the workers that held copies of it. One RESTORE a shard: the first refill
+   * wins, so several clients may try. Each refill is reported to this client's
+   * {@link ShardRecovery} as "worker W's copy of step S" followed by {@code held} (where the copy
+   * was kept, e.g. " kept by executor 2"). Returns the shards this call refilled.
+   */
+  public List<Integer> refillLost(LastCopy copy, String held) {
+    checkOpen();
+    if (copy.numShards() != numShards()) {
+      throw new IllegalArgumentException("the copy is of " + copy.numShards() + " ps shards, this client has "
+          + numShards() + ": it belongs to another run");
+    }
+    Set<String> initialized = new java.util.HashSet<>();
+    for (VariableInfo v : listVariables()) {
+      if (v.initialized()) {
+        initialized.add(v.shard() + "/" + v.name());
+      }
+    }
+    List<Integer> refilled = new java.util.ArrayList<>();
+    for (int shard : copy.shards()) {
+      int s = shard;
+      List<Placement.Slice> slices = copy.slicesOn(shard);
+      if (!slices.isEmpty() && slices.stream().noneMatch(slice -> initialized.contains(s + "/" + slice.name()))
+          && recovery.restore(shard, copy, copy.newestStep(), held)) {
+        refilled.add(shard);
+      }
+    }
+    return refilled;
+  }
+
+  /**
+   * Asks whoever keeps copies of the run's variables from an earlier attempt (see
+   * {@link ShardRecovery#requestRefill}) to refill {@code shards}, whose state was lost; whether
+   * anyone may answer. The refills, if any, follow asynchronously: await them with
+   * {@link #awaitInitialized}.
+   */
+  public boolean requestRefill(Collection<Integer> shards) {
+    checkOpen();
+    return recovery.requestRefill(shards);
   }
 
   /** The version (updates applied) of what this client's last whole pull read (its lowest slice's), or -1. */

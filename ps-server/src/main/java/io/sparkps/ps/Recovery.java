@@ -41,9 +41,7 @@ final class Recovery implements Calls.Recoverer {
   private final Object[] locks;
   private volatile Transfers transfers;
   /** This client's copy of each variable it pulled: the array it pulled into, at which step, the version read. */
-  private record Copy(INDArray array, long step, long version) {}
-
-  private volatile Map<String, Copy> lastPulled;
+  private volatile Map<String, LastCopy.Value> lastPulled;
   /** The embedding tables this client made, recreated on a replacement; where their rows come back from. */
   private final Map<String, EmbeddingSpec> tables = new java.util.concurrent.ConcurrentSkipListMap<>();
   private volatile TableRefill tableRefill;
@@ -66,10 +64,21 @@ final class Recovery implements Calls.Recoverer {
     this.transfers = t;
   }
 
+  /** Variables whose pull into this client's arrays started and did not complete: their arrays may be torn. */
+  private final java.util.Set<String> pulling = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  /** A pull into these variables' arrays starts (a copy of them is torn until it completes). */
+  void pullStarting(java.util.Collection<String> names) {
+    if (hook != null) {
+      pulling.addAll(names);
+    }
+  }
+
   /** Remembers the arrays of a completed pull as this client's copy of those variables. */
   void recordPull(Map<String, INDArray> destinations, long step, long minVersion) {
     if (hook != null) {
       lastPulled = copies(destinations, step, minVersion);
+      pulling.removeAll(destinations.keySet());
     }
   }
 
@@ -80,15 +89,16 @@ final class Recovery implements Calls.Recoverer {
    */
   synchronized void recordPullPart(Map<String, INDArray> destinations, long step, long version) {
     if (hook != null) {
-      Map<String, Copy> merged = new java.util.HashMap<>(lastPulled == null ? Map.of() : lastPulled);
+      Map<String, LastCopy.Value> merged = new java.util.HashMap<>(lastPulled == null ? Map.of() : lastPulled);
       merged.putAll(copies(destinations, step, version));
       lastPulled = Map.copyOf(merged);
+      pulling.removeAll(destinations.keySet());
     }
   }
 
-  private static Map<String, Copy> copies(Map<String, INDArray> arrays, long step, long version) {
-    Map<String, Copy> out = new java.util.HashMap<>();
-    arrays.forEach((name, array) -> out.put(name, new Copy(array, step, version)));
+  private static Map<String, LastCopy.Value> copies(Map<String, INDArray> arrays, long step, long version) {
+    Map<String, LastCopy.Value> out = new java.util.HashMap<>();
+    arrays.forEach((name, array) -> out.put(name, new LastCopy.Value(array, step, version)));
     return Map.copyOf(out);
   }
 
@@ -105,6 +115,11 @@ final class Recovery implements Calls.Recoverer {
     if (hook != null) {
       hook.restored(shard, step, source);
     }
+  }
+
+  /** Asks the supervisor for kept copies to refill {@code shards}; whether anyone may answer. */
+  boolean requestRefill(java.util.Collection<Integer> shards) {
+    return hook != null && hook.requestRefill(shards);
   }
 
   @Override
@@ -163,33 +178,68 @@ final class Recovery implements Calls.Recoverer {
    */
   private void refill(int shard) {
     List<ShardStub> shards = connections.stubs();
-    List<Placement.Slice> slices = catalog.slicesOn(shard);
-    Map<String, Copy> copy = lastPulled;
-    boolean hasCopy = copy != null && slices.stream().allMatch(slice -> copy.containsKey(slice.name()));
-    if (!hook.refills() || !hasCopy) {
+    // (A pull in flight here is the call being recovered: its failed part is repeated after the
+    // refill and reads the refilled values, so the copy is not taken as cut off.)
+    LastCopy copy = hook.refills() ? lastCopy(false) : null;
+    if (copy == null || !copy.shards().contains(shard)) {
       // A worker without a copy waits briefly: one holding a copy refills within seconds of the
       // replacement serving, or none will (then the stage's retry rolls back to a checkpoint).
       Duration wait = hook.refills() && NO_COPY_WAIT.compareTo(hook.refillWait()) < 0 ? NO_COPY_WAIT : hook.refillWait();
-      List<String> names = slices.stream().map(Placement.Slice::name).distinct().toList();
+      List<String> names = catalog.slicesOn(shard).stream().map(Placement.Slice::name).distinct().toList();
       LOG.info("SparkPS worker {}: waits up to {} s for a worker holding a copy to refill ps {}", worker,
           wait.toSeconds(), shard);
       Calls.some(shards, List.of(shard), "await the refill of the replacement by a worker holding a copy",
           s -> s.awaitInitialized(names, wait), wait.plus(callTimeout), this);
       return;
     }
-    CreateRequest create = catalog.createRequest(shard);
+    restore(shard, copy, transfers.step(), "");
+  }
+
+  /**
+   * This client's copy of every shard of which it pulled all slices, with what recreates them, or
+   * null when it holds none (it has not pulled yet, or it is not a refilling worker's client);
+   * taken once this client's work has {@code ended}, it names the variables whose pull was cut off.
+   */
+  LastCopy lastCopy(boolean ended) {
+    Map<String, LastCopy.Value> copy = lastPulled;
+    if (hook == null || !hook.refills() || copy == null) {
+      return null;
+    }
+    Map<Integer, List<Placement.Slice>> covered = new java.util.HashMap<>();
+    Map<Integer, CreateRequest> creates = new java.util.HashMap<>();
+    for (int shard = 0; shard < connections.stubs().size(); shard++) {
+      List<Placement.Slice> slices = catalog.slicesOn(shard);
+      // (A shard that holds only embedding tables is recreated from the tables' specs.)
+      if (slices.isEmpty() ? !tables.isEmpty() : slices.stream().allMatch(slice -> copy.containsKey(slice.name()))) {
+        covered.put(shard, slices);
+        creates.put(shard, catalog.createRequest(shard));
+      }
+    }
+    return covered.isEmpty() ? null
+        : new LastCopy(worker, connections.stubs().size(), copy, covered, creates, tables, tableRefill,
+            ended ? new java.util.TreeSet<>(pulling) : java.util.Set.of());
+  }
+
+  /**
+   * Recreates {@code shard}'s groups, slices and tables on the shard this client reaches and
+   * restores the slices from {@code copy} (one RESTORE: the first refill wins, later ones are
+   * no-ops), as of this client's step {@code step}; {@code held} says where the copy was kept
+   * ("" for this client's own). Whether this call filled the shard.
+   */
+  boolean restore(int shard, LastCopy copy, long step, String held) {
+    List<ShardStub> shards = connections.stubs();
+    CreateRequest create = copy.createRequest(shard);
     Calls.some(shards, List.of(shard), "recreate the variables on the replacement", s -> s.create(create), callTimeout,
         this);
-    long step = transfers.step();
     // The tables first: the variables' refill below releases the workers waiting for it.
-    String tablesSource = refillTables(shard, step);
+    String tablesSource = refillTables(shard, step, copy.tables(), copy.tableRefill());
     List<TensorCodec.Piece> pieces = new ArrayList<>();
     TreeSet<String> copied = new TreeSet<>();
     long version = Long.MAX_VALUE;
     long oldest = Long.MAX_VALUE;
     long newest = Long.MIN_VALUE;
-    for (Placement.Slice slice : slices) {
-      Copy c = copy.get(slice.name());
+    for (Placement.Slice slice : copy.slicesOn(shard)) {
+      LastCopy.Value c = copy.values().get(slice.name());
       ByteBuffer bytes = TensorCodec.range(TensorCodec.bytes(TensorCodec.dense(c.array())), slice.offset(),
           slice.length());
       pieces.add(new TensorCodec.Piece(slice.name(), slice.offset(), List.of(), bytes));
@@ -202,20 +252,25 @@ final class Recovery implements Calls.Recoverer {
       if (!tablesSource.isEmpty()) {
         hook.restored(shard, step, tablesSource.substring(2));
       }
-      return;
+      return !tablesSource.isEmpty();
     }
     FrameHeader header = FrameHeader.newBuilder().setOp(UpdateOp.RESTORE).setWorker(worker).setStep(step + 1).build();
     long readVersion = version;
     UpdateReply reply = Calls.some(shards, List.of(shard), "refill the replacement",
         s -> s.update(TensorCodec.frames(header, pieces, chunkBytes, readVersion)), callTimeout, this).get(0);
     // Pulled in parts (layer by layer), a copy may hold some variables of one step and some of the next.
-    String of = oldest == newest ? "step " + oldest : "steps " + oldest + "-" + newest;
-    if (reply.getInitializedCount() > 0) {
-      LOG.info("SparkPS worker {}: refilled ps {} with its copy of {} {}", worker, shard, of, copied);
-      hook.restored(shard, step, "worker " + worker + "'s copy of " + of + " " + copied + tablesSource);
-    } else {
+    TreeSet<String> torn = new TreeSet<>(copied);
+    torn.retainAll(copy.cutOff());
+    String of = (oldest == newest ? "step " + oldest : "steps " + oldest + "-" + newest)
+        + (torn.isEmpty() ? "" : " (" + torn + " partly of the next: its pull was cut off)");
+    if (reply.getInitializedCount() == 0) {
       LOG.info("SparkPS worker {}: ps {} was refilled by another worker already", worker, shard);
+      return false;
     }
+    LOG.info("SparkPS worker {}: refilled ps {} with {}'s copy of {} {}{}", worker, shard,
+        held.isEmpty() ? "its" : "worker " + copy.worker(), of, copied, held);
+    hook.restored(shard, step, "worker " + copy.worker() + "'s copy of " + of + " " + copied + held + tablesSource);
+    return true;
   }
 
   /**
@@ -224,7 +279,7 @@ final class Recovery implements Calls.Recoverer {
    * refill wins, and a later one is told what it put in place); returns what was done, for the
    * supervisor ("" when there are no tables).
    */
-  private String refillTables(int shard, long step) {
+  private String refillTables(int shard, long step, Map<String, EmbeddingSpec> tables, TableRefill refill) {
     if (tables.isEmpty()) {
       return "";
     }
@@ -233,7 +288,6 @@ final class Recovery implements Calls.Recoverer {
       Calls.some(shards, List.of(shard), "recreate embedding table '" + spec.name() + "' on the replacement",
           s -> s.createEmbedding(spec.proto()), callTimeout, this);
     }
-    TableRefill refill = tableRefill;
     TableRefill.Checkpoint from = refill == null ? null : refill.latest();
     if (from == null) {
       LOG.warn("SparkPS worker {}: ps {}'s share of the embedding tables {} is lost: no checkpoint to refill it from "

@@ -32,6 +32,15 @@ public interface ShardRecovery {
     return true;
   }
 
+  /**
+   * Asks whoever keeps copies of the run's variables from an earlier attempt (the workers' copies
+   * that outlived their tasks) to refill {@code shards}, whose state was lost; whether anyone may
+   * answer (false when there was no earlier attempt, or no supervisor to ask).
+   */
+  default boolean requestRefill(java.util.Collection<Integer> shards) {
+    return false;
+  }
+
   /** How long a client that does not refill waits for the refill. */
   default java.time.Duration refillWait() {
     return java.time.Duration.ofMinutes(2);

@@ -46,6 +46,7 @@ public final class StepParts {
     client.checkOpen();
     destinations.forEach((n, a) -> VariableCatalog.checkShape(catalog.resolve(n), a, "pull destination"));
     long step = transfers.step();
+    recovery.pullStarting(destinations.keySet());
     long version = pulls.pullDense(destinations, catalog.placement(), step, false, true);
     synchronized (this) {
       lowestRead = step == readStep ? Math.min(lowestRead, version) : version;

@@ -29,7 +29,7 @@ final class EvaluatorTask implements VoidFunction<Iterator<Integer>> {
                TaskEnv.MAX_MISSED_HEARTBEATS);
            PsClient ps = env.psClient(env.spec().numWorkers(),
                coordinator.register(TaskEnv.registration(Role.EVALUATOR, 0, host, 0, attempt)).getPsAddressesList(),
-               coordinator, progress, false)) {
+               coordinator, progress, false, -1)) {
         function.run(new Context(ps, progress));
         progress.finished();
       } catch (Exception | Error e) {

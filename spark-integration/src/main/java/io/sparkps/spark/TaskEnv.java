@@ -14,9 +14,10 @@ import java.util.List;
 
 /**
  * What every task of a run is shipped: the spec, where the coordinator and the ps shards are, the
- * token, and the run's TLS identity (null when the run is plaintext).
+ * token, and the run's TLS identity (null when the run is plaintext). {@code runId} names the run
+ * (its job groups', and the key of the copies executors keep for it, {@link KeptCopies}).
  */
-record TaskEnv(ClusterSpec spec, String coordinator, PsToken token, PsTls tls, List<String> psAddresses)
+record TaskEnv(ClusterSpec spec, String runId, String coordinator, PsToken token, PsTls tls, List<String> psAddresses)
     implements Serializable {
   /** Heartbeats that may fail in a row before a long-running task takes the driver for gone. */
   static final int MAX_MISSED_HEARTBEATS = 30;
@@ -48,10 +49,10 @@ record TaskEnv(ClusterSpec spec, String coordinator, PsToken token, PsTls tls, L
    * declares lost as {@code heartbeats} learn of them.
    */
   PsClient psClient(int worker, List<String> addresses, CoordinatorClient coordinator, Heartbeats heartbeats,
-      boolean refills) {
+      boolean refills, int attempt) {
     // Noticing a hung ps takes up to roleTimeout; its replacement then has psStartTimeout to register.
     CoordinatorRecovery recovery = new CoordinatorRecovery(coordinator, worker,
-        spec.roleTimeout().plus(spec.psStartTimeout()), refills);
+        spec.roleTimeout().plus(spec.psStartTimeout()), refills, attempt);
     // Workers only (the evaluator reads dense); a pull may bring every worker's updates of a round.
     double density = worker < spec.numWorkers() ? spec.sparseDensity() : 0;
     PsClient client = psClientBuilder(addresses.isEmpty() ? psAddresses : addresses)
@@ -72,7 +73,7 @@ record TaskEnv(ClusterSpec spec, String coordinator, PsToken token, PsTls tls, L
   }
 
   TaskEnv withPs(List<String> addresses) {
-    return new TaskEnv(spec, coordinator, token, tls, List.copyOf(addresses));
+    return new TaskEnv(spec, runId, coordinator, token, tls, List.copyOf(addresses));
   }
 
   static void report(CoordinatorClient coordinator, Role role, int index, String host, int attempt, Throwable t) {

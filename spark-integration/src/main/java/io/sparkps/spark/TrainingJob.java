@@ -171,6 +171,8 @@ public final class TrainingJob<R> {
       if (coordinator != null) {
         coordinator.close();
       }
+      // Executors in this JVM (local mode) let go of their copies now; others when the coordinator is gone.
+      KeptCopies.release(runId);
     }
   }
 
@@ -225,7 +227,7 @@ public final class TrainingJob<R> {
 
   /** What the run's tasks are shipped, before the ps serve. */
   private TaskEnv env(String coordinatorAddress) {
-    return new TaskEnv(spec, coordinatorAddress, token, tls, List.of());
+    return new TaskEnv(spec, runId, coordinatorAddress, token, tls, List.of());
   }
 
   /** Whether the run's channels use TLS. */

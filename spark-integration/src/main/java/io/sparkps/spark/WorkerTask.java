@@ -40,13 +40,20 @@ final class WorkerTask<T, R> extends AbstractFunction1<scala.collection.Iterator
         // The reply says where each ps serves now: one may have been replaced since the run began.
         List<String> psNow = coordinator.register(TaskEnv.registration(role, index, host, 0, attempt))
             .getPsAddressesList();
-        try (PsClient ps = env.psClient(index, psNow, coordinator, progress, true)) {
-          BarrierSync.Sync sync = BarrierSync.rendezvous(context, coordinator, env.spec().rendezvousTimeout(),
-              env.spec().numWorkers(), env.spec().syncWaitTimeout());
-          R result = function.run(new Context<>(role, index, env.spec().numWorkers(), attempt, host,
-              List.copyOf(psNow), JavaConverters.asJavaIterator(rows), ps, progress, sync::user));
-          progress.finished();
-          sync.finish();
+        try (PsClient ps = env.psClient(index, psNow, coordinator, progress, true, attempt)) {
+          R result;
+          try {
+            BarrierSync.Sync sync = BarrierSync.rendezvous(context, coordinator, env.spec().rendezvousTimeout(),
+                env.spec().numWorkers(), env.spec().syncWaitTimeout());
+            result = function.run(new Context<>(role, index, env.spec().numWorkers(), attempt, host,
+                List.copyOf(psNow), JavaConverters.asJavaIterator(rows), ps, progress, sync::user));
+            progress.finished();
+            sync.finish();
+          } catch (Exception | Error e) {
+            // The attempt ends early: this worker's copy outlives the task, for the next attempt's chief.
+            KeptCopies.keep(env.runId(), attempt, ps, env);
+            throw e;
+          }
           List<Tuple2<Object, Object>> out = List.of(new Tuple2<>(index, result));
           return JavaConverters.asScalaIterator(out.iterator());
         }

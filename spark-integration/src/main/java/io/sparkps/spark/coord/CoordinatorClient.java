@@ -55,6 +55,21 @@ public final class CoordinatorClient implements AutoCloseable {
         .setIndex(index).setLostAddress(lost).setTimeoutMs(timeout.toMillis()).build()).getAddress();
   }
 
+  /**
+   * Waits at most {@code timeout} for the chief of the attempt after {@code attempt} to ask for
+   * lost ps to be refilled from the copies kept since {@code attempt} (see {@link Registry#awaitRefill}).
+   */
+  public io.sparkps.spark.coord.proto.AwaitRefillReply awaitRefill(int attempt, Duration timeout) {
+    return stub(timeout.plus(callTimeout)).awaitRefill(io.sparkps.spark.coord.proto.AwaitRefillRequest.newBuilder()
+        .setAttempt(attempt).setTimeoutMs(timeout.toMillis()).build());
+  }
+
+  /** The chief of stage attempt {@code attempt} asks for {@code shards} to be refilled from copies of the attempt before. */
+  public void requestRefill(int attempt, java.util.Collection<Integer> shards) {
+    stub(callTimeout).requestRefill(io.sparkps.spark.coord.proto.RefillRequest.newBuilder().setAttempt(attempt)
+        .addAllShards(shards).build());
+  }
+
   /** Reports that this worker refilled a replaced ps. */
   public void reportRecovery(int index, int worker, long step, String source) {
     stub(callTimeout).reportRecovery(io.sparkps.spark.coord.proto.RecoveryReport.newBuilder().setIndex(index)

@@ -36,6 +36,8 @@ import java.util.concurrent.TimeUnit;
  * them in {@link #close()}.
  */
 public final class CoordinatorServer implements AutoCloseable {
+  /** Longest one AwaitRefill call waits (the keeper of a copy asks again; a call never holds a thread long). */
+  private static final long MAX_REFILL_WAIT_MILLIS = 10_000;
   private final Registry registry;
   private final EventLoopGroup loops = new NioEventLoopGroup(1, new DefaultThreadFactory("sparkps-coordinator-netty", true));
   private final ExecutorService executor;
@@ -176,6 +178,30 @@ public final class CoordinatorServer implements AutoCloseable {
         return;
       }
       response.onNext(io.sparkps.spark.coord.proto.AwaitPsReply.newBuilder().setAddress(address).build());
+      response.onCompleted();
+    }
+
+    @Override
+    public void awaitRefill(io.sparkps.spark.coord.proto.AwaitRefillRequest request,
+        StreamObserver<io.sparkps.spark.coord.proto.AwaitRefillReply> response) {
+      Registry.RefillOrder order;
+      try {
+        order = registry.awaitRefill(request.getAttempt(), Math.min(request.getTimeoutMs(), MAX_REFILL_WAIT_MILLIS));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        response.onError(Status.CANCELLED.withDescription("the coordinator is stopping").asRuntimeException());
+        return;
+      }
+      List<String> addresses = registry.psAddresses();
+      response.onNext(io.sparkps.spark.coord.proto.AwaitRefillReply.newBuilder().addAllShards(order.shards())
+          .setRelease(order.release()).addAllPsAddresses(addresses.contains(null) ? List.of() : addresses).build());
+      response.onCompleted();
+    }
+
+    @Override
+    public void requestRefill(io.sparkps.spark.coord.proto.RefillRequest request, StreamObserver<Ack> response) {
+      registry.requestRefill(request.getAttempt(), request.getShardsList());
+      response.onNext(Ack.getDefaultInstance());
       response.onCompleted();
     }
 

@@ -24,6 +24,8 @@ public final class Registry {
   private final FailureLog failures = new FailureLog();
   private final BarrierArrivals arrivals = new BarrierArrivals();
   private final PsLosses losses = new PsLosses();
+  /** The ps the chief of each retried stage attempt asked to be refilled from kept copies, by its attempt. */
+  private final Map<Integer, java.util.Set<Integer>> refillRequests = new java.util.HashMap<>();
   private boolean stopping;
   private boolean evaluatorStopping;
   private long heartbeatNanos = 1_000_000_000L;
@@ -53,10 +55,11 @@ public final class Registry {
 
   /**
    * Calls the coordinator serves at once: each task's longest wait (a worker's barrier and one
-   * wait per ps it recovers, a ps's or the evaluator's registration), and a few besides.
+   * wait per ps it recovers, a ps's or the evaluator's registration, an executor's wait to refill
+   * from the copy it keeps), and a few besides.
    */
   int maxConcurrentCalls() {
-    return 8 + numWorkers * (numPs + 2) + numPs + 2;
+    return 8 + numWorkers * (numPs + 3) + numPs + 2;
   }
 
   /** The interval at which roles send heartbeats (how long a ps must be heard from again to count as serving). */
@@ -140,6 +143,44 @@ public final class Registry {
     if (losses.recovered(index, now == null ? null : now.address(), step, source, clock.getAsLong())) {
       LOG.info("SparkPS: ps {}{} refilled at step {} by worker {} from {}", index,
           now == null ? "" : " at " + now.address(), step, worker, source);
+    }
+  }
+
+  /**
+   * The chief of stage attempt {@code attempt} asks the executors keeping workers' copies of attempt
+   * {@code attempt - 1} to refill {@code shards} (lost with that attempt, see {@link #awaitRefill}).
+   */
+  synchronized void requestRefill(int attempt, java.util.Collection<Integer> shards) {
+    refillRequests.computeIfAbsent(attempt, a -> new java.util.TreeSet<>()).addAll(shards);
+    LOG.info("SparkPS: the chief of stage attempt {} asks for ps {} to be refilled from copies kept since attempt {}",
+        attempt, shards, attempt - 1);
+    notifyAll();
+  }
+
+  /** What an executor keeping a copy is told: the ps to refill, or to release the copy. */
+  public record RefillOrder(List<Integer> shards, boolean release) {}
+
+  /**
+   * Waits, at most {@code timeoutMillis}, until the chief of the stage attempt after {@code attempt}
+   * asks for ps to be refilled, and returns them; tells the copy's keeper to release it once it can
+   * no longer be wanted: the run stops, or an attempt later than the next one has registered (the
+   * next attempt trained past the copy).
+   */
+  synchronized RefillOrder awaitRefill(int attempt, long timeoutMillis) throws InterruptedException {
+    long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+    while (true) {
+      if (stopping || roster.currentAttempt() > attempt + 1) {
+        return new RefillOrder(List.of(), true);
+      }
+      java.util.Set<Integer> asked = refillRequests.get(attempt + 1);
+      if (asked != null) {
+        return new RefillOrder(List.copyOf(asked), false);
+      }
+      long left = (deadline - System.nanoTime()) / 1_000_000L;
+      if (left <= 0) {
+        return new RefillOrder(List.of(), false);
+      }
+      wait(Math.min(left, 200));
     }
   }
 

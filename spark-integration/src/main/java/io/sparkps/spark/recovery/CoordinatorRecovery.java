@@ -17,6 +17,8 @@ public final class CoordinatorRecovery implements ShardRecovery {
   private final int worker;
   private final Duration bound;
   private final boolean refills;
+  /** The stage attempt of the worker whose client this is (-1: not a worker's). */
+  private final int attempt;
   private static final Logger LOG = LoggerFactory.getLogger(CoordinatorRecovery.class);
 
   /**
@@ -26,6 +28,12 @@ public final class CoordinatorRecovery implements ShardRecovery {
    * start timeout to register).
    */
   public CoordinatorRecovery(CoordinatorClient coordinator, int worker, Duration bound, boolean refills) {
+    this(coordinator, worker, bound, refills, -1);
+  }
+
+  /** As above, for a worker of stage attempt {@code attempt}, whose chief may ask for kept copies ({@link #requestRefill}). */
+  public CoordinatorRecovery(CoordinatorClient coordinator, int worker, Duration bound, boolean refills, int attempt) {
+    this.attempt = attempt;
     this.coordinator = coordinator;
     this.worker = worker;
     this.refills = refills;
@@ -49,6 +57,15 @@ public final class CoordinatorRecovery implements ShardRecovery {
   @Override
   public boolean refills() {
     return refills;
+  }
+
+  @Override
+  public boolean requestRefill(java.util.Collection<Integer> shards) {
+    if (attempt <= 0) {
+      return false; // no earlier attempt: nothing was kept
+    }
+    coordinator.requestRefill(attempt, shards);
+    return true;
   }
 
   @Override

@@ -41,6 +41,44 @@ class RegistryTest {
     assertEquals(1, registry.losses().size(), registry.losses().toString());
   }
 
+  /**
+   * The keeper of a copy from stage attempt 0 waits for the chief of attempt 1 to ask for lost ps:
+   * held until the chief asks, then told which; a keeper of an attempt two behind the one running
+   * is told to release its copy (the servers trained past it), and so is every keeper once the run stops.
+   */
+  @Test
+  void aKeptCopy_waitsForTheNextAttemptsChief_andIsReleasedWhenStale() throws Exception {
+    Registry registry = new Registry(2, 2);
+    RegistryDriver tasks = new RegistryDriver(registry);
+    tasks.register(Role.CHIEF, 0, 0, "h", 0, "1", 1);
+    CompletableFuture<Registry.RefillOrder> kept = keeps(registry, 0);
+    Thread.sleep(300);
+    assertFalse(kept.isDone(), "answered before the chief asked: " + (kept.isDone() ? kept.get() : ""));
+    tasks.register(Role.CHIEF, 0, 1, "h", 0, "1", 2);
+    Thread.sleep(300);
+    assertFalse(kept.isDone(), "a new attempt alone is no question");
+    registry.requestRefill(1, java.util.List.of(1, 0));
+    assertEquals(new Registry.RefillOrder(java.util.List.of(0, 1), false), kept.get(5, TimeUnit.SECONDS));
+    // A copy of attempt 0 while attempt 2 runs is older than what the servers hold.
+    tasks.register(Role.CHIEF, 0, 2, "h", 0, "1", 3);
+    assertEquals(new Registry.RefillOrder(java.util.List.of(), true), keeps(registry, 0).get(5, TimeUnit.SECONDS));
+    CompletableFuture<Registry.RefillOrder> ofAttempt2 = keeps(registry, 2);
+    Thread.sleep(300);
+    assertFalse(ofAttempt2.isDone());
+    registry.stop();
+    assertEquals(new Registry.RefillOrder(java.util.List.of(), true), ofAttempt2.get(5, TimeUnit.SECONDS));
+  }
+
+  private static CompletableFuture<Registry.RefillOrder> keeps(Registry registry, int attempt) {
+    return CompletableFuture.supplyAsync(() -> {
+      try {
+        return registry.awaitRefill(attempt, 20_000);
+      } catch (InterruptedException e) {
+        throw new IllegalStateException(e);
+      }
+    });
+  }
+
   /** A client's question where ps {@code index}, unreachable at {@code lost}, serves now, asked in the background. */
   private static CompletableFuture<String> asks(Registry registry, int index, String lost) {
     return CompletableFuture.supplyAsync(() -> {
