@@ -20,10 +20,12 @@ import org.apache.hadoop.fs.Path;
 final class RunDirectory {
   private final FileSystem fs;
   private final Path dir;
+  private final boolean continuing;
 
-  private RunDirectory(FileSystem fs, Path dir) {
+  private RunDirectory(FileSystem fs, Path dir, boolean continuing) {
     this.fs = fs;
     this.dir = dir;
+    this.continuing = continuing;
   }
 
   /**
@@ -44,11 +46,11 @@ final class RunDirectory {
     return check(location, overwrite, conf, appId).create();
   }
 
-  /** A run directory checked as {@link #prepare} does, not yet created: {@link #create()} makes it. */
   /**
    * The run's own checkpoint directory, {@code checkpoints/} in it, when every executor reaches it
-   * (a shared file system, or a local one with the executors on this machine), emptied first (a run
-   * replacing another with --overwrite must not resume from its checkpoints); else null.
+   * (a shared file system, or a local one with the executors on this machine); else null. A run
+   * that replaces another's files (--overwrite) empties it first, so as not to resume from that
+   * run; a second attempt of the same application (its driver restarted) resumes from it.
    */
   String checkpoints(org.apache.spark.SparkContext sc) throws IOException {
     boolean reached = !"file".equals(dir.toUri().getScheme()) || sc.isLocal() || sc.master().startsWith("local-cluster");
@@ -56,18 +58,24 @@ final class RunDirectory {
       return null;
     }
     Path checkpoints = new Path(dir, "checkpoints");
-    fs.delete(checkpoints, true);
+    if (!continuing) {
+      fs.delete(checkpoints, true);
+    }
     return checkpoints.toString();
   }
 
-  record Checked(FileSystem fs, Path dir, String location, String appId) {
+  /**
+   * A run directory checked as {@link #prepare} does, not yet created: {@link #create()} makes it;
+   * {@code continuing}: it holds this same application's run, which goes on there.
+   */
+  record Checked(FileSystem fs, Path dir, String location, String appId, boolean continuing) {
     RunDirectory create() {
       try {
         fs.mkdirs(dir);
       } catch (IOException e) {
         throw new UsageException("--output " + location + ": cannot create it (" + e.getMessage() + ")", e);
       }
-      RunDirectory run = new RunDirectory(fs, dir);
+      RunDirectory run = new RunDirectory(fs, dir, continuing);
       if (appId != null) {
         run.write(OWNER, appId + "\n");
       }
@@ -94,7 +102,7 @@ final class RunDirectory {
             + "a new directory, or add --overwrite to replace the files a run writes there (" + String.join(", ",
                 WRITTEN) + ") and keep the others");
       }
-      return new Checked(fs, dir, location, appId);
+      return new Checked(fs, dir, location, appId, ours);
     } catch (IOException | IllegalArgumentException e) {
       throw new UsageException("--output " + location + ": cannot create it (" + e.getMessage() + ")", e);
     }
@@ -114,7 +122,7 @@ final class RunDirectory {
 
   /** What a run writes into its directory (with {@code --overwrite}, only these are replaced). */
   static final List<String> WRITTEN = List.of("metrics.jsonl", "summary.json", "report.html", "model/",
-      "model.dl4j.zip", OWNER);
+      "model.dl4j.zip", "checkpoints/", OWNER);
 
   /**
    * The first free one of {@code base}, {@code base-2}, {@code base-3}, ...: where a command whose

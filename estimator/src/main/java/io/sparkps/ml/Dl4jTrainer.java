@@ -55,15 +55,17 @@ public final class Dl4jTrainer {
    */
   static Launch launch(SparkSession spark, ClusterSpec spec, Dataset<Row> data, String networkJson, TrainingConfig s,
       EvalWorker evaluator, Net probe) {
-    return launch(spark, spec, data, networkJson, s, evaluator, probe, null);
+    return launch(spark, spec, data, networkJson, s, evaluator, probe, null, false);
   }
 
   /**
    * As above; for an embedding model when {@code embeddings} is not null: its tables are exported at
-   * the end into {@code embeddings.tablesDir()} for the model.
+   * the end into {@code embeddings.tablesDir()} for the model. {@code ownCheckpoints}: the checkpoint
+   * directory is the fit's own ({@link AutoCheckpoints}), deleted when it ends, so its last save is
+   * made only when due like the others (nothing resumes from it).
    */
   static Launch launch(SparkSession spark, ClusterSpec spec, Dataset<Row> data, String networkJson, TrainingConfig s,
-      EvalWorker evaluator, Net probe, EmbeddingModels.Fit embeddings) {
+      EvalWorker evaluator, Net probe, EmbeddingModels.Fit embeddings, boolean ownCheckpoints) {
     s.checkCluster(spec);
     LabelKind kind = Schemas.labelKind(data.schema(), s.labelCol(), probe.classification(), probe.outputs());
     SparkPsConf.validate(spark.conf());
@@ -101,7 +103,8 @@ public final class Dl4jTrainer {
     }
     int stepsPerEpoch = (int) Math.max(1, rows / ((long) spec.numWorkers() * s.batchSize()));
     TrainWorker worker = new TrainWorker(networkJson, s, kind, stepsPerEpoch, limits, (int) probe.inputWidth(),
-        (int) probe.outputs(), reuseForwardPass, overlapTransfers, embeddings == null ? null : embeddings.inputs());
+        (int) probe.outputs(), reuseForwardPass, overlapTransfers, embeddings == null ? null : embeddings.inputs(),
+        ownCheckpoints);
     TrainingCluster cluster = new TrainingCluster(spark, spec).withPlacement(placement.orElse(null));
     if (evaluator != null) {
       cluster.withEvaluator(evaluator);

@@ -37,14 +37,16 @@ final class Fitting {
         .optEvaluatorGrace(config.evalDeferred() ? DEFERRED_GRACE : null).build();
     String json = e.getOrDefault(e.networkJson());
     io.sparkps.ml.embedding.EmbeddingInputs inputs = e.embeddingInputs();
+    // (The trained tables outlive the fit, in the model: never below the fit's own checkpoint directory.)
     EmbeddingModels.Fit tables = inputs == null ? null
-        : EmbeddingModels.fit(dataset.sparkSession(), inputs, config.checkpointDir());
+        : EmbeddingModels.fit(dataset.sparkSession(), inputs, checkpoints.automatic() ? null : checkpoints.dir());
     EvalWorker evaluator = evaluation == null ? null
         : inputs != null ? embeddingEvalWorker(e, config, evaluation, probe, inputs)
         : evalWorker(e, config, evaluation, probe);
     Dl4jTrainer.Launch launch;
     try {
-      launch = Dl4jTrainer.launch(dataset.sparkSession(), spec, dataset.toDF(), json, config, evaluator, probe, tables);
+      launch = Dl4jTrainer.launch(dataset.sparkSession(), spec, dataset.toDF(), json, config, evaluator, probe, tables,
+          checkpoints.automatic());
     } catch (RuntimeException failure) {
       if (evaluator != null) {
         evaluator.release();

@@ -42,6 +42,8 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   private final String overlapTransfers;
   /** An embedding model's inputs (rows are the label, then these columns), or null for a dense network. */
   private final io.sparkps.ml.embedding.EmbeddingInputs embeddings;
+  /** Whether the checkpoint directory is the fit's own (deleted at its end): the last save is then made only when due. */
+  private final boolean ownCheckpoints;
   /** Longest the wait for one minibatch may take (read from memory or a local spill file). */
   private static final Duration BATCH_TIMEOUT = Duration.ofMinutes(10);
   /** Longest a worker waits for the chief to initialize the variables or restore them. */
@@ -68,7 +70,8 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
    */
   TrainWorker(String networkJson, TrainingConfig config, LabelKind labelKind, int stepsPerEpoch, Minibatches.Limits limits,
       int inputs, int outputs, boolean reuseForwardPass, String overlapTransfers,
-      io.sparkps.ml.embedding.EmbeddingInputs embeddings) {
+      io.sparkps.ml.embedding.EmbeddingInputs embeddings, boolean ownCheckpoints) {
+    this.ownCheckpoints = ownCheckpoints;
     this.overlapTransfers = overlapTransfers;
     this.embeddings = embeddings;
     this.networkJson = networkJson;
@@ -219,7 +222,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
         }
       }
     }
-    if (!finish(ctx, ps, done, variables) || !config.workerUpdates()) {
+    if (!finish(ctx, ps, done, variables, clock) || !config.workerUpdates()) {
       return null; // the driver reads the parameters from the shards (Dl4jTrainer.finalParameters)
     }
     // With worker-side updates the chief's network holds what it pulled less its own unsent updates.
@@ -243,27 +246,37 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
   }
 
   /**
-   * Reports step {@code done}'s progress and, on the chief at the first step boundary at or after
-   * each interval (or when {@code clock} says, with the automatic interval), checkpoints.
+   * On the chief at the first step boundary at or after each interval (or when {@code clock} says,
+   * with the automatic interval), checkpoints; then reports step {@code done}'s progress, with what
+   * the save took as {@code checkpointMs} when there was one (the run's record then says what
+   * checkpoints cost).
    */
   private void afterStep(WorkerContext<Row> ctx, PsClient ps, long done, NetworkVariables variables,
       Map<String, Double> metrics, SaveClock clock) {
-    ctx.progress().report(done, done * config.batchSize(), metrics);
     int perStep = config.gradientAccumulation();
-    if (!ctx.isChief() || config.checkpointDir() == null || done % perStep != 0 || done >= totalSteps()) {
-      return;
-    }
-    if (config.checkpointInterval() > 0 ? done % config.checkpointInterval() < perStep : clock.isDue()) {
+    boolean mayCheckpoint = ctx.isChief() && config.checkpointDir() != null && done % perStep == 0
+        && done < totalSteps();
+    if (mayCheckpoint && (config.checkpointInterval() > 0 ? done % config.checkpointInterval() < perStep
+        : clock.isDue())) {
       long start = System.nanoTime();
       checkpoint(ctx, ps, done, variables);
-      clock.saved(System.nanoTime() - start);
+      long took = System.nanoTime() - start;
+      clock.saved(took);
+      metrics = new java.util.HashMap<>(metrics);
+      metrics.put("checkpointMs", took / 1e6);
     }
+    ctx.progress().report(done, done * config.batchSize(), metrics);
   }
 
-  /** Waits for every worker's last push; the chief saves the last checkpoint. Whether this is the chief. */
-  private boolean finish(WorkerContext<Row> ctx, PsClient ps, long done, NetworkVariables variables) {
+  /**
+   * Waits for every worker's last push; the chief saves the last checkpoint (in the fit's own
+   * directory with the automatic interval, only when {@code clock} says it is due: nothing resumes
+   * from it, and a short run would otherwise pay a save). Whether this is the chief.
+   */
+  private boolean finish(WorkerContext<Row> ctx, PsClient ps, long done, NetworkVariables variables, SaveClock clock) {
     ctx.barrier(); // every worker's last push is in
-    if (ctx.isChief() && config.checkpointDir() != null) {
+    boolean due = !ownCheckpoints || config.checkpointInterval() > 0 || clock.isDue();
+    if (ctx.isChief() && config.checkpointDir() != null && due) {
       checkpoint(ctx, ps, done, variables);
     }
     return ctx.isChief();
@@ -304,7 +317,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
             Map.of("tableBytes", (double) ps.tableBytes(), "tableKeys", (double) step.keysPulled())), clock);
       }
     }
-    finish(ctx, ps, done, s.variables());
+    finish(ctx, ps, done, s.variables(), clock);
     return null; // the driver reads the parameters and exports the tables (Dl4jTrainer.finalParameters)
   }
 

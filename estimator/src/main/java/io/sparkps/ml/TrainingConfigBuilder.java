@@ -111,7 +111,7 @@ public final class TrainingConfigBuilder {
 
   /**
    * Steps between checkpoints (>= 1), or 0 (the default) for automatic: the chief saves once the
-   * time since its last save is at least 100 times what that save took (and 10 s), so saving takes
+   * time since its last save is at least 100 times what that save took (and 30 s; the first 30 s after training starts), so saving takes
    * at most 1% of its time.
    */
   public TrainingConfigBuilder optCheckpointInterval(int steps) {

@@ -64,6 +64,12 @@ class CliTest {
         "model/data/network.bin")) {
       assertTrue(Files.exists(run.resolve(f)), f + " missing; " + train.out());
     }
+    // Checkpoints are on by default, in the run directory (the last one at the end of training).
+    try (var saved = Files.list(run.resolve("checkpoints"))) {
+      List<String> names = saved.map(p -> p.getFileName().toString()).toList();
+      assertTrue(!names.isEmpty() && names.stream().allMatch(n -> n.matches("ckpt-\\d+")
+          && Files.exists(run.resolve("checkpoints").resolve(n).resolve("checkpoint.properties"))), names.toString());
+    }
     JsonNode summary = new ObjectMapper().readTree(run.resolve("summary.json").toFile());
     double accuracy = summary.get("evaluation").get("accuracy").asDouble();
     assertTrue(accuracy > 0.75, "test accuracy " + accuracy);

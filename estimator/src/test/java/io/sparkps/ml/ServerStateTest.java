@@ -66,6 +66,14 @@ class ServerStateTest {
 
   /** A client of the shards as they serve now, with the variables declared (as a worker's start does). */
   private PsClient client() {
+    return client(null);
+  }
+
+  /**
+   * As above, whose requests for kept copies (a chief's of a retried stage) {@code keepers} answers
+   * (null: a first attempt, nobody to ask).
+   */
+  private PsClient client(java.util.function.Consumer<java.util.Collection<Integer>> keepers) {
     PsClient ps = PsClient.builder().setShards(servers.stream().map(ParameterServer::address).toList()).setToken(token)
         .optSplitBytes(64 << 10).optRecovery(new ShardRecovery() {
           @Override
@@ -76,6 +84,15 @@ class ServerStateTest {
           @Override
           public void restored(int shard, long step, String source) {
             refills.add(shard + "@" + step + ": " + source);
+          }
+
+          @Override
+          public boolean requestRefill(java.util.Collection<Integer> shards) {
+            if (keepers == null) {
+              return false;
+            }
+            keepers.accept(shards);
+            return true;
           }
         }).build();
     ps.createGroup(ConsistencyGroup.async("dl4j"));
@@ -91,9 +108,81 @@ class ServerStateTest {
 
   /** Replaces shard 1 by an empty server (its task was lost, and nobody refilled it). */
   private void replaceShard1() {
-    servers.get(1).close();
-    servers.set(1, ParameterServer.builder().setShardIndex(1).setToken(token)
+    replace(1);
+  }
+
+  private void replace(int shard) {
+    servers.get(shard).close();
+    servers.set(shard, ParameterServer.builder().setShardIndex(shard).setToken(token)
         .optInProcess("state-test-replacement-" + UUID.randomUUID()).build().start());
+  }
+
+  /** A worker's copy of what the servers hold now (its last pull), as it leaves it when its task ends. */
+  private io.sparkps.ps.LastCopy workerCopy() {
+    try (PsClient worker = client()) {
+      worker.pullInto(variables.views(Net.fromJson(NETWORK).params().ulike()));
+      return worker.lastCopy();
+    }
+  }
+
+  /**
+   * Every shard lost at a retried stage (one ps, lost with the chief's executor): the chief asks
+   * for the copies the previous attempt's workers kept; one refills every shard in the background
+   * (as an executor's keeper does), and the run goes on from it, not from the initializers.
+   */
+  @Test
+  void everyShardLostAtARetriedStage_theKeptCopyRefillsThem_notTheInitializers() throws Exception {
+    io.sparkps.ps.LastCopy copy;
+    try (PsClient first = client()) {
+      first.initializeAll();
+      fill(first, 5);
+      copy = workerCopy();
+    }
+    replace(0);
+    replace(1);
+    List<Thread> keepers = new CopyOnWriteArrayList<>();
+    try (PsClient chief = client(shards -> {
+      Thread keeper = new Thread(() -> {
+        try (PsClient held = client()) {
+          held.refillLost(copy, " kept by executor 9");
+        }
+      });
+      keepers.add(keeper);
+      keeper.start();
+    })) {
+      String done = ServerState.prepare(chief, variables, checkpoints(), 1, Duration.ofSeconds(20));
+      assertEquals("every ps had lost its state: refilled ps [0, 1] from the copies the workers of the previous "
+          + "attempt kept", done);
+      assertEquals(List.of(5f), values(chief, variables), "every shard from the copy, none from the initializers");
+      for (Thread k : keepers) {
+        k.join(10_000);
+      }
+      assertEquals(2, refills.size(), refills.toString());
+      assertTrue(refills.stream().allMatch(r -> r.contains("worker 0's copy of step 0") && r.endsWith(
+          "kept by executor 9")), refills.toString());
+    }
+  }
+
+  /** Every shard lost at a retried stage and no copy kept: after the grace, the checkpoint, else the initializers. */
+  @Test
+  void everyShardLostAtARetriedStage_noCopyKept_theCheckpointAfterTheGrace() {
+    try (PsClient first = client()) {
+      first.initializeAll();
+      fill(first, 3);
+      Checkpoints.save(first, checkpoints(), 100, variables, 3, 1);
+      fill(first, 5);
+    }
+    replace(0);
+    replace(1);
+    List<java.util.Collection<Integer>> asked = new CopyOnWriteArrayList<>();
+    try (PsClient chief = client(asked::add)) {
+      long t0 = System.nanoTime();
+      String done = ServerState.prepare(chief, variables, checkpoints(), 1, Duration.ofMillis(500));
+      assertTrue(System.nanoTime() - t0 >= 500_000_000L, "waited the grace for a kept copy");
+      assertEquals(List.of(List.of(0, 1)), asked.stream().map(List::copyOf).toList());
+      assertTrue(done.startsWith("resumed from the checkpoint of step 100"), done);
+      assertEquals(List.of(3f), values(chief, variables));
+    }
   }
 
   /** The values held for every variable on every shard (each variable holds one value everywhere here). */

@@ -28,11 +28,11 @@ public final class EmbeddingTable {
   private final Duration callTimeout;
   private final Duration waitTimeout;
   private final int worker;
-  private final Calls.Recoverer recovery;
+  private final Recovery recovery;
   private final java.util.concurrent.atomic.AtomicLong bytes;
 
   EmbeddingTable(EmbeddingSpec spec, List<ShardStub> shards, int worker, Duration callTimeout, Duration waitTimeout,
-      Calls.Recoverer recovery, java.util.concurrent.atomic.AtomicLong bytes) {
+      Recovery recovery, java.util.concurrent.atomic.AtomicLong bytes) {
     this.bytes = bytes;
     this.spec = spec;
     this.shards = shards;
@@ -59,7 +59,9 @@ public final class EmbeddingTable {
    * slowest is within the staleness), at most the client's wait timeout.
    */
   public float[] pull(long[] ids, long step) {
-    return rows(ids, step, true, "pull embedding rows");
+    float[] rows = rows(ids, step, true, "pull embedding rows");
+    recovery.recordRows(spec, ids, rows, step);
+    return rows;
   }
 
   /** The rows of {@code ids} without creating any (inference): an id the table does not hold reads the default row. */

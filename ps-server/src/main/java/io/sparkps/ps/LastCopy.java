@@ -21,6 +21,24 @@ public final class LastCopy {
   /** One variable's copy: the array pulled into, at which step of the worker, the version read. */
   record Value(INDArray array, long step, long version) {}
 
+  /** A table's rows as the worker last pulled them (its last minibatch's ids), at which step. */
+  record Rows(long[] ids, float[] values, int dim, long step) {
+    /** The rows of the ids that ps {@code shard} of {@code numShards} holds, as ids and values. */
+    Rows on(int shard, int numShards) {
+      int n = 0;
+      long[] mine = new long[ids.length];
+      float[] held = new float[values.length];
+      for (int i = 0; i < ids.length; i++) {
+        if (EmbeddingTable.shardOf(ids[i], numShards) == shard) {
+          mine[n] = ids[i];
+          System.arraycopy(values, i * dim, held, n * dim, dim);
+          n++;
+        }
+      }
+      return new Rows(java.util.Arrays.copyOf(mine, n), java.util.Arrays.copyOf(held, n * dim), dim, step);
+    }
+  }
+
   private final int worker;
   private final int numShards;
   private final Map<String, Value> values;
@@ -29,11 +47,13 @@ public final class LastCopy {
   private final Map<String, EmbeddingSpec> tables;
   private final TableRefill tableRefill;
   private final Set<String> cutOff;
+  private final Map<String, Rows> rows;
 
   LastCopy(int worker, int numShards, Map<String, Value> values, Map<Integer, List<Placement.Slice>> slices,
       Map<Integer, CreateRequest> creates, Map<String, EmbeddingSpec> tables, TableRefill tableRefill,
-      Set<String> cutOff) {
+      Set<String> cutOff, Map<String, Rows> rows) {
     this.cutOff = Set.copyOf(cutOff);
+    this.rows = Map.copyOf(rows);
     this.worker = worker;
     this.numShards = numShards;
     this.values = Map.copyOf(values);
@@ -68,9 +88,15 @@ public final class LastCopy {
     return values.values().stream().mapToLong(Value::step).max().orElse(0);
   }
 
-  /** Bytes of parameter values it keeps alive. */
+  /** Bytes of parameter values and table rows it keeps alive. */
   public long bytes() {
-    return values.values().stream().mapToLong(v -> v.array().length() * v.array().dataType().width()).sum();
+    return values.values().stream().mapToLong(v -> v.array().length() * v.array().dataType().width()).sum()
+        + rows.values().stream().mapToLong(r -> r.values().length * 4L + r.ids().length * 8L).sum();
+  }
+
+  /** Each embedding table's rows as the worker last pulled them. */
+  Map<String, Rows> rows() {
+    return rows;
   }
 
   /**

@@ -64,6 +64,16 @@ final class Recovery implements Calls.Recoverer {
     this.transfers = t;
   }
 
+  /** Each embedding table's rows as this client last pulled them for training. */
+  private final Map<String, LastCopy.Rows> lastRows = new java.util.concurrent.ConcurrentHashMap<>();
+
+  /** Remembers the rows of a training pull of table {@code spec} as this client's copy of them. */
+  void recordRows(EmbeddingSpec spec, long[] ids, float[] rows, long step) {
+    if (hook != null) {
+      lastRows.put(spec.name(), new LastCopy.Rows(ids, rows, spec.dim(), step));
+    }
+  }
+
   /** Variables whose pull into this client's arrays started and did not complete: their arrays may be torn. */
   private final java.util.Set<String> pulling = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
@@ -217,7 +227,7 @@ final class Recovery implements Calls.Recoverer {
     }
     return covered.isEmpty() ? null
         : new LastCopy(worker, connections.stubs().size(), copy, covered, creates, tables, tableRefill,
-            ended ? new java.util.TreeSet<>(pulling) : java.util.Set.of());
+            ended ? new java.util.TreeSet<>(pulling) : java.util.Set.of(), lastRows);
   }
 
   /**
@@ -249,6 +259,7 @@ final class Recovery implements Calls.Recoverer {
       newest = Math.max(newest, c.step());
     }
     if (pieces.isEmpty()) {
+      tablesSource += refillRows(shard, copy);
       if (!tablesSource.isEmpty()) {
         hook.restored(shard, step, tablesSource.substring(2));
       }
@@ -267,10 +278,37 @@ final class Recovery implements Calls.Recoverer {
       LOG.info("SparkPS worker {}: ps {} was refilled by another worker already", worker, shard);
       return false;
     }
+    // Only the refill that won sets the rows it holds: a later one's could undo updates made since.
+    tablesSource += refillRows(shard, copy);
     LOG.info("SparkPS worker {}: refilled ps {} with {}'s copy of {} {}{}", worker, shard,
         held.isEmpty() ? "its" : "worker " + copy.worker(), of, copied, held);
     hook.restored(shard, step, "worker " + copy.worker() + "'s copy of " + of + " " + copied + held + tablesSource);
     return true;
+  }
+
+  /**
+   * Sets the rows of the copy's tables that {@code shard} holds to the values the copy's worker last
+   * pulled: fresher than a checkpoint's (they are of its last step); returns what was done, for the
+   * supervisor ("" when there are none).
+   */
+  private String refillRows(int shard, LastCopy copy) {
+    StringBuilder done = new StringBuilder();
+    List<ShardStub> shards = connections.stubs();
+    for (Map.Entry<String, LastCopy.Rows> e : new java.util.TreeMap<>(copy.rows()).entrySet()) {
+      LastCopy.Rows rows = e.getValue().on(shard, shards.size());
+      if (rows.ids().length == 0 || !copy.tables().containsKey(e.getKey())) {
+        continue;
+      }
+      io.sparkps.ps.grpc.proto.EmbeddingPushRequest request = io.sparkps.ps.grpc.proto.EmbeddingPushRequest.newBuilder()
+          .setTable(e.getKey()).setStep(rows.step()).setWorker(worker).setAssign(true)
+          .setIds(io.sparkps.ps.wire.PackedArrays.ofLongs(rows.ids()))
+          .setGradients(io.sparkps.ps.wire.PackedArrays.ofFloats(rows.values())).build();
+      Calls.some(shards, List.of(shard), "refill the rows of embedding table '" + e.getKey() + "' on the replacement",
+          s -> s.pushEmbedding(request), callTimeout, this);
+      done.append("; ").append(rows.ids().length).append(" rows of '").append(e.getKey()).append("' from worker ")
+          .append(copy.worker()).append("'s pull of step ").append(rows.step());
+    }
+    return done.toString();
   }
 
   /**
@@ -292,7 +330,8 @@ final class Recovery implements Calls.Recoverer {
     if (from == null) {
       LOG.warn("SparkPS worker {}: ps {}'s share of the embedding tables {} is lost: no checkpoint to refill it from "
           + "(set a checkpoint directory)", worker, shard, tables.keySet());
-      return "; embedding tables " + tables.keySet() + " empty again: no checkpoint (their rows on it are lost)";
+      return "; embedding tables " + tables.keySet() + " empty again: no checkpoint (their rows on it are lost, "
+          + "but for those the refilling worker last pulled)";
     }
     io.sparkps.ps.grpc.proto.SnapshotRequest request = io.sparkps.ps.grpc.proto.SnapshotRequest.newBuilder()
         .setPath(from.dir()).setTablesOnly(true).build();

@@ -120,6 +120,53 @@ class LastCopyTest {
         reports.restored.get(0));
   }
 
+  /**
+   * An embedding model's worker: its copy holds the rows of its last pull too. The replacement gets
+   * its share of the table back from them (no checkpoint here): the rows the worker last pulled, as
+   * it pulled them; others start afresh.
+   */
+  @Test
+  void theRowsAWorkerLastPulled_refillTheReplacementsShareOfTheTable() {
+    ParameterServer s0 = server(0);
+    ParameterServer s1 = server(1);
+    EmbeddingSpec items = EmbeddingSpec.builder().setName("items").setDim(2).optOptimizer("SGD", 1).optInit(0, 1)
+        .build();
+    long[] ids = java.util.stream.LongStream.rangeClosed(1, 40).toArray();
+    float[] pulled;
+    LastCopy copy;
+    try (PsClient worker1 = client(List.of(s0.address(), s1.address()), 1, new Reports())) {
+      worker1.createGroup(ConsistencyGroup.async("g"));
+      worker1.create(specs());
+      worker1.initializeAll();
+      EmbeddingTable table = worker1.embeddingTable(items);
+      float[] ones = new float[ids.length * 2];
+      java.util.Arrays.fill(ones, 1f);
+      for (int step = 0; step < 3; step++) {
+        table.pull(ids, step);
+        table.push(ids, ones, step);
+      }
+      pulled = table.pull(ids, 3); // every row -3 after three SGD steps of rate 1 from 0
+      worker1.pullInto(arrays());
+      copy = worker1.lastCopy();
+    }
+    assertEquals(-3f, pulled[0], 0f);
+    s1.close();
+    ParameterServer replacement = server(1);
+    Reports reports = new Reports();
+    try (PsClient next = client(List.of(s0.address(), replacement.address()), 0, reports)) {
+      next.createGroup(ConsistencyGroup.async("g"));
+      next.create(specs());
+      assertEquals(List.of(1), next.refillLost(copy, ""));
+      float[] now = next.embeddingTable(items).read(ids);
+      assertArrayEquals(pulled, now, 0f, "every row as the worker last pulled it, on both shards");
+    }
+    long onReplacement = java.util.Arrays.stream(ids).filter(id -> EmbeddingTable.shardOf(id, 2) == 1).count();
+    assertTrue(onReplacement > 0 && onReplacement < ids.length);
+    assertEquals(1, reports.restored.size(), reports.restored.toString());
+    assertTrue(reports.restored.get(0).endsWith("; " + onReplacement + " rows of 'items' from worker 1's pull of step 3"),
+        reports.restored.get(0));
+  }
+
   @Test
   void aPullCutOffByTheEndOfTheTask_isNamedInTheCopy() {
     ParameterServer s0 = server(0);

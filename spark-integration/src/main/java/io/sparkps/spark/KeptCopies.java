@@ -45,9 +45,12 @@ final class KeptCopies {
     final int attempt;
     final LastCopy copy;
     final TaskEnv env;
+    /** The executor keeping it ("driver" in local mode), for the refill's record. */
+    final String executor;
     volatile boolean released;
 
-    Kept(String run, int attempt, LastCopy copy, TaskEnv env) {
+    Kept(String run, int attempt, LastCopy copy, TaskEnv env, String executor) {
+      this.executor = executor;
       this.run = run;
       this.attempt = attempt;
       this.copy = copy;
@@ -95,7 +98,7 @@ final class KeptCopies {
           spec.roleTimeout().plus(spec.psStartTimeout()), true, attempt);
       try (PsClient ps = env.psClientBuilder(addresses).optWorker(copy.worker()).optCallTimeout(spec.callTimeout())
           .optWaitTimeout(spec.syncWaitTimeout()).optRecovery(recovery).build()) {
-        String where = " kept by executor " + ExecutorHost.executorId() + " since stage attempt " + attempt + " ended";
+        String where = " kept by executor " + executor + " since stage attempt " + attempt + " ended";
         List<Integer> refilled = ps.refillLost(copy, where);
         LOG.info("SparkPS run {}: asked to refill ps {}; {} from {}{}", run, order.getShardsList(),
             refilled.isEmpty() ? "none needed it (refilled already)" : "refilled ps " + refilled, copy, where);
@@ -114,7 +117,8 @@ final class KeptCopies {
       if (copy == null) {
         return;
       }
-      Kept kept = new Kept(run, attempt, copy, env);
+      org.apache.spark.SparkEnv spark = org.apache.spark.SparkEnv.get();
+      Kept kept = new Kept(run, attempt, copy, env, spark == null ? "(none: no Spark here)" : spark.executorId());
       Kept old = KEPT.get(run);
       if (old != null && (old.attempt > attempt || (old.attempt == attempt
           && old.copy.newestStep() >= copy.newestStep()))) {

@@ -128,6 +128,11 @@ public final class PsService {
         .addMethod(PsMethods.PULL_EMBEDDING, ServerCalls.asyncUnaryCall(this::pullEmbedding))
         .addMethod(PsMethods.PUSH_EMBEDDING, ServerCalls.asyncUnaryCall((EmbeddingPushRequest r,
             StreamObserver<UpdateReply> o) -> reply(o, () -> {
+              if (r.getAssign()) {
+                embeddings.assign(r.getTable(), PackedArrays.longs(r.getIds(), "ids"),
+                    PackedArrays.floats(r.getGradients(), "rows"), r.getStep());
+                return UpdateReply.getDefaultInstance();
+              }
               embeddings.push(r.getTable(), r.getWorker(), PackedArrays.longs(r.getIds(), "ids"),
                   PackedArrays.floats(r.getGradients(), "gradients"), r.getStep());
               waiters.signal(); // a SYNC step applied, or an SSP clock moved: pulls may go on

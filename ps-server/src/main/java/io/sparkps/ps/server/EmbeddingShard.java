@@ -142,6 +142,23 @@ final class EmbeddingShard {
     }
   }
 
+  /**
+   * Sets the rows of {@code ids} to {@code values} ({@code ids.length * dim} floats), creating the
+   * rows not held (a refill from a worker's copy); their optimizer state stays as it is (a new
+   * row's starts afresh). The default row is never set.
+   */
+  void assign(long[] ids, float[] values, long step) {
+    for (int i = 0; i < ids.length; i++) {
+      int slot = index.get(ids[i]);
+      if (slot < 0) {
+        slot = create(ids[i], step);
+      }
+      System.arraycopy(values, i * dim, rows[slot >>> pageBits], (slot & pageMask) * dim, dim);
+      touched[slot] = Math.max(touched[slot], step);
+      changed.set(slot);
+    }
+  }
+
   /** Floats of optimizer state per row. */
   int stateWidth() {
     return stateWidth;

@@ -106,6 +106,19 @@ public final class EmbeddingTables {
     push(name, 0, ids, gradients, step);
   }
 
+  /** Sets the rows of {@code ids} of table {@code name} to {@code values} (a refill; see {@link EmbeddingShard#assign}). */
+  public void assign(String name, long[] ids, float[] values, long step) {
+    Table table = table(name);
+    EmbeddingShard rows = table.rows();
+    if (values.length != (long) ids.length * rows.dim()) {
+      throw PsError.invalid("embedding table '" + name + "': " + ids.length + " ids of dim "
+          + rows.dim() + " need " + (long) ids.length * rows.dim() + " row values, got " + values.length);
+    }
+    synchronized (rows) {
+      rows.assign(ids, values, step);
+    }
+  }
+
   /**
    * Takes worker {@code worker}'s {@code gradients} of {@code ids} for step {@code step}: applied
    * at once (ASYNC, SSP) or with the other workers' of the step (SYNC, see {@link TableSync}); see
