@@ -8,9 +8,9 @@ import java.util.function.LongSupplier;
  * 0): once the time since its last save ended is at least {@link #COST_FACTOR} times what that save
  * took, and at least {@link #MIN_SPACING}, so saving takes at most 1% of the chief's time (in a SYNC
  * run the others wait for it at the next step: 1% of theirs too). The first save is due
- * {@link #MIN_SPACING} after training starts: a JVM's first save costs several times the later ones
- * (classes loaded, measured 0.47 s against 0.1 s), and even that one stays under 2% of the run
- * before it. Used by the chief's training thread only.
+ * {@link #MIN_SPACING} after training starts: a JVM's first save costs more than the later ones
+ * (classes loaded: measured 0.18 s against 0.1 s for the small MLP, 0.47 s on a busy machine), and
+ * even that one stays under 2% of the run before it. Used by the chief's training thread only.
  */
 final class SaveClock {
   /** The time between saves, in units of the last save's duration. */

@@ -47,7 +47,7 @@ class ChaosSharedExecutorTest {
 
   private static Dl4jEstimator estimator(int numPs) {
     return new Dl4jEstimator().setNetworkJson(FashionMnistTestSet.mlp()).setNumWorkers(2).setNumPs(numPs)
-        .setConsistency(Consistency.ASYNC).setEpochs(1).setBatchSize(64).setSeed(7);
+        .setConsistency(Consistency.ASYNC).setEpochs(2).setBatchSize(64).setSeed(7);
   }
 
   /** The executor holding the chief and a ps, if Spark placed them together. */
@@ -58,28 +58,29 @@ class ChaosSharedExecutorTest {
 
   /**
    * Starts fits until Spark places the chief beside a ps (the placement is Spark's: a run placed
-   * otherwise is cancelled and started again, at most 6 times), then kills that executor at 40%
-   * of the steps and returns the model, the executor and the roles it held.
+   * otherwise is cancelled and started again, at most 6 times), then kills that executor at 30-60%
+   * of the chief's steps (a chief beside its ps runs ahead of the heartbeats that report it: a run
+   * seen past 60% is started again too) and returns the model.
    */
   private static Dl4jModel killChiefAndPsExecutor(Dl4jEstimator estimator) throws Exception {
     for (int tries = 1; tries <= 6; tries++) {
       LocalClusters.awaitExecutors(cluster.sc, 3, 180);
       FitJob job = estimator.fitAsync(cluster.train);
-      List<TaskProgress> roles = Faults.awaitChiefStep(job, job.totalSteps() * 4 / 10);
+      List<TaskProgress> roles = Faults.awaitChiefStep(job, job.totalSteps() * 3 / 10);
       Optional<String> victim = chiefAndPs(roles);
-      if (victim.isEmpty()) {
+      long killedAt = roles.stream().filter(r -> r.role() == Role.CHIEF).mapToLong(TaskProgress::step).max().orElse(0);
+      if (victim.isEmpty() || killedAt > job.totalSteps() * 6 / 10) {
         job.cancel();
         awaitEnd(job);
         continue;
       }
-      long killedAt = roles.stream().filter(r -> r.role() == Role.CHIEF).mapToLong(TaskProgress::step).max().orElse(0);
       LocalClusters.signal(LocalClusters.executorProcess(cluster.sc, victim.get()), "KILL");
       Dl4jModel model = job.get(Duration.ofMinutes(8));
       System.out.printf("chaos: executor %s (%s) killed at step %d of %d (try %d)%n", victim.get(), roles, killedAt,
           job.totalSteps(), tries);
       return model;
     }
-    throw new AssertionError("Spark never placed the chief beside a ps in 6 runs");
+    throw new AssertionError("Spark never placed the chief beside a ps (seen before 60% of the steps) in 6 runs");
   }
 
   private static void awaitEnd(FitJob job) throws InterruptedException {
@@ -100,16 +101,24 @@ class ChaosSharedExecutorTest {
     }
   }
 
-  @Test
-  void theExecutorOfTheChiefAndAPs_dies_withTheDefaults_aKeptCopyRefillsTheShard() throws Exception {
+  /**
+   * A clean fit with {@code numPs} ps, then the same with the executor of the chief and a ps killed:
+   * it ends within a point of the clean one, its lost ps refilled from a kept copy.
+   */
+  private static void survivesTheLossOfTheChiefAndAPs(int numPs) throws Exception {
     LocalClusters.awaitExecutors(cluster.sc, 3, 180);
-    double clean = cluster.accuracy(estimator(2).fit(cluster.train));
-    Dl4jModel model = killChiefAndPsExecutor(estimator(2));
+    double clean = cluster.accuracy(estimator(numPs).fit(cluster.train));
+    Dl4jModel model = killChiefAndPsExecutor(estimator(numPs));
     double accuracy = cluster.accuracy(model);
-    System.out.printf("chaos (2 ps, defaults): %.4f against a clean %.4f, %d stage attempts, %s%n", accuracy, clean,
-        model.summary().stageAttempts(), model.summary().psRecoveries());
+    System.out.printf("chaos (%d ps, defaults): %.4f against a clean %.4f, %d stage attempts, %s%n", numPs, accuracy,
+        clean, model.summary().stageAttempts(), model.summary().psRecoveries());
     assertTrue(accuracy >= clean - 0.01, accuracy + " against a clean " + clean);
     assertRefilledFromKeptCopies(model, 1);
+  }
+
+  @Test
+  void theExecutorOfTheChiefAndAPs_dies_withTheDefaults_aKeptCopyRefillsTheShard() throws Exception {
+    survivesTheLossOfTheChiefAndAPs(2);
   }
 
   /**
@@ -118,14 +127,7 @@ class ChaosSharedExecutorTest {
    */
   @Test
   void theExecutorOfTheChiefAndTheOnlyPs_dies_withTheDefaults_trainingGoesOnFromTheKeptCopy() throws Exception {
-    LocalClusters.awaitExecutors(cluster.sc, 3, 180);
-    double clean = cluster.accuracy(estimator(1).fit(cluster.train));
-    Dl4jModel model = killChiefAndPsExecutor(estimator(1));
-    double accuracy = cluster.accuracy(model);
-    System.out.printf("chaos (1 ps, defaults): %.4f against a clean %.4f, %d stage attempts, %s%n", accuracy, clean,
-        model.summary().stageAttempts(), model.summary().psRecoveries());
-    assertTrue(accuracy >= clean - 0.01, accuracy + " against a clean " + clean);
-    assertRefilledFromKeptCopies(model, 1);
+    survivesTheLossOfTheChiefAndAPs(1);
   }
 
   /**

@@ -68,6 +68,13 @@ class LastCopyTest {
             .optOptimizer(OptimizerConfig.sgd(0.5)).optGroup("g").optPinnedShard(1).build());
   }
 
+  /** Declares the group and variables, as each worker's start does (uninitialized on a replacement). */
+  private static PsClient declare(PsClient ps) {
+    ps.createGroup(ConsistencyGroup.async("g"));
+    ps.create(specs());
+    return ps;
+  }
+
   private static Map<String, INDArray> arrays() {
     return Map.of("w", Nd4j.create(DataType.FLOAT, 8, 4), "b", Nd4j.create(DataType.FLOAT, 8));
   }
@@ -84,9 +91,7 @@ class LastCopyTest {
     Map<String, INDArray> held = arrays();
     LastCopy copy;
     try (PsClient worker1 = client(List.of(s0.address(), s1.address()), 1, new Reports())) {
-      worker1.createGroup(ConsistencyGroup.async("g"));
-      worker1.create(specs());
-      worker1.initializeAll();
+      declare(worker1).initializeAll();
       for (int step = 0; step < 3; step++) {
         worker1.pullInto(held);
         worker1.push(gradients(1));
@@ -103,8 +108,7 @@ class LastCopyTest {
     ParameterServer replacement = server(1);
     Reports reports = new Reports();
     try (PsClient next = client(List.of(s0.address(), replacement.address()), 0, reports)) {
-      next.createGroup(ConsistencyGroup.async("g"));
-      next.create(specs()); // as a worker of the next attempt declares them: uninitialized on the replacement
+      declare(next); // as a worker of the next attempt declares them: uninitialized on the replacement
       assertEquals(List.of(1), next.refillLost(copy, " kept by executor 7"));
       assertEquals(List.of(), next.refillLost(copy, " kept by executor 7"), "a refilled shard is refilled once");
       assertArrayEquals(held.get("b").ravel().toFloatVector(), next.pull("b").ravel().toFloatVector(), 0f);
@@ -135,9 +139,7 @@ class LastCopyTest {
     float[] pulled;
     LastCopy copy;
     try (PsClient worker1 = client(List.of(s0.address(), s1.address()), 1, new Reports())) {
-      worker1.createGroup(ConsistencyGroup.async("g"));
-      worker1.create(specs());
-      worker1.initializeAll();
+      declare(worker1).initializeAll();
       EmbeddingTable table = worker1.embeddingTable(items);
       float[] ones = new float[ids.length * 2];
       java.util.Arrays.fill(ones, 1f);
@@ -154,8 +156,7 @@ class LastCopyTest {
     ParameterServer replacement = server(1);
     Reports reports = new Reports();
     try (PsClient next = client(List.of(s0.address(), replacement.address()), 0, reports)) {
-      next.createGroup(ConsistencyGroup.async("g"));
-      next.create(specs());
+      declare(next);
       assertEquals(List.of(1), next.refillLost(copy, ""));
       float[] now = next.embeddingTable(items).read(ids);
       assertArrayEquals(pulled, now, 0f, "every row as the worker last pulled it, on both shards");
@@ -172,9 +173,7 @@ class LastCopyTest {
     ParameterServer s0 = server(0);
     ParameterServer s1 = server(1);
     try (PsClient worker = client(List.of(s0.address(), s1.address()), 1, new Reports())) {
-      worker.createGroup(ConsistencyGroup.async("g"));
-      worker.create(specs());
-      worker.initializeAll();
+      declare(worker).initializeAll();
       Map<String, INDArray> held = arrays();
       worker.pullInto(held);
       assertTrue(worker.lastCopy().cutOff().isEmpty());
@@ -194,9 +193,7 @@ class LastCopyTest {
     LastCopy copy;
     try (PsClient reader = client(List.of(s0.address(), s1.address()), 1, null);
          PsClient worker = client(List.of(s0.address(), s1.address()), 0, new Reports())) {
-      worker.createGroup(ConsistencyGroup.async("g"));
-      worker.create(specs());
-      worker.initializeAll();
+      declare(worker).initializeAll();
       reader.pullInto(held);
       assertNull(reader.lastCopy(), "a reader's copy is older than the workers': it never refills");
       assertNull(worker.lastCopy(), "no pull yet: nothing but the initializers");

@@ -108,14 +108,18 @@ public final class EmbeddingTables {
 
   /** Sets the rows of {@code ids} of table {@code name} to {@code values} (a refill; see {@link EmbeddingShard#assign}). */
   public void assign(String name, long[] ids, float[] values, long step) {
-    Table table = table(name);
-    EmbeddingShard rows = table.rows();
-    if (values.length != (long) ids.length * rows.dim()) {
-      throw PsError.invalid("embedding table '" + name + "': " + ids.length + " ids of dim "
-          + rows.dim() + " need " + (long) ids.length * rows.dim() + " row values, got " + values.length);
-    }
+    EmbeddingShard rows = table(name).rows();
+    checkRows(name, rows, ids, values, "row values");
     synchronized (rows) {
       rows.assign(ids, values, step);
+    }
+  }
+
+  /** Refuses {@code values} that are not a row of the table's dim for each of {@code ids}. */
+  private static void checkRows(String name, EmbeddingShard rows, long[] ids, float[] values, String what) {
+    if (values.length != (long) ids.length * rows.dim()) {
+      throw PsError.invalid("embedding table '" + name + "': " + ids.length + " ids of dim "
+          + rows.dim() + " need " + (long) ids.length * rows.dim() + " " + what + ", got " + values.length);
     }
   }
 
@@ -127,10 +131,7 @@ public final class EmbeddingTables {
   public void push(String name, int worker, long[] ids, float[] gradients, long step) {
     Table table = table(name);
     EmbeddingShard rows = table.rows();
-    if (gradients.length != (long) ids.length * rows.dim()) {
-      throw PsError.invalid("embedding table '" + name + "': " + ids.length + " ids of dim "
-          + rows.dim() + " need " + (long) ids.length * rows.dim() + " gradient values, got " + gradients.length);
-    }
+    checkRows(name, rows, ids, gradients, "gradient values");
     synchronized (rows) {
       if (table.sync() == null) {
         rows.push(ids, gradients, step);
