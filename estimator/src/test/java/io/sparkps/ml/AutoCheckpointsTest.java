@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.apache.spark.SparkContext;
 import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -23,6 +24,11 @@ class AutoCheckpointsTest {
   @BeforeAll
   static void start() {
     spark = LocalSpark.start(2, "auto-checkpoints-test");
+  }
+
+  @AfterAll
+  static void stop() {
+    spark.stop(); // the next class's getOrCreate would get this session, with its 2 slots
   }
 
   @AfterEach
