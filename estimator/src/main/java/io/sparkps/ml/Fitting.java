@@ -43,15 +43,19 @@ final class Fitting {
     EvalWorker evaluator = evaluation == null ? null
         : inputs != null ? embeddingEvalWorker(e, config, evaluation, probe, inputs)
         : evalWorker(e, config, evaluation, probe);
+    // What the fit holds until it ends: the evaluator's data, and its own checkpoints (they served its faults).
+    Runnable release = () -> {
+      if (evaluator != null) {
+        evaluator.release();
+      }
+      AutoCheckpoints.delete(checkpoints);
+    };
     Dl4jTrainer.Launch launch;
     try {
       launch = Dl4jTrainer.launch(dataset.sparkSession(), spec, dataset.toDF(), json, config, evaluator, probe, tables,
           checkpoints.automatic());
     } catch (RuntimeException failure) {
-      if (evaluator != null) {
-        evaluator.release();
-      }
-      AutoCheckpoints.delete(checkpoints);
+      release.run();
       throw failure;
     }
     launch.job().addListener(new ProgressListener() {
@@ -60,20 +64,9 @@ final class Fitting {
 
       @Override
       public void onEnd(JobStatus status, Throwable failure) {
-        AutoCheckpoints.delete(checkpoints); // the fit's own: they served its faults, and it has ended
+        release.run();
       }
     });
-    if (evaluator != null) {
-      launch.job().addListener(new ProgressListener() {
-        @Override
-        public void onProgress(TaskProgress progress) {}
-
-        @Override
-        public void onEnd(JobStatus status, Throwable failure) {
-          evaluator.release();
-        }
-      });
-    }
     e.listeners().forEach(launch.job()::addListener);
     Map<String, String> provenance = new TreeMap<>(Provenance.of(e, dataset.schema(), dataset.sparkSession().version()));
     provenance.putAll(e.experimentRecord());

@@ -110,10 +110,13 @@ public final class LastCopy {
 
   /** "step 42" or "steps 41-42", and the variables whose next pull was cut off, if any. */
   String steps() {
-    long oldest = oldestStep();
-    long newest = newestStep();
+    return steps(oldestStep(), newestStep(), cutOff);
+  }
+
+  /** "step 42" or "steps 41-42" (a copy pulled in parts), then the {@code torn} variables, if any. */
+  static String steps(long oldest, long newest, Set<String> torn) {
     return (oldest == newest ? "step " + oldest : "steps " + oldest + "-" + newest)
-        + (cutOff.isEmpty() ? "" : " (" + new java.util.TreeSet<>(cutOff) + " partly of the next: its pull was cut off)");
+        + (torn.isEmpty() ? "" : " (" + new java.util.TreeSet<>(torn) + " partly of the next: its pull was cut off)");
   }
 
   Map<String, Value> values() {

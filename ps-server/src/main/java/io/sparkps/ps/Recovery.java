@@ -272,8 +272,7 @@ final class Recovery implements Calls.Recoverer {
     // Pulled in parts (layer by layer), a copy may hold some variables of one step and some of the next.
     TreeSet<String> torn = new TreeSet<>(copied);
     torn.retainAll(copy.cutOff());
-    String of = (oldest == newest ? "step " + oldest : "steps " + oldest + "-" + newest)
-        + (torn.isEmpty() ? "" : " (" + torn + " partly of the next: its pull was cut off)");
+    String of = LastCopy.steps(oldest, newest, torn);
     if (reply.getInitializedCount() == 0) {
       LOG.info("SparkPS worker {}: ps {} was refilled by another worker already", worker, shard);
       return false;
