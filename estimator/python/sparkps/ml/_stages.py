@@ -1,0 +1,171 @@
+"""The SparkPS estimator and model as PySpark ML stages over the JVM's io.sparkps.ml classes."""
+
+import difflib
+import json
+import sys
+from typing import Any, Dict, List, Optional, Union
+
+from pyspark import SparkContext
+from pyspark.ml.util import JavaMLReadable, JavaMLReader, JavaMLWritable
+from pyspark.ml.wrapper import JavaEstimator, JavaModel
+
+from sparkps.ml import _errors, _jobs
+from sparkps.ml._params import _Dl4jEstimatorParams, _Dl4jModelParams
+from sparkps.ml.embedding import EmbeddingColumn
+
+class _Reader(JavaMLReader):
+    """Loads through the Java class the Python class names (PySpark's reader derives it from pyspark.*)."""
+
+    @classmethod
+    def _java_loader_class(cls, clazz: type) -> str:
+        return clazz._java_class
+
+
+class _JvmParams:
+    """Params checked by the JVM as they are set: a value the Java Param refuses raises ValueError naming
+    the Param there and then, before any Spark job (the type is PySpark's TypeConverter's to check)."""
+
+    _java_class = ""
+
+    def _set(self, **kwargs: Any):
+        unknown = [name for name in kwargs if not self.hasParam(name)]
+        if unknown:
+            names = [p.name for p in self.params]
+            hints = ["%s (did you mean %s?)" % (u, " or ".join(difflib.get_close_matches(u, names, 2)))
+                     if difflib.get_close_matches(u, names, 2) else u for u in unknown]
+            raise TypeError("%s has no Param %s; its Params are %s"
+                            % (type(self).__name__, ", ".join(hints), ", ".join(sorted(names))))
+        if "embeddingColumns" in kwargs and not isinstance(kwargs["embeddingColumns"], (str, type(None))):
+            kwargs["embeddingColumns"] = EmbeddingColumn.to_json(kwargs["embeddingColumns"])
+        super()._set(**kwargs)
+        java = getattr(self, "_java_obj", None)
+        if java is not None and SparkContext._active_spark_context is not None:
+            for name in kwargs:
+                self._check_with_java(java, self.getParam(name))
+        return self
+
+    def _check_with_java(self, java: Any, param: Any) -> None:
+        value = self._paramMap.get(param)
+        if value is None or not java.hasParam(param.name):
+            return
+        try:
+            with _errors.translated():
+                self._make_java_param_pair(param, value)  # Spark's ParamPair runs the Java Param's validator
+        except (ValueError, RuntimeError):
+            raise ValueError("%s=%r is not valid: %s" % (param.name, value, param.doc)) from None
+        if param.name == "embeddingColumns":
+            try:
+                with _errors.translated():
+                    SparkContext._active_spark_context._jvm.io.sparkps.ml.embedding.EmbeddingColumn.fromJson(value)
+            except ValueError as e:
+                raise ValueError("embeddingColumns=%r is not valid: %s" % (value, e)) from None
+
+
+class Dl4jEstimator(_JvmParams, JavaEstimator, _Dl4jEstimatorParams, JavaMLReadable, JavaMLWritable):
+    """Trains a Deeplearning4j network on a DataFrame with SparkPS's parameter servers (``io.sparkps.ml.Dl4jEstimator``).
+
+    Every Param of the Java class is here under its name, as a keyword argument and as ``setX``/``getX``::
+
+        estimator = Dl4jEstimator(networkJson=conf_json, numWorkers=2, numPs=1, epochs=2)
+        model = estimator.fit(train_df)                # progress shown as it trains
+        job = estimator.fitAsync(train_df)             # returns at once: a Future of the model
+    """
+
+    _java_class = "io.sparkps.ml.Dl4jEstimator"
+
+    def __init__(self, **params: Any):
+        super().__init__()
+        self._java_obj = self._new_java_obj(self._java_class, self.uid)
+        self._evaluation = None
+        self._set(**params)  # (not setParams: an unknown name gets this class's message, with the names near it)
+
+    def setEmbeddingColumns(self, value: Union[str, List[EmbeddingColumn]]) -> "Dl4jEstimator":
+        """Sets embeddingColumns: a list of :class:`EmbeddingColumn` or their JSON."""
+        return self._set(embeddingColumns=value)
+
+    def setEvaluationData(self, evaluation) -> "Dl4jEstimator":
+        """Held-out rows (the training data's columns) the evaluator scores as each fit advances; None for none."""
+        self._evaluation = evaluation
+        return self
+
+    def fitAsync(self, dataset, evaluation=None, progress: Optional[bool] = None) -> _jobs.FitJob:
+        """Starts training and returns at once: a :class:`FitJob`, the future of the model.
+
+        ``evaluation`` (a held-out DataFrame) is scored as training advances; ``progress`` shows the run's
+        progress (default: ``sparkps.ml.show_progress``).
+        """
+        evaluation = evaluation if evaluation is not None else self._evaluation
+        self._transfer_params_to_java()
+        jvm = SparkContext._active_spark_context._jvm
+        with _errors.translated():
+            java_job = self._java_obj.fitAsync(dataset._jdf, None if evaluation is None else evaluation._jdf)
+        show = sys.modules["sparkps.ml"].show_progress if progress is None else progress
+        return _jobs.FitJob(jvm.io.sparkps.ml.python.PythonJob(java_job),
+                            lambda java_model: self._copyValues(self._create_model(java_model)),
+                            _jobs.Display() if show else None)
+
+    def _fit(self, dataset) -> "Dl4jModel":
+        job = self.fitAsync(dataset)
+        try:
+            return job.result()
+        except KeyboardInterrupt:
+            job.cancel()
+            raise
+
+    def _create_model(self, java_model: Any) -> "Dl4jModel":
+        return Dl4jModel(java_model)
+
+    @classmethod
+    def read(cls) -> JavaMLReader:
+        return _Reader(cls)
+
+    def copy(self, extra: Optional[Dict] = None) -> "Dl4jEstimator":
+        that = super().copy(extra)
+        that._evaluation = self._evaluation
+        return that
+
+
+class Dl4jModel(_JvmParams, JavaModel, _Dl4jModelParams, JavaMLReadable, JavaMLWritable):
+    """A network trained by :class:`Dl4jEstimator` (``io.sparkps.ml.Dl4jModel``): ``transform`` adds the
+    prediction columns; ``summary()`` is the run's record (steps, losses, evaluations, recoveries)."""
+
+    _java_class = "io.sparkps.ml.Dl4jModel"
+
+    def __init__(self, java_model: Any = None):
+        super().__init__(java_model)
+        if java_model is not None:
+            self._resetUid(java_model.uid())
+            self._transfer_params_from_java()
+
+    def summary(self) -> Dict[str, Any]:
+        """The training run's summary (as ``summary.json``): status, steps, times, losses, evaluations, recoveries."""
+        return json.loads(self._call_java("summary").toJson())
+
+    def isClassifier(self) -> bool:
+        """Whether the network is a classifier (by its output layer's loss); else a regressor."""
+        return self._call_java("isClassifier")
+
+    def hasEmbeddings(self) -> bool:
+        """Whether the model looks categorical columns up in embedding tables (saved beside it)."""
+        return self._call_java("hasEmbeddings")
+
+    def _transform(self, dataset):
+        with _errors.translated():
+            return super()._transform(dataset)
+
+    @classmethod
+    def read(cls) -> JavaMLReader:
+        return _Reader(cls)
+
+
+def _alias_java_packages() -> None:
+    """Lets PySpark's persistence find these classes by their Java names.
+
+    PySpark maps a saved stage's Java class to a Python one by replacing ``org.apache.spark`` with
+    ``pyspark`` and importing the result (Pipeline, CrossValidator and DefaultParamsReader all do), so
+    ``io.sparkps.ml.Dl4jModel`` must import as a module path: these aliases make ``io.sparkps.ml`` name
+    this package in ``sys.modules`` (the standard library's ``io`` is not touched).
+    """
+    this = sys.modules["sparkps.ml"]
+    sys.modules.setdefault("io.sparkps", sys.modules["sparkps"])
+    sys.modules.setdefault("io.sparkps.ml", this)

@@ -1,0 +1,75 @@
+"""One local Spark with the SparkPS jar for the whole session, and small data sets to train on."""
+
+import os
+import random
+
+import pytest
+
+import sparkps
+
+
+@pytest.fixture(scope="session")
+def spark():
+    # 4 slots: a ps and two workers at once, and one to spare for the evaluator.
+    session = sparkps.local_session("local[4]", "sparkps-pytest", {
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": "4",
+    })
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def blobs(spark, n=3000, features=12, classes=3, seed=1):
+    """``n`` rows of ``classes`` Gaussian blobs: class c raises every feature j with j % classes == c."""
+    from pyspark.ml.linalg import Vectors
+
+    rnd = random.Random(seed)
+    rows = []
+    for i in range(n):
+        c = i % classes
+        rows.append((Vectors.dense([rnd.gauss(2.0 if j % classes == c else 0.0, 1.0) for j in range(features)]),
+                     float(c)))
+    return spark.createDataFrame(rows, ["features", "label"])
+
+
+@pytest.fixture(scope="session")
+def train(spark):
+    return blobs(spark).cache()
+
+
+@pytest.fixture(scope="session")
+def test_rows(spark):
+    return blobs(spark, n=900, seed=2).cache()
+
+
+def accuracy(model, rows):
+    out = model.transform(rows)
+    return out.where("prediction = label").count() / out.count()
+
+
+def estimator(**params):
+    """An MLP for ``blobs``: 12 features, 3 classes, 2 workers and 1 ps, 2 epochs of minibatches of 32."""
+    from sparkps.ml import Dl4jEstimator
+    from sparkps.ml.networks import preset
+
+    settings = dict(networkJson=preset("mlp:32", 12, 3, seed=7), numWorkers=2, numPs=1, epochs=2, batchSize=32,
+                    seed=3)
+    settings.update(params)
+    return Dl4jEstimator(**settings)
+
+
+@pytest.fixture(scope="session")
+def model(train):
+    """A model trained once for the tests that only read one."""
+    return estimator().fit(train)
+
+
+def pytest_configure(config):
+    """The PySpark in use must be the Spark this build targets (the Maven build says which)."""
+    import pyspark
+
+    wanted = os.environ.get("SPARKPS_SPARK_VERSION")
+    if wanted and pyspark.__version__ != wanted:
+        pytest.exit("this build's Spark is %s but PySpark %s is installed: pip install pyspark==%s (the pins are in "
+                    "estimator/python/requirements.txt)" % (wanted, pyspark.__version__, wanted), returncode=2)

@@ -1,0 +1,81 @@
+package io.sparkps.ml.python;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sparkps.ml.Dl4jModel;
+import io.sparkps.ml.FitJob;
+import io.sparkps.ml.TrainingProgress;
+import io.sparkps.spark.TaskProgress;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * A {@link FitJob} as Python's {@code sparkps.ml.FitJob} reads it: where it stands in one call
+ * ({@link #snapshot()}, JSON), its progress line as the command line prints it, cancel, and the
+ * model once it has ended.
+ */
+public final class PythonJob {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private final FitJob job;
+  private final TrainingProgress progress;
+
+  public PythonJob(FitJob job) {
+    this.job = job;
+    this.progress = TrainingProgress.of(job);
+  }
+
+  public FitJob job() {
+    return job;
+  }
+
+  /**
+   * {"status", "done", "step", "totalSteps", "line", "summary", "tasks": [{role, index, host,
+   * executor, attempt, step, examples, metrics, message, ageMillis}]}: everything a poll shows.
+   */
+  public String snapshot() {
+    Map<String, Object> s = new LinkedHashMap<>();
+    s.put("status", job.status().name());
+    s.put("done", job.status().isDone());
+    s.put("runId", job.runId());
+    s.put("step", progress.step());
+    s.put("totalSteps", progress.totalSteps());
+    s.put("line", progress.line());
+    s.put("summary", progress.summary());
+    s.put("tasks", tasks(job.progress()));
+    try {
+      return JSON.writeValueAsString(s);
+    } catch (JsonProcessingException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static List<Map<String, Object>> tasks(List<TaskProgress> reports) {
+    return reports.stream().map(p -> {
+      Map<String, Object> t = new LinkedHashMap<>();
+      t.put("role", p.role().name());
+      t.put("index", p.index());
+      t.put("host", p.host());
+      t.put("executor", p.executor());
+      t.put("attempt", p.attempt());
+      t.put("step", p.step());
+      t.put("examples", p.examples());
+      t.put("metrics", p.metrics());
+      t.put("message", p.message());
+      t.put("ageMillis", p.ageMillis());
+      return t;
+    }).toList();
+  }
+
+  public void cancel() {
+    job.cancel();
+  }
+
+  /** The trained model, waiting at most {@code millis}; throws the run's failure as {@link FitJob#get} does. */
+  public Dl4jModel model(long millis) throws TimeoutException, InterruptedException {
+    return job.get(Duration.ofMillis(millis));
+  }
+}
