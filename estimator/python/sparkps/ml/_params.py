@@ -44,6 +44,8 @@ class _Dl4jEstimatorParams(Params):
         typeConverter=TypeConverters.toString)
     maxSteps = Param(Params._dummy(), "maxSteps", "steps per worker in all (>= 1), instead of epochs; 0 to run epochs",
         typeConverter=TypeConverters.toInt)
+    network = Param(Params._dummy(), "network", "a preset network sized to the data when fitting, used when networkJson is not set: mlp (one hidden layer of 256), mlp:H1,H2,... (ReLU layers of those sizes) or lenet (square single-channel images); Adam at 0.001, softmax over the label's classes",
+        typeConverter=TypeConverters.toString)
     networkJson = Param(Params._dummy(), "networkJson", "the DL4J MultiLayerConfiguration or ComputationGraphConfiguration as JSON",
         typeConverter=TypeConverters.toString)
     numPs = Param(Params._dummy(), "numPs", "parameter servers (>= 1)",
@@ -120,6 +122,7 @@ class _Dl4jEstimatorParams(Params):
         gradientAccumulation: Optional[int] = None,
         labelCol: Optional[str] = None,
         maxSteps: Optional[int] = None,
+        network: Optional[str] = None,
         networkJson: Optional[str] = None,
         numPs: Optional[int] = None,
         numWorkers: Optional[int] = None,
@@ -263,6 +266,14 @@ class _Dl4jEstimatorParams(Params):
     def setMaxSteps(self, value: int):
         """Sets maxSteps."""
         return self._set(maxSteps=value)
+
+    def getNetwork(self) -> str:
+        """Gets network: a preset network sized to the data when fitting, used when networkJson is not set: mlp (one hidden layer of 256), mlp:H1,H2,... (ReLU layers of those sizes) or lenet (square single-channel images); Adam at 0.001, softmax over the label's classes."""
+        return self.getOrDefault(self.network)
+
+    def setNetwork(self, value: str):
+        """Sets network."""
+        return self._set(network=value)
 
     def getNetworkJson(self) -> str:
         """Gets networkJson: the DL4J MultiLayerConfiguration or ComputationGraphConfiguration as JSON."""

@@ -5,13 +5,21 @@ import json
 import sys
 from typing import Any, Dict, List, Optional, Union
 
-from pyspark import SparkContext
 from pyspark.ml.util import JavaMLReadable, JavaMLReader, JavaMLWritable
 from pyspark.ml.wrapper import JavaEstimator, JavaModel
+from pyspark.sql.utils import is_remote
 
-from sparkps.ml import _errors, _jobs
+from sparkps.ml import _connect, _errors, _jobs
 from sparkps.ml._params import _Dl4jEstimatorParams, _Dl4jModelParams
 from sparkps.ml.embedding import EmbeddingColumn
+
+def _jvm() -> Any:
+    """The JVM of the classic session, or None (Spark Connect clients have none, nor Py4J)."""
+    from pyspark import SparkContext
+
+    sc = SparkContext._active_spark_context
+    return None if sc is None else sc._jvm
+
 
 class _Reader(JavaMLReader):
     """Loads through the Java class the Python class names (PySpark's reader derives it from pyspark.*)."""
@@ -19,6 +27,18 @@ class _Reader(JavaMLReader):
     @classmethod
     def _java_loader_class(cls, clazz: type) -> str:
         return clazz._java_class
+
+
+def _reader(cls: type):
+    """The reader of a stage class: through Py4J on a classic session, Spark Connect's ML read otherwise."""
+    if not is_remote():
+        return _Reader(cls)
+    from pyspark.ml.connect.readwrite import RemoteMLReader
+
+    # Connect's reader names the Java class after the Python class's module (pyspark.* -> org.apache.spark.*)
+    # and imports the Python class back by that name: a subclass in module io.sparkps.ml does both, and
+    # the import finds the real class (see _alias_java_packages).
+    return _connect.translating_reader(RemoteMLReader(type(cls.__name__, (cls,), {"__module__": "io.sparkps.ml"})))
 
 
 class _JvmParams:
@@ -39,7 +59,8 @@ class _JvmParams:
             kwargs["embeddingColumns"] = EmbeddingColumn.to_json(kwargs["embeddingColumns"])
         super()._set(**kwargs)
         java = getattr(self, "_java_obj", None)
-        if java is not None and SparkContext._active_spark_context is not None:
+        # On Spark Connect the server checks the values (its Params are the Java ones).
+        if java is not None and not isinstance(java, str) and not is_remote() and _jvm() is not None:
             for name in kwargs:
                 self._check_with_java(java, self.getParam(name))
         return self
@@ -56,7 +77,7 @@ class _JvmParams:
         if param.name == "embeddingColumns":
             try:
                 with _errors.translated():
-                    SparkContext._active_spark_context._jvm.io.sparkps.ml.embedding.EmbeddingColumn.fromJson(value)
+                    _jvm().io.sparkps.ml.embedding.EmbeddingColumn.fromJson(value)
             except ValueError as e:
                 raise ValueError("embeddingColumns=%r is not valid: %s" % (value, e)) from None
 
@@ -95,8 +116,13 @@ class Dl4jEstimator(_JvmParams, JavaEstimator, _Dl4jEstimatorParams, JavaMLReada
         progress (default: ``sparkps.ml.show_progress``).
         """
         evaluation = evaluation if evaluation is not None else self._evaluation
+        if is_remote():
+            if evaluation is not None:
+                raise ValueError("evaluation data is not supported on Spark Connect: score the model on the held-out "
+                                 "rows once it is trained")
+            return _connect.ConnectFitJob(self, dataset)
         self._transfer_params_to_java()
-        jvm = SparkContext._active_spark_context._jvm
+        jvm = _jvm()
         with _errors.translated():
             java_job = self._java_obj.fitAsync(dataset._jdf, None if evaluation is None else evaluation._jdf)
         show = sys.modules["sparkps.ml"].show_progress if progress is None else progress
@@ -105,6 +131,9 @@ class Dl4jEstimator(_JvmParams, JavaEstimator, _Dl4jEstimatorParams, JavaMLReada
                             _jobs.Display() if show else None)
 
     def _fit(self, dataset) -> "Dl4jModel":
+        if is_remote():
+            with _connect.translated():
+                return JavaEstimator._fit(self, dataset)  # Spark Connect's ML fit command
         job = self.fitAsync(dataset)
         try:
             return job.result()
@@ -116,8 +145,8 @@ class Dl4jEstimator(_JvmParams, JavaEstimator, _Dl4jEstimatorParams, JavaMLReada
         return Dl4jModel(java_model)
 
     @classmethod
-    def read(cls) -> JavaMLReader:
-        return _Reader(cls)
+    def read(cls):
+        return _reader(cls)
 
     def copy(self, extra: Optional[Dict] = None) -> "Dl4jEstimator":
         that = super().copy(extra)
@@ -133,29 +162,40 @@ class Dl4jModel(_JvmParams, JavaModel, _Dl4jModelParams, JavaMLReadable, JavaMLW
 
     def __init__(self, java_model: Any = None):
         super().__init__(java_model)
-        if java_model is not None:
+        if java_model is not None and not is_remote():
             self._resetUid(java_model.uid())
             self._transfer_params_from_java()
 
     def summary(self) -> Dict[str, Any]:
         """The training run's summary (as ``summary.json``): status, steps, times, losses, evaluations, recoveries."""
-        return json.loads(self._call_java("summary").toJson())
+        return json.loads(self._java_call("summary").toJson())
 
     def isClassifier(self) -> bool:
         """Whether the network is a classifier (by its output layer's loss); else a regressor."""
-        return self._call_java("isClassifier")
+        return self._java_call("isClassifier")
 
     def hasEmbeddings(self) -> bool:
         """Whether the model looks categorical columns up in embedding tables (saved beside it)."""
-        return self._call_java("hasEmbeddings")
+        return self._java_call("hasEmbeddings")
+
+    def _java_call(self, method: str) -> Any:
+        if is_remote():
+            raise NotImplementedError(
+                "Dl4jModel.%s() is not available on Spark Connect: a Connect server lets clients call only the model "
+                "methods Spark lists for its own models. Read the run's summary.json, or save the model and load it "
+                "in a classic session" % method)
+        return self._call_java(method)
 
     def _transform(self, dataset):
+        if is_remote():
+            with _connect.translated():
+                return super()._transform(dataset)
         with _errors.translated():
             return super()._transform(dataset)
 
     @classmethod
-    def read(cls) -> JavaMLReader:
-        return _Reader(cls)
+    def read(cls):
+        return _reader(cls)
 
 
 def _alias_java_packages() -> None:

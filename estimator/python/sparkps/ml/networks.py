@@ -1,7 +1,5 @@
 """Networks named in a word and sized to the data, as the command line's ``--network`` takes them."""
 
-from pyspark import SparkContext
-
 from sparkps.ml import _errors
 
 
@@ -11,6 +9,14 @@ def preset(spec: str, inputs: int, classes: int, seed: int = 0, learningRate: fl
     (square single-channel images), with ``inputs`` features and ``classes`` classes, trained with Adam
     at ``learningRate``. A spec that is none of these raises ValueError naming it.
     """
+    from pyspark.sql.utils import is_remote
+
+    if is_remote():
+        raise RuntimeError("sparkps.ml.networks.preset needs a classic session's JVM; on Spark Connect give the "
+                           "estimator the preset itself, Dl4jEstimator(network=%r): the server sizes it to the data"
+                           % spec)
+    from pyspark import SparkContext
+
     sc = SparkContext._active_spark_context
     if sc is None:
         raise RuntimeError("sparkps.ml.networks.preset needs a SparkSession: the JVM builds the network "

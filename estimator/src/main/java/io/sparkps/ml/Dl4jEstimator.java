@@ -7,6 +7,7 @@ import org.apache.spark.ml.util.DefaultParamsWritable;
 import org.apache.spark.ml.util.Identifiable$;
 import org.apache.spark.ml.util.MLReader;
 import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -287,13 +288,52 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
   Net probe() {
     if (!isDefined(networkJson)) {
       throw new IllegalArgumentException("networkJson is not set: setNetworkJson(conf.toJson()) with a DL4J "
-          + "MultiLayerConfiguration or ComputationGraphConfiguration");
+          + "MultiLayerConfiguration or ComputationGraphConfiguration, or setNetwork with a preset (mlp, "
+          + "mlp:H1,H2,..., lenet)");
     }
     return Net.fromJson($(networkJson));
   }
 
+  /** Sets a preset network, sized to the data when fitting (used when networkJson is not set). */
+  public Dl4jEstimator setNetwork(String spec) {
+    set(network, spec);
+    return this;
+  }
+
+  /** Whether the network is a preset still to be sized to the data. */
+  private boolean preset() {
+    return !isDefined(networkJson) && isDefined(network);
+  }
+
+  /**
+   * This estimator with the preset network sized to {@code dataset}: its features' width (the first
+   * row's) and its label's classes (the largest class index + 1).
+   */
+  private Dl4jEstimator sized(Dataset<?> dataset) {
+    Schemas.labelKind(dataset.schema(), $(labelCol), true, 2);
+    Schemas.requireColumn(dataset.schema(), $(featuresCol), "features");
+    Row first = dataset.select($(featuresCol)).head();
+    Object v = first.get(0);
+    long inputs = v instanceof org.apache.spark.ml.linalg.Vector vector ? vector.size()
+        : v instanceof scala.collection.Seq<?> seq ? seq.size() : -1;
+    if (inputs < 1) {
+      throw new IllegalArgumentException("network " + $(network) + ": the features column '" + $(featuresCol) + "' "
+          + "holds " + v + " in its first row, not a vector of values to size the network by");
+    }
+    Row top = dataset.agg(org.apache.spark.sql.functions.max(org.apache.spark.sql.functions.col($(labelCol)))).head();
+    if (top.isNullAt(0) || !(top.get(0) instanceof Number n) || n.doubleValue() < 0) {
+      throw new IllegalArgumentException("network " + $(network) + ": the label column '" + $(labelCol) + "' must "
+          + "hold class indexes (0, 1, ...) for a preset network; give networkJson for one-hot labels");
+    }
+    int classes = Math.max(2, (int) n.doubleValue() + 1);
+    return copy(ParamMap.empty()).setNetworkJson(NetworkPresets.json($(network), inputs, classes, (Long) getOrDefault(seed), 1e-3));
+  }
+
   @Override
   public StructType transformSchema(StructType schema) {
+    if (preset()) { // a classifier whatever its size: any 2 classes and a width the preset takes give its schema
+      return transformSchema(schema, Net.fromJson(NetworkPresets.json($(network), 784, 2, 0, 1e-3)));
+    }
     return transformSchema(schema, probe());
   }
 
@@ -321,11 +361,15 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
 
   @Override
   public Dl4jModel fit(Dataset<?> dataset) {
+    FitJob job = fitAsync(dataset, evaluationData);
     try {
-      return fitAsync(dataset, evaluationData).join();
+      return job.join();
     } catch (InterruptedException e) {
+      // The caller gave up on the fit (a cancelled Spark Connect operation, an interrupted notebook
+      // cell): the run must not go on training without anyone to take its model.
+      job.cancel();
       Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while training", e);
+      throw new IllegalStateException("interrupted while training: run " + job.runId() + " cancelled", e);
     }
   }
 
@@ -340,7 +384,7 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
    * history is in the model's {@link Dl4jModel#summary()}.
    */
   public FitJob fitAsync(Dataset<?> dataset, Dataset<?> evaluation) {
-    return Fitting.start(this, dataset, evaluation);
+    return Fitting.start(preset() ? sized(dataset) : this, dataset, evaluation);
   }
 
   /** The listeners to attach to each fit (none after Java deserialization: they stay with the driver's instance). */

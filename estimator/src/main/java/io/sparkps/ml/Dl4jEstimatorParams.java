@@ -21,6 +21,7 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
   final Param<String> probabilityCol;
   final Param<String> rawPredictionCol;
   final Param<String> networkJson;
+  final Param<String> network;
   final IntParam numWorkers;
   final IntParam numPs;
   final IntParam batchSize;
@@ -55,6 +56,10 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     rawPredictionCol = new Param<>(this, "rawPredictionCol", "raw output (before the output activation) column name");
     networkJson = new Param<>(this, "networkJson", "the DL4J MultiLayerConfiguration or ComputationGraphConfiguration "
         + "as JSON");
+    network = new Param<>(this, "network", "a preset network sized to the data when fitting, used when networkJson "
+        + "is not set: mlp (one hidden layer of 256), mlp:H1,H2,... (ReLU layers of those sizes) or lenet (square "
+        + "single-channel images); Adam at 0.001, softmax over the label's classes",
+        (scala.Function1<String, Object>) NetworkPresets::valid);
     numWorkers = new IntParam(this, "numWorkers", "workers, the chief included (>= 1)", ParamValidators.gtEq(1));
     numPs = new IntParam(this, "numPs", "parameter servers (>= 1)", ParamValidators.gtEq(1));
     batchSize = new IntParam(this, "batchSize", "examples per minibatch and worker (>= 1)", ParamValidators.gtEq(1));
@@ -239,6 +244,11 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
   /** The network: a DL4J MultiLayerConfiguration or ComputationGraphConfiguration as JSON. */
   public Param<String> networkJson() {
     return networkJson;
+  }
+
+  /** A preset network sized to the data when fitting (used when networkJson is not set). */
+  public Param<String> network() {
+    return network;
   }
 
   /** Workers (the chief included). */

@@ -44,6 +44,20 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
   private final Param<String> rawPredictionCol;
   private final Param<String> tablesScoring;
 
+  /**
+   * A model without a network, for Spark's service registry only (Spark Connect lists its ML
+   * operators through {@code ServiceLoader}, which needs these constructors): it refuses to score.
+   * A usable model comes from {@link Dl4jEstimator#fit} or {@link #load}.
+   */
+  public Dl4jModel() {
+    this(org.apache.spark.ml.util.Identifiable$.MODULE$.randomUID("Dl4jModel"));
+  }
+
+  /** A model without a network, named {@code uid}: see {@link #Dl4jModel()}. */
+  public Dl4jModel(String uid) {
+    this(uid, null, new float[0]);
+  }
+
   Dl4jModel(String uid, String networkJson, float[] parameters) {
     this.uid = uid;
     this.networkJson = networkJson;
@@ -160,6 +174,10 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
 
   @Override
   public StructType transformSchema(StructType schema) {
+    if (networkJson == null) {
+      throw new IllegalStateException("Dl4jModel " + uid + " holds no network: a model to score with comes from "
+          + "Dl4jEstimator.fit or Dl4jModel.load");
+    }
     if (tables != null) {
       tables.inputs().check(schema);
       return Schemas.addOutputs(schema, outputs(Net.fromJson(networkJson)));

@@ -25,6 +25,19 @@ public final class NetworkPresets {
     return spec.equals("mlp") || spec.startsWith("mlp:") || spec.equals("lenet");
   }
 
+  /** Whether {@code spec} is a preset that can be built: a name, and for {@code mlp:} positive sizes. */
+  public static boolean valid(String spec) {
+    if (spec == null || !isPreset(spec)) {
+      return false;
+    }
+    try {
+      hidden(spec);
+      return true;
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+  }
+
   /**
    * The preset's configuration as JSON, for {@code inputs} features and {@code classes} classes.
    *

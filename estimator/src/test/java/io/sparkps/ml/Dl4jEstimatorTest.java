@@ -1,6 +1,7 @@
 package io.sparkps.ml;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -310,5 +311,68 @@ class Dl4jEstimatorTest {
     List<String> started = jobs.sinceLast();
     assertTrue(started.stream().anyMatch(g -> g.endsWith("-ps-0")) && started.stream().anyMatch(g -> g.endsWith("-train")),
         started.toString());
+  }
+
+  /**
+   * A caller that stops waiting for fit (a cancelled Spark Connect operation, an interrupted notebook
+   * cell) cancels its run: its Spark jobs end, rather than training on for no one.
+   */
+  @Test
+  void fit_interrupted_cancelsItsRun() throws Exception {
+    java.util.concurrent.CountDownLatch training = new java.util.concurrent.CountDownLatch(1);
+    Dl4jEstimator estimator = new Dl4jEstimator().setNetworkJson(network()).setNumWorkers(2).setNumPs(1)
+        .setBatchSize(8).setEpochs(500).addListener(p -> {
+          if (p.step() > 0) {
+            training.countDown();
+          }
+        });
+    java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+    Thread caller = new Thread(() -> {
+      try {
+        estimator.fit(new VectorAssembler().setInputCols(new String[] {"x", "y"}).setOutputCol("features")
+            .transform(points));
+      } catch (Throwable t) {
+        thrown.set(t);
+      }
+    }, "fit-caller");
+    caller.start();
+    assertTrue(training.await(2, java.util.concurrent.TimeUnit.MINUTES), "the run trains");
+    assertTrue(activeJobs() >= 2, "the ps stage and the workers' stage run");
+    caller.interrupt();
+    caller.join(java.time.Duration.ofMinutes(1).toMillis());
+    assertFalse(caller.isAlive(), "fit returned once interrupted");
+    assertTrue(thrown.get() instanceof IllegalStateException && thrown.get().getMessage().contains("cancelled"),
+        String.valueOf(thrown.get()));
+    long deadline = System.nanoTime() + java.time.Duration.ofMinutes(1).toNanos();
+    while (activeJobs() > 0 && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+    }
+    assertEquals(0, activeJobs(), "the run's Spark jobs ended");
+  }
+
+  private static long activeJobs() {
+    org.apache.spark.SparkStatusTracker tracker = spark.sparkContext().statusTracker();
+    return java.util.Arrays.stream(tracker.getActiveJobIds()).mapToObj(tracker::getJobInfo)
+        .filter(info -> info.isDefined()).count();
+  }
+
+  /** A preset network is sized to the data when fitting: its features' width and its label's classes. */
+  @Test
+  void aPresetNetwork_isSizedToTheDataWhenFitting() {
+    Dataset<Row> data = new VectorAssembler().setInputCols(new String[] {"x", "y"}).setOutputCol("features")
+        .transform(points);
+    Dl4jEstimator estimator = new Dl4jEstimator().setNetwork("mlp:16").setNumWorkers(2).setNumPs(1).setBatchSize(16)
+        .setEpochs(3).setSeed(4);
+    assertTrue(java.util.Arrays.asList(estimator.transformSchema(data.schema()).fieldNames()).contains("probability"));
+    Dl4jModel model = estimator.fit(data);
+    org.deeplearning4j.nn.multilayer.MultiLayerNetwork net = (org.deeplearning4j.nn.multilayer.MultiLayerNetwork)
+        model.network();
+    assertEquals(2, net.layerInputSize(0), "the features' width");
+    assertEquals(16, net.layerSize(0));
+    assertEquals(3, net.layerSize(1), "the label's classes");
+    assertTrue(accuracy(model.transform(data)) > 0.9);
+    assertFalse(estimator.isDefined(estimator.networkJson()), "the estimator itself is left as it was");
+    IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> estimator.setNetwork("mlp:a"));
+    assertTrue(bad.getMessage().contains("network given invalid value mlp:a"), bad.getMessage());
   }
 }
