@@ -96,7 +96,8 @@ def local_session(master="local[*]", app_name="sparkps", conf=None):
     """A local SparkSession with the SparkPS jar on its class path (an existing session is reused).
 
     ``conf`` adds Spark settings. ND4J's OpenMP threads are set to the cores of one task, as SparkPS
-    tasks need (the default oversubscribes the cores).
+    tasks need (the default oversubscribes the cores), and Spark's console progress bars are off (a
+    fit shows its own).
     """
     _pyspark_version()
     from pyspark.sql import SparkSession
@@ -105,6 +106,8 @@ def local_session(master="local[*]", app_name="sparkps", conf=None):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     builder = SparkSession.builder.master(master).appName(app_name).config("spark.jars", jar())
     builder = builder.config("spark.executorEnv.OMP_NUM_THREADS", "1")
+    # A fit shows its own progress; Spark's stage bars would interleave with it.
+    builder = builder.config("spark.ui.showConsoleProgress", "false")
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     return builder.getOrCreate()

@@ -16,7 +16,7 @@ def test_the_wheel_holds_the_package_and_its_generated_params():
     names = set(zipfile.ZipFile(wheels[0]).namelist())
     for module in ("sparkps/__init__.py", "sparkps/ml/__init__.py", "sparkps/ml/_params.py", "sparkps/ml/_stages.py",
                    "sparkps/ml/_jobs.py", "sparkps/ml/_errors.py", "sparkps/ml/embedding.py",
-                   "sparkps/ml/networks.py"):
+                   "sparkps/ml/networks.py", "sparkps/ml/_connect.py", "sparkps/datasets.py"):
         assert module in names, module
     assert not any(n.startswith("tests/") for n in names)
 
