@@ -1,11 +1,11 @@
 """One local Spark with the SparkPS jar for the whole session, and small data sets to train on."""
 
 import os
-import random
 
 import pytest
 
 import sparkps
+from data import blobs
 
 
 @pytest.fixture(scope="session")
@@ -18,19 +18,6 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
-
-
-def blobs(spark, n=3000, features=12, classes=3, seed=1):
-    """``n`` rows of ``classes`` Gaussian blobs: class c raises every feature j with j % classes == c."""
-    from pyspark.ml.linalg import Vectors
-
-    rnd = random.Random(seed)
-    rows = []
-    for i in range(n):
-        c = i % classes
-        rows.append((Vectors.dense([rnd.gauss(2.0 if j % classes == c else 0.0, 1.0) for j in range(features)]),
-                     float(c)))
-    return spark.createDataFrame(rows, ["features", "label"])
 
 
 @pytest.fixture(scope="session")

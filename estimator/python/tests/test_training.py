@@ -81,16 +81,12 @@ def test_cancel_stops_the_run_and_result_raises_CancelledError(train):
 
 
 def test_a_bad_row_fails_the_fit_with_sparkps_message_naming_the_row_and_file(spark, tmp_path):
-    from pyspark.ml.linalg import Vectors
-
-    rows = [(Vectors.dense([1.0 if i % 2 else -1.0, i / 200.0]), float(i % 2)) for i in range(200)]
-    rows[57] = (Vectors.dense([float("nan"), 0.0]), 1.0)
-    path = str(tmp_path / "rows.parquet")
-    spark.createDataFrame(rows, ["features", "label"]).coalesce(1).write.parquet(path)
+    from data import parquet_with_a_nan
     from sparkps.ml.networks import preset
 
+    rows = parquet_with_a_nan(spark, str(tmp_path / "rows.parquet"))
     with pytest.raises(TrainingFailure) as failure:
-        estimator(networkJson=preset("mlp:4", 2, 2), batchSize=16).fit(spark.read.parquet(path))
+        estimator(networkJson=preset("mlp:4", 2, 2), batchSize=16).fit(rows)
     e = failure.value
     message = str(e)
     assert "row 57 of input partition 0 (read from file:" in message and "rows.parquet" in message, message

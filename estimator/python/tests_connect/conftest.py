@@ -6,7 +6,6 @@ started with ``SPARKPS_JAR``.
 """
 
 import os
-import random
 import signal
 import socket
 import subprocess
@@ -14,6 +13,9 @@ import sys
 import time
 
 import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from data import blobs  # noqa: E402
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 
@@ -99,15 +101,6 @@ def spark(server):
     session = SparkSession.builder.remote(server.url).getOrCreate()
     yield session
     session.stop()
-
-
-def blobs(spark, n=3000, features=12, classes=3, seed=1):
-    from pyspark.ml.linalg import Vectors
-
-    rnd = random.Random(seed)
-    rows = [(Vectors.dense([rnd.gauss(2.0 if j % classes == i % classes else 0.0, 1.0) for j in range(features)]),
-             float(i % classes)) for i in range(n)]
-    return spark.createDataFrame(rows, ["features", "label"])
 
 
 @pytest.fixture(scope="session")

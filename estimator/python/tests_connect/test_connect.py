@@ -92,14 +92,11 @@ def test_bad_input_arrives_named(spark, train):
 
 
 def test_a_failed_run_arrives_as_TrainingFailure_with_sparkps_message(spark, tmp_path):
-    from pyspark.ml.linalg import Vectors
+    from data import parquet_with_a_nan
 
-    rows = [(Vectors.dense([1.0 if i % 2 else -1.0, i / 200.0]), float(i % 2)) for i in range(200)]
-    rows[57] = (Vectors.dense([float("nan"), 0.0]), 1.0)
-    path = str(tmp_path / "rows.parquet")
-    spark.createDataFrame(rows, ["features", "label"]).coalesce(1).write.parquet(path)
+    rows = parquet_with_a_nan(spark, str(tmp_path / "rows.parquet"))
     with pytest.raises(TrainingFailure) as failure:
-        estimator(network="mlp:4", batchSize=16).fit(spark.read.parquet(path))
+        estimator(network="mlp:4", batchSize=16).fit(rows)
     message = str(failure.value)
     assert "row 57 of input partition 0" in message and "NaN" in message, message
 

@@ -1,13 +1,13 @@
 """The stages on a Spark Connect session: the server's errors raised as SparkPS names them, and a fit's future."""
 
-import concurrent.futures
-import contextlib
 import re
 import threading
 import uuid
-from typing import Any, Dict, Iterator, List
+from typing import Any, Dict, List
 
+from sparkps.ml import _errors
 from sparkps.ml._errors import TrainingFailure
+from sparkps.ml._jobs import SettlingFuture
 
 #: The Connect server's setting that bounds one model in its ML cache.
 MAX_MODEL_SIZE = "spark.connect.session.connectML.mlCache.memoryControl.maxModelSize"
@@ -75,18 +75,8 @@ def _strip_class(message: str, java_class: str) -> str:
     return re.sub(r"^\[?[A-Z_.]*\]?\s*" + re.escape(java_class) + r":\s*", "", message)
 
 
-@contextlib.contextmanager
-def translated() -> Iterator[None]:
-    """Raises a Connect server's error about a SparkPS stage as its Python exception (see :func:`convert`)."""
-    try:
-        yield
-    except Exception as e:  # noqa: BLE001 - only server errors are converted, others pass unchanged
-        if not _server_error(e):
-            raise
-        converted = convert(e)
-        if converted is e:
-            raise
-        raise converted from e
+#: Raises a Connect server's error about a SparkPS stage as its Python exception (see :func:`convert`).
+translated = _errors.translating(_server_error, convert)
 
 
 class _TranslatingReader:
@@ -107,7 +97,7 @@ def translating_reader(reader: Any) -> _TranslatingReader:
     return _TranslatingReader(reader)
 
 
-class ConnectFitJob(concurrent.futures.Future):
+class ConnectFitJob(SettlingFuture):
     """A fit on a Spark Connect session, started at once: a ``concurrent.futures.Future`` of the model.
 
     The fit runs as one ML command under an operation tag of its own; ``cancel()`` interrupts it, and the
@@ -134,17 +124,6 @@ class ConnectFitJob(concurrent.futures.Future):
             self._settle(None, e)
         finally:
             self._session.removeTag(self._tag)
-
-    def _settle(self, model: Any, error: Any) -> None:
-        if self.cancelled():
-            return
-        try:
-            if error is not None:
-                self.set_exception(error)
-            else:
-                self.set_result(model)
-        except concurrent.futures.InvalidStateError:
-            pass
 
     def status(self) -> str:
         return self._status

@@ -3,7 +3,7 @@
 import concurrent.futures
 import contextlib
 import json
-from typing import Any, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, Optional
 
 
 class JavaStackTrace(Exception):
@@ -86,14 +86,25 @@ def convert(error: BaseException) -> BaseException:
     return converted
 
 
-@contextlib.contextmanager
-def translated() -> Iterator[None]:
-    """Raises a JVM failure inside the block as its Python exception (see :func:`convert`)."""
-    try:
-        yield
-    except Exception as e:  # noqa: BLE001 - only JVM errors are converted, others pass unchanged
-        if not _is_jvm_error(e):
-            raise
-        converted = convert(e)
-        # "from" keeps the Java stack as the cause and hides the Py4J error it was read from.
-        raise converted from converted.__cause__
+def translating(recognizes: Callable[[BaseException], bool], convert: Callable[[BaseException], BaseException]):
+    """A context manager that raises each error ``recognizes`` as ``convert`` makes it (the same error: unchanged),
+    with the original as its cause; other errors pass unchanged."""
+
+    @contextlib.contextmanager
+    def translating_block() -> Iterator[None]:
+        try:
+            yield
+        except Exception as e:  # noqa: BLE001 - only recognized errors are converted, others pass unchanged
+            if not recognizes(e):
+                raise
+            converted = convert(e)
+            if converted is e:
+                raise
+            # "from" keeps the cause (the Java stack) and hides the error it was read from.
+            raise converted from (converted.__cause__ or e)
+
+    return translating_block
+
+
+#: Raises a JVM failure inside the block as its Python exception (see :func:`convert`).
+translated = translating(_is_jvm_error, convert)

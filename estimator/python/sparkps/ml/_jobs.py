@@ -16,7 +16,22 @@ POLL_SECONDS = 0.25
 LINE_SECONDS = 5.0
 
 
-class FitJob(concurrent.futures.Future):
+class SettlingFuture(concurrent.futures.Future):
+    """A future its own thread settles once, unless it was cancelled first."""
+
+    def _settle(self, result: Any, error: Optional[BaseException]) -> None:
+        if self.cancelled():
+            return
+        try:
+            if error is not None:
+                self.set_exception(error)
+            else:
+                self.set_result(result)
+        except concurrent.futures.InvalidStateError:  # cancelled meanwhile
+            pass
+
+
+class FitJob(SettlingFuture):
     """A SparkPS fit started by ``Dl4jEstimator.fitAsync``: a future of its ``Dl4jModel``.
 
     ``result(timeout)`` waits for the model (raising the run's failure), ``cancel()`` stops the run,
@@ -91,15 +106,7 @@ class FitJob(concurrent.futures.Future):
     def _settle(self, model: Any, error: Optional[BaseException]) -> None:
         if self._display is not None:
             self._display.close(self._snapshot)
-        if self.cancelled():
-            return
-        try:
-            if error is not None:
-                self.set_exception(error)
-            else:
-                self.set_result(model)
-        except concurrent.futures.InvalidStateError:  # cancelled meanwhile
-            pass
+        super()._settle(model, error)
 
 
 class Display:
