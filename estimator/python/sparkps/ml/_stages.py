@@ -13,6 +13,7 @@ from sparkps.ml import _connect, _errors, _jobs
 from sparkps.ml._params import _Dl4jEstimatorParams, _Dl4jModelParams
 from sparkps.ml.embedding import EmbeddingColumn
 
+
 def _jvm() -> Any:
     """The JVM of the classic session, or None (Spark Connect clients have none, nor Py4J)."""
     from pyspark import SparkContext
