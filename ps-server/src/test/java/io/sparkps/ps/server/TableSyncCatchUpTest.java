@@ -61,4 +61,41 @@ class TableSyncCatchUpTest {
     assertNotNull(table.push(1, new long[0], new float[0], 0, 2));
     assertNull(table.blocker(0, 1));
   }
+
+  /**
+   * The push path of the same case, as ChaosTest once met it: worker 1 pulled step 122 from the ps
+   * before it died, so its next call to the refilled one is its push of 122, with the table at 121
+   * (from worker 0's retried push). Before, the push was refused ("pushed gradients for SYNC step
+   * 122 but the table is at step 121") and the run failed; now it counts the pusher's lost push of
+   * 121 first, step 121 completes, and worker 0's push of 122 completes 122.
+   */
+  @Test
+  void aPushOfTheNextStep_countsThePushersLostPushFirst() {
+    EmbeddingTables tables = new EmbeddingTables(1, name -> SYNC);
+    io.sparkps.ps.grpc.proto.EmbeddingSpecProto spec = io.sparkps.ps.grpc.proto.EmbeddingSpecProto.newBuilder()
+        .setName("t").setDim(2).setOptimizer("SGD").setLearningRate(1).setGroup("g").setMaxRowsPerShard(100)
+        .setMinCount(1).build();
+    tables.replace(spec, tables.newRows(spec)); // as a restore from a checkpoint makes it
+    int[] applied = {0};
+    tables.onStepApplied(() -> applied[0]++);
+    tables.push("t", 0, new long[] {7L}, new float[] {2f, 4f}, 121); // worker 0's retried push of 121
+    tables.push("t", 1, new long[] {7L}, new float[] {6f, 6f}, 122);
+    assertEquals(1, applied[0], "step 121 completed when worker 1's push of 122 arrived");
+    assertTrue(tables.blocker("t", 0, 122) == null, "step 121 is applied: worker 0 may pull 122");
+    tables.push("t", 0, new long[] {7L}, new float[] {2f, 2f}, 122);
+    assertTrue(tables.blocker("t", 1, 123) == null, "step 122 completed with both workers' pushes");
+  }
+
+  /** A table that did not come back from a checkpoint refuses a push ahead of it, as before. */
+  @Test
+  void aPushAheadOfANewTable_isRefused() {
+    EmbeddingTables tables = new EmbeddingTables(1, name -> SYNC);
+    tables.create(io.sparkps.ps.grpc.proto.EmbeddingSpecProto.newBuilder().setName("t").setDim(2)
+        .setOptimizer("SGD").setLearningRate(1).setGroup("g").setMaxRowsPerShard(100).setMinCount(1).build());
+    tables.push("t", 0, new long[] {7L}, new float[] {2f, 4f}, 121);
+    io.sparkps.ps.wire.PsError refused = org.junit.jupiter.api.Assertions.assertThrows(io.sparkps.ps.wire.PsError.class,
+        () -> tables.push("t", 1, new long[] {7L}, new float[] {6f, 6f}, 122));
+    assertTrue(refused.getMessage().contains("pushed gradients for SYNC step 122 but the table is at step 121"),
+        refused.getMessage());
+  }
 }
