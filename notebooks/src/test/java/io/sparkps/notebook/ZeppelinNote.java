@@ -20,8 +20,9 @@ import scala.tools.nsc.interpreter.IMain;
  * Runs a Zeppelin note (a {@code .zpln}) the way Zeppelin's Spark interpreter does: its
  * {@code %spark} paragraphs in order through Scala's interpreter (2.12 or 2.13, as Spark's) (the engine of that
  * interpreter), class-based wrappers as Spark's REPL uses, with {@code spark} and {@code sc}
- * bound to a local Spark whose executors load the classes the paragraphs define. {@code %md}
- * paragraphs are only read.
+ * bound to a local Spark whose executors load the classes the paragraphs define. Its
+ * {@code %pyspark} paragraphs run in one Python process joined to the same Spark, as Zeppelin's
+ * PySpark interpreter does ({@link PySparkParagraphs}). {@code %md} paragraphs are only read.
  */
 final class ZeppelinNote {
   /** One paragraph: its interpreter ({@code spark}, {@code md}), its body, and after a run its output. */
@@ -47,11 +48,11 @@ final class ZeppelinNote {
   }
 
   /**
-   * Runs the {@code %spark} paragraphs in order; returns every paragraph with its output. A
+   * Runs the {@code %spark} and {@code %pyspark} paragraphs in order; returns every paragraph with its output. A
    * paragraph that does not compile or throws stops the note: AssertionError naming the note, the
    * paragraph and its output.
    */
-  static List<Paragraph> run(Path note, String master) throws IOException {
+  static List<Paragraph> run(Path note, String master) throws IOException, InterruptedException {
     List<Paragraph> paragraphs = read(note);
     ByteArrayOutputStream buffer = new ByteArrayOutputStream();
     PrintStream out = new PrintStream(buffer, true, StandardCharsets.UTF_8);
@@ -60,6 +61,7 @@ final class ZeppelinNote {
     IMain repl = newInterpreter(settings, new PrintWriter(out, true));
     ClassLoader before = Thread.currentThread().getContextClassLoader();
     SparkSession spark = null;
+    PySparkParagraphs python = null;
     try {
       interpret(repl, out, "1 + 1");  // initializes the compiler and its class loader
       Thread.currentThread().setContextClassLoader(repl.classLoader());
@@ -71,6 +73,18 @@ final class ZeppelinNote {
       List<Paragraph> done = new ArrayList<>();
       for (int i = 0; i < paragraphs.size(); i++) {
         Paragraph p = paragraphs.get(i);
+        if (p.interpreter().equals("pyspark")) {
+          if (python == null) {
+            python = PySparkParagraphs.start(spark);
+          }
+          PySparkParagraphs.Result result = python.run(p.body());
+          if (!result.ok()) {
+            throw new AssertionError("Zeppelin note " + note.getFileName() + ": %pyspark paragraph " + (i + 1)
+                + " raised:\n" + p.body() + "\n------ output ------\n" + result.output());
+          }
+          done.add(new Paragraph(p.interpreter(), p.body(), result.output()));
+          continue;
+        }
         if (!p.interpreter().equals("spark")) {
           done.add(p);
           continue;
@@ -86,6 +100,9 @@ final class ZeppelinNote {
       }
       return done;
     } finally {
+      if (python != null) {
+        python.close();
+      }
       if (spark != null) {
         spark.stop();
       }

@@ -13,8 +13,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Every Zeppelin note in {@code notebooks/zeppelin/} runs its {@code %spark} paragraphs in order
- * through Scala 2.12's interpreter with {@code spark} and {@code sc} bound (see
- * {@link ZeppelinNote}); each note's output is then checked for what it must show, and every
+ * through Scala's interpreter with {@code spark} and {@code sc} bound, and its {@code %pyspark}
+ * ones in a Python joined to the same Spark (see {@link ZeppelinNote}); each note's output is then checked for what it must show, and every
  * {@code %md} paragraph for text.
  */
 class ZeppelinNotesIT {
@@ -30,7 +30,8 @@ class ZeppelinNotesIT {
       if (p.interpreter().equals("md")) {
         assertTrue(!p.body().isBlank(), name + ": an empty %md paragraph");
       } else {
-        assertEquals("spark", p.interpreter(), name + ": only %spark and %md paragraphs");
+        assertTrue(p.interpreter().equals("spark") || p.interpreter().equals("pyspark"),
+            name + ": only %spark, %pyspark and %md paragraphs, not %" + p.interpreter());
       }
     }
     assertTrue(paragraphs.stream().anyMatch(p -> p.interpreter().equals("md")), name + " explains itself");
@@ -87,6 +88,25 @@ class ZeppelinNotesIT {
     assertTrue(Double.parseDouble(accuracy.group(1)) > 0.8, "accuracy " + accuracy.group(1));
     java.util.regex.Matcher evaluations = java.util.regex.Pattern.compile("evaluations during training: (\\d+)").matcher(out);
     assertTrue(evaluations.find() && Integer.parseInt(evaluations.group(1)) >= 2, out);
+    // The %pyspark paragraph, on the views the Scala one made: 30,000 rows a worker, 468 minibatches of 64.
+    java.util.regex.Matcher python = java.util.regex.Pattern.compile(
+        "from Python: (\\d+) steps a worker, test accuracy (0\\.\\d+)").matcher(out);
+    assertTrue(python.find(), out);
+    assertEquals(468, Integer.parseInt(python.group(1)), python.group());
+    assertTrue(Double.parseDouble(python.group(2)) > 0.8, python.group());
+  }
+
+  /** A %pyspark paragraph that raises fails the note with its Python traceback; the paragraphs before it ran. */
+  @Test
+  void aFailingPysparkParagraph_failsTheTestWithItsTraceback(@TempDir Path dir) throws Exception {
+    Path note = dir.resolve("python.zpln");
+    Files.writeString(note, "{\"paragraphs\": ["
+        + "{\"text\": \"%spark\\nspark.range(3).createOrReplaceTempView(\\\"three\\\")\"}, "
+        + "{\"text\": \"%pyspark\\nn = spark.table('three').count()\\nprint('rows', n)\"}, "
+        + "{\"text\": \"%pyspark\\nassert n == 4, f'the count is {n}'\"}]}");
+    AssertionError e = assertThrows(AssertionError.class, () -> ZeppelinNote.run(note, "local[2]"));
+    assertTrue(e.getMessage().contains("%pyspark paragraph 3 raised"), e.getMessage());
+    assertTrue(e.getMessage().contains("AssertionError: the count is 3"), e.getMessage());
   }
 
   @Test
