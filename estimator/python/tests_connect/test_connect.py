@@ -99,6 +99,8 @@ def test_a_failed_run_arrives_as_TrainingFailure_with_sparkps_message(spark, tmp
         estimator(network="mlp:4", batchSize=16).fit(rows)
     message = str(failure.value)
     assert "row 57 of input partition 0" in message and "NaN" in message, message
+    e = failure.value
+    assert e.role in ("CHIEF", "WORKER") and e.index in (0, 1) and e.host and e.attempt == 0, vars(e)
 
 
 def test_a_model_over_the_servers_cache_limit_names_the_setting_to_raise(spark, train):

@@ -58,7 +58,7 @@ def convert(error: BaseException) -> BaseException:
                             "operators through the driver's own class loader, which --jars alone does not reach)"
                             % missing.group(1))
     if "io.sparkps.spark.TrainingFailure" in message or "TrainingFailure" in (getattr(error, "_classes", None) or []):
-        return TrainingFailure(_strip_class(message, "io.sparkps.spark.TrainingFailure"))
+        return _training_failure(_strip_class(message, "io.sparkps.spark.TrainingFailure"))
     invalid = re.search(r"parameter (\w+) given invalid value (.*)\.$", message)
     if invalid:
         from sparkps.ml._params import _Dl4jEstimatorParams, _Dl4jModelParams
@@ -69,6 +69,18 @@ def convert(error: BaseException) -> BaseException:
     if type(error).__name__ == "IllegalArgumentException":
         return ValueError(_strip_class(message, "java.lang.IllegalArgumentException"))
     return error
+
+
+#: How SparkPS names the task that failed, first in a TrainingFailure's message (FailureExplainer).
+_FAILED_TASK = re.compile(r"\b(chief|worker|ps|evaluator) (\d+) on (\S+) \((?:stage|task) attempt (\d+)\) failed: ")
+
+
+def _training_failure(message: str) -> TrainingFailure:
+    """A TrainingFailure with the role, index, host and attempt its message names (the server sends no more)."""
+    task = _FAILED_TASK.search(message)
+    if task is None:
+        return TrainingFailure(message)
+    return TrainingFailure(message, task.group(1).upper(), int(task.group(2)), task.group(3), int(task.group(4)))
 
 
 def _strip_class(message: str, java_class: str) -> str:
