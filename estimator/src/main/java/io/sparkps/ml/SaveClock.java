@@ -17,13 +17,44 @@ final class SaveClock {
   static final int COST_FACTOR = 100;
   /** The least time between saves (and before the first). */
   static final Duration MIN_SPACING = Duration.ofSeconds(30);
+  /**
+   * The least time between a worker's copies of the optimizer state ({@link #forStateCopies}); each
+   * costs a read of the state arrays.
+   */
+  static final Duration STATE_COPY_SPACING = Duration.ofSeconds(1);
   private final LongSupplier nanos;
+  private final long minSpacing;
   private long next;
+  private long saves;
 
-  /** A clock reading {@code nanos} (System::nanoTime; tests move time by hand). */
+  /** A clock of checkpoints reading {@code nanos} (System::nanoTime; tests move time by hand). */
   SaveClock(LongSupplier nanos) {
+    this(nanos, MIN_SPACING);
+  }
+
+  private SaveClock(LongSupplier nanos, Duration minSpacing) {
+    this(nanos, minSpacing, nanos.getAsLong() + minSpacing.toNanos());
+  }
+
+  private SaveClock(LongSupplier nanos, Duration minSpacing, long first) {
     this.nanos = nanos;
-    this.next = nanos.getAsLong() + MIN_SPACING.toNanos();
+    this.minSpacing = minSpacing.toNanos();
+    this.next = first;
+  }
+
+  /**
+   * A clock of a worker's copies of the optimizer state beside its copy of the values
+   * ({@code PsClient.copyOptimizerState}): the first at once (after the first step: a shard may be
+   * lost early, and a copy of few steps still counts them for Adam's bias correction), then by the
+   * same rule, at least {@link #STATE_COPY_SPACING} apart.
+   */
+  static SaveClock forStateCopies(LongSupplier nanos) {
+    return new SaveClock(nanos, STATE_COPY_SPACING, nanos.getAsLong());
+  }
+
+  /** Whether a save was made with this clock yet. */
+  boolean hasSaved() {
+    return saves > 0;
   }
 
   /** Whether a save is due now. */
@@ -31,8 +62,9 @@ final class SaveClock {
     return nanos.getAsLong() - next >= 0;
   }
 
-  /** A save just ended, having taken {@code tookNanos}: the next is due 100 times that later (30 s at least). */
+  /** A save just ended, having taken {@code tookNanos}: the next is due 100 times that later (the least spacing at least). */
   void saved(long tookNanos) {
-    next = nanos.getAsLong() + Math.max(MIN_SPACING.toNanos(), COST_FACTOR * tookNanos);
+    next = nanos.getAsLong() + Math.max(minSpacing, COST_FACTOR * tookNanos);
+    saves++;
   }
 }

@@ -195,6 +195,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
       long done, PsTrainingStep step) {
     StepMetrics metrics = new StepMetrics(ps);
     SaveClock clock = new SaveClock(System::nanoTime);
+    SaveClock copies = stateCopies(net);
     long total = totalSteps();
     int perStep = config.gradientAccumulation();
     while (done < total) {
@@ -218,7 +219,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
           }
           double loss = step.step(batch, done, epoch, position, of);
           done++;
-          afterStep(ctx, ps, done, variables, metrics.of(loss, epoch, step, waitMillis, -1, Map.of()), clock);
+          afterStep(ctx, ps, done, variables, metrics.of(loss, epoch, step, waitMillis, -1, Map.of()), clock, copies);
         }
       }
     }
@@ -249,10 +250,25 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
    * On the chief at the first step boundary at or after each interval (or when {@code clock} says,
    * with the automatic interval), checkpoints; then reports step {@code done}'s progress, with what
    * the save took as {@code checkpointMs} when there was one (the run's record then says what
-   * checkpoints cost).
+   * checkpoints cost). When {@code copies} says, copies the optimizer state beside this worker's
+   * copy of the values, so that a ps refilled from its copy goes on with its moments (what that
+   * took reported as {@code stateCopyMs}).
    */
   private void afterStep(WorkerContext<Row> ctx, PsClient ps, long done, NetworkVariables variables,
-      Map<String, Double> metrics, SaveClock clock) {
+      Map<String, Double> metrics, SaveClock clock, SaveClock copies) {
+    if (copies != null && copies.isDue()) {
+      long start = System.nanoTime();
+      long bytes = ps.copyOptimizerState();
+      long took = System.nanoTime() - start;
+      if (!copies.hasSaved()) {
+        LOG.info("SparkPS worker {}: its first copy of the optimizer state ({} KiB) took {} ms; the next come at "
+            + "least {} s and {} times that apart", ctx.index(), bytes >> 10, took / 1_000_000,
+            SaveClock.STATE_COPY_SPACING.toSeconds(), SaveClock.COST_FACTOR);
+      }
+      copies.saved(took);
+      metrics = new java.util.HashMap<>(metrics);
+      metrics.put("stateCopyMs", took / 1e6);
+    }
     int perStep = config.gradientAccumulation();
     boolean mayCheckpoint = ctx.isChief() && config.checkpointDir() != null && done % perStep == 0
         && done < totalSteps();
@@ -266,6 +282,21 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
       metrics.put("checkpointMs", took / 1e6);
     }
     ctx.progress().report(done, done * config.batchSize(), metrics);
+  }
+
+  /**
+   * The clock of this worker's copies of the optimizer state, or null when they would not fit: the
+   * copy (Adam: two arrays of the network's size, beside the values it keeps anyway) is kept only
+   * while it stays under a quarter of this JVM's heap; without it a refilled ps starts afresh.
+   */
+  private static SaveClock stateCopies(Net net) {
+    long bytes = 2L * Float.BYTES * net.params().length();
+    if (bytes > Runtime.getRuntime().maxMemory() / 4) {
+      LOG.info("SparkPS: no copies of the optimizer state ({} MiB) beside the kept values: a ps refilled from them "
+          + "starts its optimizer afresh", bytes >> 20);
+      return null;
+    }
+    return SaveClock.forStateCopies(System::nanoTime);
   }
 
   /**
@@ -305,6 +336,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     long total = totalSteps();
     StepMetrics metrics = new StepMetrics(ps);
     SaveClock clock = new SaveClock(System::nanoTime);
+    SaveClock copies = stateCopies(s.net());
     while (done < total) {
       int epoch = (int) (done / stepsPerEpoch);
       java.util.Iterator<int[]> batches = data.epoch(epoch, (int) (done % stepsPerEpoch), stepsPerEpoch,
@@ -314,7 +346,7 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
         done++;
         // tableBytes, tableKeys: the table pulls' and pushes' payload bytes and the unique keys pulled, so far
         afterStep(ctx, ps, done, s.variables(), metrics.of(loss, epoch, step.dense(), 0, step.tableMillis(),
-            Map.of("tableBytes", (double) ps.tableBytes(), "tableKeys", (double) step.keysPulled())), clock);
+            Map.of("tableBytes", (double) ps.tableBytes(), "tableKeys", (double) step.keysPulled())), clock, copies);
       }
     }
     finish(ctx, ps, done, s.variables(), clock);

@@ -58,12 +58,13 @@ class ChaosSharedExecutorTest {
 
   /**
    * Starts fits until Spark places the chief beside a ps (the placement is Spark's: a run placed
-   * otherwise is cancelled and started again, at most 6 times), then kills that executor at 30-60%
+   * otherwise is cancelled and started again, at most 12 times: with one ps Spark put the chief
+   * beside it in about a third of the runs, and 6 tries fell short once in 16 runs), then kills that executor at 30-60%
    * of the chief's steps (a chief beside its ps runs ahead of the heartbeats that report it: a run
    * seen past 60% is started again too) and returns the model.
    */
   private static Dl4jModel killChiefAndPsExecutor(Dl4jEstimator estimator) throws Exception {
-    for (int tries = 1; tries <= 6; tries++) {
+    for (int tries = 1; tries <= 12; tries++) {
       LocalClusters.awaitExecutors(cluster.sc, 3, 180);
       FitJob job = estimator.fitAsync(cluster.train);
       List<TaskProgress> roles = Faults.awaitChiefStep(job, job.totalSteps() * 3 / 10);
@@ -80,7 +81,7 @@ class ChaosSharedExecutorTest {
           job.totalSteps(), tries);
       return model;
     }
-    throw new AssertionError("Spark never placed the chief beside a ps (seen before 60% of the steps) in 6 runs");
+    throw new AssertionError("Spark never placed the chief beside a ps (seen before 60% of the steps) in 12 runs");
   }
 
   private static void awaitEnd(FitJob job) throws InterruptedException {
@@ -98,17 +99,18 @@ class ChaosSharedExecutorTest {
     for (PsRecovery r : recoveries) {
       assertTrue(r.source() != null && r.source().startsWith("worker ") && r.source().contains("kept by executor")
           && r.restoredAtStep() > 0, "refilled from a kept copy of a trained step: " + recoveries);
+      assertTrue(r.source().matches(".*; optimizer state of steps? [1-9].*"),
+          "the optimizer state came with the copy: " + recoveries);
     }
   }
 
   /**
    * Three clean fits with {@code numPs} ps, then the same with the executor of the chief and a ps
-   * killed: it ends near the lowest clean one, its lost ps refilled from a kept copy. ASYNC's
-   * interleaving is the scheduler's, so clean runs alike end up 2 points apart (0.8472-0.8674 in 14
-   * runs). The goal is a point; the bar here is two: of 22 runs, 19 ended within a point of their
-   * clean runs, and three below: 2 points under a single clean draw (2 ps, CI), 1.05 under the lower
-   * of two (1 ps) and 1.06 under the lowest of three (2 ps; the refilled shard's optimizer state
-   * starts afresh), so a one-point bar would fail about one CI in five.
+   * killed: it ends within a point of the lowest clean one, its lost ps refilled from a kept copy
+   * of the values and of the optimizer state. ASYNC's interleaving is the scheduler's, so clean runs
+   * alike end up 2 points apart (0.8472-0.8674 in 14 runs): the bar is the lowest of three. While a
+   * refilled shard's Adam started afresh, 3 of 24 runs ended more than a point below (-1.05 to
+   * -2.0); with the state kept beside the values, none of 22 did.
    */
   private static void survivesTheLossOfTheChiefAndAPs(int numPs) throws Exception {
     double clean = 1;
@@ -120,7 +122,7 @@ class ChaosSharedExecutorTest {
     double accuracy = cluster.accuracy(model);
     System.out.printf("chaos (%d ps, defaults): %.4f against a clean %.4f (the lowest of 3), %d stage attempts, %s%n",
         numPs, accuracy, clean, model.summary().stageAttempts(), model.summary().psRecoveries());
-    assertTrue(accuracy >= clean - 0.02, accuracy + " against a clean " + clean + " (the lowest of 3)");
+    assertTrue(accuracy >= clean - 0.01, accuracy + " against a clean " + clean + " (the lowest of 3)");
     assertRefilledFromKeptCopies(model, 1);
   }
 

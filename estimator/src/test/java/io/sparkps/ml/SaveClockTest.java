@@ -42,4 +42,25 @@ class SaveClockTest {
     advance(Duration.ofMillis(1));
     assertTrue(clock.isDue());
   }
+
+  @Test
+  void stateCopies_comeFirstAtOnce_thenEverySecondAtLeast_andAHundredTimesTheirDuration() {
+    SaveClock copies = SaveClock.forStateCopies(now::get);
+    assertTrue(copies.isDue(), "the first copy is due at once");
+    copies.saved(Duration.ofMillis(5).toNanos());
+    advance(Duration.ofMillis(999));
+    assertFalse(copies.isDue());
+    advance(Duration.ofMillis(1));
+    assertTrue(copies.isDue());
+    copies.saved(Duration.ofMillis(5).toNanos());
+    advance(Duration.ofMillis(999));
+    assertFalse(copies.isDue(), "1 s after a copy of 5 ms, not 0.999");
+    advance(Duration.ofMillis(1));
+    assertTrue(copies.isDue());
+    copies.saved(Duration.ofMillis(40).toNanos());
+    advance(Duration.ofMillis(3999));
+    assertFalse(copies.isDue(), "4 s after a copy of 40 ms");
+    advance(Duration.ofMillis(1));
+    assertTrue(copies.isDue());
+  }
 }

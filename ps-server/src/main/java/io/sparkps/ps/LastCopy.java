@@ -21,6 +21,13 @@ public final class LastCopy {
   /** One variable's copy: the array pulled into, at which step of the worker, the version read. */
   record Value(INDArray array, long step, long version) {}
 
+  /**
+   * A slice's optimizer state as the worker last read it ({@link PsClient#copyOptimizerState()}):
+   * the optimizer's arrays over the slice's elements, the updates the state had taken in, and the
+   * worker's step when it was read (older than the values: it is read now and then, not every step).
+   */
+  record State(float[][] arrays, long steps, long step) {}
+
   /** A table's rows as the worker last pulled them (its last minibatch's ids), at which step. */
   record Rows(long[] ids, float[] values, int dim, long step) {
     /** The rows of the ids that ps {@code shard} of {@code numShards} holds, as ids and values. */
@@ -48,10 +55,12 @@ public final class LastCopy {
   private final TableRefill tableRefill;
   private final Set<String> cutOff;
   private final Map<String, Rows> rows;
+  private final Map<Placement.Slice, State> states;
 
   LastCopy(int worker, int numShards, Map<String, Value> values, Map<Integer, List<Placement.Slice>> slices,
       Map<Integer, CreateRequest> creates, Map<String, EmbeddingSpec> tables, TableRefill tableRefill,
-      Set<String> cutOff, Map<String, Rows> rows) {
+      Set<String> cutOff, Map<String, Rows> rows, Map<Placement.Slice, State> states) {
+    this.states = Map.copyOf(states);
     this.cutOff = Set.copyOf(cutOff);
     this.rows = Map.copyOf(rows);
     this.worker = worker;
@@ -88,10 +97,17 @@ public final class LastCopy {
     return values.values().stream().mapToLong(Value::step).max().orElse(0);
   }
 
-  /** Bytes of parameter values and table rows it keeps alive. */
+  /** Bytes of parameter values, optimizer state and table rows it keeps alive. */
   public long bytes() {
     return values.values().stream().mapToLong(v -> v.array().length() * v.array().dataType().width()).sum()
+        + states.values().stream().flatMap(st -> java.util.Arrays.stream(st.arrays())).mapToLong(a -> a.length * 4L)
+            .sum()
         + rows.values().stream().mapToLong(r -> r.values().length * 4L + r.ids().length * 8L).sum();
+  }
+
+  /** The optimizer state of {@code slice} as the worker last read it, or null when it holds none. */
+  State stateOf(Placement.Slice slice) {
+    return states.get(slice);
   }
 
   /** Each embedding table's rows as the worker last pulled them. */

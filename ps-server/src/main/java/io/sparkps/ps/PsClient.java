@@ -346,6 +346,19 @@ public final class PsClient implements AutoCloseable {
   }
 
   /**
+   * Reads the optimizer state (momentum, Adam's moments) of the slices this worker pulls into its
+   * copy of them, so that a replacement refilled from its copy ({@link #lastCopy()}) goes on with
+   * that state instead of afresh; returns the bytes read. The state is as large as the optimizer's
+   * arrays (Adam: twice the parameters), so a worker reads it now and then (the estimator: when
+   * the time since the last read is 100 times what that read took, and at least a few seconds),
+   * not every step. Does nothing without a {@link ShardRecovery} that refills.
+   */
+  public long copyOptimizerState() {
+    checkOpen();
+    return recovery.copyOptimizerState(transfers.step());
+  }
+
+  /**
    * Refills, from {@code copy} (taken from another client of the same run, see {@link #lastCopy()}),
    * each shard that holds none of the copy's variables initialized: a shard replaced after its
    * state was lost with the workers that held copies of it. One RESTORE a shard: the first refill

@@ -4,6 +4,8 @@ import io.sparkps.ps.grpc.Connections;
 import io.sparkps.ps.grpc.ShardStub;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.FrameHeader;
+import io.sparkps.ps.grpc.proto.OptimizerState;
+import io.sparkps.ps.grpc.proto.OptimizerStateRequest;
 import io.sparkps.ps.grpc.proto.UpdateOp;
 import io.sparkps.ps.grpc.proto.UpdateReply;
 import java.nio.ByteBuffer;
@@ -45,6 +47,8 @@ final class Recovery implements Calls.Recoverer {
   /** The embedding tables this client made, recreated on a replacement; where their rows come back from. */
   private final Map<String, EmbeddingSpec> tables = new java.util.concurrent.ConcurrentSkipListMap<>();
   private volatile TableRefill tableRefill;
+  /** This client's copy of the optimizer state of the slices it pulls, read now and then ({@link #copyOptimizerState}). */
+  private volatile Map<Placement.Slice, LastCopy.State> lastState = Map.of();
 
   Recovery(ShardRecovery hook, Connections connections, VariableCatalog catalog, int worker, int chunkBytes,
       Duration callTimeout) {
@@ -227,7 +231,58 @@ final class Recovery implements Calls.Recoverer {
     }
     return covered.isEmpty() ? null
         : new LastCopy(worker, connections.stubs().size(), copy, covered, creates, tables, tableRefill,
-            ended ? new java.util.TreeSet<>(pulling) : java.util.Set.of(), lastRows);
+            ended ? new java.util.TreeSet<>(pulling) : java.util.Set.of(), lastRows, lastState);
+  }
+
+  /**
+   * Reads the optimizer state of every slice whose variable this client pulls, as its copy of that
+   * state beside the values of its pulls, at step {@code step}; returns the bytes read. A shard
+   * that does not answer keeps its older copy (the training thread meets the loss at its next
+   * call, and recovers there). Only a client that refills keeps one.
+   */
+  long copyOptimizerState(long step) {
+    Map<String, LastCopy.Value> pulled = lastPulled;
+    if (hook == null || !hook.refills() || pulled == null) {
+      return 0;
+    }
+    List<ShardStub> shards = connections.stubs();
+    Map<Placement.Slice, LastCopy.State> copy = new java.util.HashMap<>(lastState);
+    // Two state arrays (Adam's) of a range fit in one chunk.
+    long per = Math.max(1, chunkBytes / (2 * Float.BYTES));
+    long bytes = 0;
+    for (int shard = 0; shard < shards.size(); shard++) {
+      for (Placement.Slice slice : catalog.slicesOn(shard)) {
+        if (!pulled.containsKey(slice.name())) {
+          continue;
+        }
+        float[][] arrays = null;
+        long steps = 0;
+        try {
+          for (long at = 0; at < slice.length(); at += per) {
+            OptimizerStateRequest request = OptimizerStateRequest.newBuilder().setName(slice.name())
+                .setOffset(slice.offset() + at).setCount(Math.min(per, slice.length() - at)).build();
+            OptimizerState part = Calls.some(shards, List.of(shard), "read the optimizer state of '" + slice.name()
+                + "'", s -> s.readOptimizerState(request), callTimeout, Calls.Recoverer.NONE).get(0);
+            if (arrays == null) {
+              arrays = new float[part.getStatesCount()][(int) slice.length()];
+              steps = part.getSteps();
+            }
+            for (int k = 0; k < arrays.length; k++) {
+              float[] floats = io.sparkps.ps.wire.PackedArrays.floats(part.getStates(k), "states");
+              System.arraycopy(floats, 0, arrays[k], (int) at, floats.length);
+              bytes += floats.length * (long) Float.BYTES;
+            }
+          }
+        } catch (PsException e) {
+          LOG.debug("SparkPS worker {}: kept its older copy of the optimizer state of '{}' on ps {}: {}", worker,
+              slice.name(), shard, e.toString());
+          continue;
+        }
+        copy.put(slice, new LastCopy.State(arrays, steps, step));
+      }
+    }
+    lastState = Map.copyOf(copy);
+    return bytes;
   }
 
   /**
@@ -243,6 +298,8 @@ final class Recovery implements Calls.Recoverer {
         this);
     // The tables first: the variables' refill below releases the workers waiting for it.
     String tablesSource = refillTables(shard, step, copy.tables(), copy.tableRefill());
+    // The optimizer state before the values: their RESTORE keeps it, and releases the waiting workers.
+    String stateSource = restoreOptimizerState(shard, copy);
     List<TensorCodec.Piece> pieces = new ArrayList<>();
     TreeSet<String> copied = new TreeSet<>();
     long version = Long.MAX_VALUE;
@@ -281,8 +338,58 @@ final class Recovery implements Calls.Recoverer {
     tablesSource += refillRows(shard, copy);
     LOG.info("SparkPS worker {}: refilled ps {} with {}'s copy of {} {}{}", worker, shard,
         held.isEmpty() ? "its" : "worker " + copy.worker(), of, copied, held);
-    hook.restored(shard, step, "worker " + copy.worker() + "'s copy of " + of + " " + copied + held + tablesSource);
+    hook.restored(shard, step, "worker " + copy.worker() + "'s copy of " + of + " " + copied + held + stateSource
+        + tablesSource);
     return true;
+  }
+
+  /**
+   * Restores, into the replacement's slices of {@code shard} not initialized yet, the optimizer
+   * state the copy holds of them; returns what was done, for the supervisor.
+   */
+  private String restoreOptimizerState(int shard, LastCopy copy) {
+    List<ShardStub> shards = connections.stubs();
+    long per = Math.max(1, chunkBytes / (2 * Float.BYTES));
+    TreeSet<String> afresh = new TreeSet<>();
+    long oldest = Long.MAX_VALUE;
+    long newest = Long.MIN_VALUE;
+    // Plain SGD keeps no state: nothing to restore or to miss.
+    java.util.Set<String> stateless = new java.util.HashSet<>();
+    for (io.sparkps.ps.grpc.proto.SliceDecl decl : copy.createRequest(shard).getSlicesList()) {
+      io.sparkps.ps.grpc.proto.OptimizerKind kind = decl.getSpec().getOptimizer().getKind();
+      if (kind == io.sparkps.ps.grpc.proto.OptimizerKind.SGD || kind == io.sparkps.ps.grpc.proto.OptimizerKind.NO_OP) {
+        stateless.add(decl.getSpec().getName());
+      }
+    }
+    for (Placement.Slice slice : copy.slicesOn(shard)) {
+      LastCopy.State state = copy.stateOf(slice);
+      if (stateless.contains(slice.name())) {
+        continue;
+      }
+      if (state == null) {
+        afresh.add(slice.name());
+        continue;
+      }
+      for (long at = 0; at < slice.length(); at += per) {
+        int n = (int) Math.min(per, slice.length() - at);
+        OptimizerState.Builder part = OptimizerState.newBuilder().setName(slice.name()).setOffset(slice.offset() + at)
+            .setCount(n).setSteps(state.steps());
+        for (float[] array : state.arrays()) {
+          part.addStates(io.sparkps.ps.wire.PackedArrays.ofFloats(java.util.Arrays.copyOfRange(array, (int) at,
+              (int) at + n)));
+        }
+        OptimizerState request = part.build();
+        Calls.some(shards, List.of(shard), "restore the optimizer state of '" + slice.name() + "' on the replacement",
+            s -> s.restoreOptimizerState(request), callTimeout, this);
+      }
+      oldest = Math.min(oldest, state.step());
+      newest = Math.max(newest, state.step());
+    }
+    if (oldest == Long.MAX_VALUE) {
+      return afresh.isEmpty() ? "" : "; optimizer state started afresh";
+    }
+    return "; optimizer state of " + (oldest == newest ? "step " + oldest : "steps " + oldest + "-" + newest)
+        + (afresh.isEmpty() ? "" : ", started afresh for " + afresh);
   }
 
   /**

@@ -20,7 +20,8 @@ public interface ShardRecovery {
 
   /**
    * This client refilled the replacement of {@code shard} at its step {@code step} from
-   * {@code source} (for example "worker 1's copy of step 42"); optimizer state started afresh.
+   * {@code source} (for example "worker 1's copy of step 42; optimizer state of step 40", or "...;
+   * optimizer state started afresh" when the copy held none).
    */
   default void restored(int shard, long step, String source) {}
 

@@ -371,6 +371,56 @@ class ShardRecoveryTest {
       }
     }
     assertEquals(1, hook.restored.size(), hook.restored.toString());
+    assertTrue(hook.restored.get(0).endsWith("; optimizer state started afresh"), hook.restored.toString());
+  }
+
+  /**
+   * With its optimizer state copied ({@link PsClient#copyOptimizerState()}), a refilled shard's Adam
+   * goes on where it was: the step after the refill is the step a shard that never failed takes
+   * (moments and bias correction alike), not a first step. The state, 300 floats an array, travels
+   * in chunks of 128 both ways; the refill says which step it is of.
+   */
+  @Test
+  void afterARefillFromACopyWithState_adamGoesOnWithItsMoments() throws Exception {
+    ParameterServer old = server(0);
+    ParameterServer twin = server(0); // the same pushes, never lost
+    java.util.concurrent.atomic.AtomicReference<String> now = new java.util.concurrent.atomic.AtomicReference<>(
+        old.address());
+    Hook hook = new Hook(now::get, true, () -> { });
+    VariableSpec spec = VariableSpec.builder().setName("w").setShape(75, 4).optInitializer(Initializer.zeros())
+        .optOptimizer(OptimizerConfig.adam(0.01, 0.9, 0.999, 1e-8)).build();
+    INDArray copy = Nd4j.create(DataType.FLOAT, 75, 4);
+    try (PsClient worker = PsClient.builder().setShards(List.of(old.address())).setToken(token).optWorker(0)
+            .optChunkBytes(1024).optCallTimeout(Duration.ofSeconds(20)).optRecovery(hook).build();
+        PsClient control = PsClient.builder().setShards(List.of(twin.address())).setToken(token).build()) {
+      for (PsClient c : List.of(worker, control)) {
+        c.create(spec);
+        c.initializeAll();
+      }
+      for (int step = 0; step < 30; step++) {
+        // Gradients that vary by element and step, so the moments differ from a first step's.
+        INDArray g = Nd4j.linspace(DataType.FLOAT, -1, 0.01, 300).reshape(75, 4).mul(Math.sin(step) + 0.5);
+        worker.push(Map.of("w", g));
+        control.push(Map.of("w", g));
+      }
+      worker.pullInto(Map.of("w", copy));
+      assertEquals(2 * 300 * 4, worker.copyOptimizerState(), "bytes of Adam's two arrays");
+      old.close();
+      now.set(server(0).address());
+      INDArray refilled = Nd4j.create(DataType.FLOAT, 75, 4);
+      worker.pullInto(Map.of("w", refilled)); // moves to the replacement and refills it
+      assertEquals(copy, refilled);
+      INDArray g = Nd4j.linspace(DataType.FLOAT, 1, -0.01, 300).reshape(75, 4);
+      worker.push(Map.of("w", g));
+      control.push(Map.of("w", g));
+      INDArray after = worker.read("w").value();
+      INDArray expected = control.read("w").value();
+      for (int i = 0; i < 300; i++) {
+        assertEquals(expected.getDouble(i), after.getDouble(i), 1e-6, "element " + i);
+      }
+    }
+    assertEquals(1, hook.restored.size(), hook.restored.toString());
+    assertTrue(hook.restored.get(0).contains("; optimizer state of step 30"), hook.restored.toString());
   }
 
   /** Waits until the reader asked, then until 'w' exists on the replacement at {@code address} or 3 s passed. */

@@ -17,6 +17,8 @@ import io.sparkps.ps.grpc.proto.HelloReply;
 import io.sparkps.ps.grpc.proto.HelloRequest;
 import io.sparkps.ps.grpc.proto.ListVariablesReply;
 import io.sparkps.ps.grpc.proto.ListVariablesRequest;
+import io.sparkps.ps.grpc.proto.OptimizerState;
+import io.sparkps.ps.grpc.proto.OptimizerStateRequest;
 import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.ShutdownReply;
 import io.sparkps.ps.grpc.proto.ShutdownRequest;
@@ -67,6 +69,11 @@ public final class PsMethods {
       unary("PullEmbedding", EmbeddingPullRequest.getDefaultInstance(), EmbeddingRows.getDefaultInstance());
   static final MethodDescriptor<EmbeddingPushRequest, UpdateReply> PUSH_EMBEDDING =
       unary("PushEmbedding", EmbeddingPushRequest.getDefaultInstance(), UpdateReply.getDefaultInstance());
+
+  static final MethodDescriptor<OptimizerStateRequest, OptimizerState> READ_OPTIMIZER_STATE =
+      unary("ReadOptimizerState", OptimizerStateRequest.getDefaultInstance(), OptimizerState.getDefaultInstance());
+  static final MethodDescriptor<OptimizerState, UpdateReply> RESTORE_OPTIMIZER_STATE =
+      unary("RestoreOptimizerState", OptimizerState.getDefaultInstance(), UpdateReply.getDefaultInstance());
 
   private PsMethods() {}
 

@@ -19,6 +19,8 @@ import io.sparkps.ps.grpc.proto.EmbeddingRows;
 import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
 import io.sparkps.ps.grpc.proto.HelloReply;
 import io.sparkps.ps.grpc.proto.HelloRequest;
+import io.sparkps.ps.grpc.proto.OptimizerState;
+import io.sparkps.ps.grpc.proto.OptimizerStateRequest;
 import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.ShutdownReply;
 import io.sparkps.ps.grpc.proto.SnapshotReply;
@@ -29,6 +31,7 @@ import io.sparkps.ps.wire.FloatRange;
 import io.sparkps.ps.wire.PackedArrays;
 import io.sparkps.ps.wire.Payload;
 import io.sparkps.ps.server.EmbeddingTables;
+import io.sparkps.ps.server.OptimizerStates;
 import io.sparkps.ps.server.TableSnapshots;
 import io.sparkps.ps.server.Reads;
 import io.sparkps.ps.server.ShardStore;
@@ -52,6 +55,7 @@ public final class PsService {
   private final ShardStore store;
   private final Updates updates;
   private final Reads reads;
+  private final OptimizerStates states;
   private Snapshots snapshots;
   private TableSnapshots tableSnapshots;
   private final Waiters waiters;
@@ -75,6 +79,7 @@ public final class PsService {
     this.store = store;
     this.updates = new Updates(store);
     this.reads = new Reads(store, maxFrameFloats);
+    this.states = new OptimizerStates(store);
     this.waiters = waiters;
     this.embeddings = new EmbeddingTables(store.shardIndex(), store::groupSpec);
     embeddings.onStepApplied(waiters::signalLater); // a pull caught a restored SYNC table up: others may go on
@@ -138,6 +143,10 @@ public final class PsService {
               waiters.signal(); // a SYNC step applied, or an SSP clock moved: pulls may go on
               return UpdateReply.getDefaultInstance();
             })))
+        .addMethod(PsMethods.READ_OPTIMIZER_STATE, ServerCalls.asyncUnaryCall((OptimizerStateRequest r,
+            StreamObserver<OptimizerState> o) -> reply(o, () -> states.read(r))))
+        .addMethod(PsMethods.RESTORE_OPTIMIZER_STATE, ServerCalls.asyncUnaryCall((OptimizerState r,
+            StreamObserver<UpdateReply> o) -> reply(o, () -> states.restore(r))))
         .addMethod(PsMethods.SHUTDOWN, ServerCalls.asyncUnaryCall((r, o) -> {
           reply(o, ShutdownReply::getDefaultInstance);
           onShutdown.run();

@@ -18,6 +18,8 @@ import io.sparkps.ps.grpc.proto.HelloReply;
 import io.sparkps.ps.grpc.proto.HelloRequest;
 import io.sparkps.ps.grpc.proto.ListVariablesReply;
 import io.sparkps.ps.grpc.proto.ListVariablesRequest;
+import io.sparkps.ps.grpc.proto.OptimizerState;
+import io.sparkps.ps.grpc.proto.OptimizerStateRequest;
 import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.ShutdownRequest;
 import io.sparkps.ps.grpc.proto.SnapshotReply;
@@ -120,6 +122,16 @@ public final class ShardStub {
   /** Writes a snapshot; {@code whole}: every table whole, outside the checkpoints' chain (an export). */
   public CompletableFuture<SnapshotReply> snapshot(String path, boolean whole, Duration deadline) {
     return unary(PsMethods.SNAPSHOT, SnapshotRequest.newBuilder().setPath(path).setWhole(whole).build(), deadline);
+  }
+
+  /** The optimizer state of a range of one slice's elements. */
+  public CompletableFuture<OptimizerState> readOptimizerState(OptimizerStateRequest request) {
+    return unary(PsMethods.READ_OPTIMIZER_STATE, request, callTimeout);
+  }
+
+  /** Restores the optimizer state of a range of a slice not initialized yet (its refill's first part). */
+  public CompletableFuture<UpdateReply> restoreOptimizerState(OptimizerState state) {
+    return unary(PsMethods.RESTORE_OPTIMIZER_STATE, state, callTimeout);
   }
 
   /** Restores a snapshot. */

@@ -287,7 +287,9 @@ public final class Updates {
           }
         }
         s.iteration = s.version;
-        s.rule.stateSince(s.iteration); // refilled without the optimizer's state: it starts afresh here
+        // With the state restored before, its bias correction goes on counting the updates it took in;
+        // refilled without it, it starts afresh here.
+        s.rule.stateSince(s.iteration - Math.max(0, s.restoredStateSteps));
         reply.addInitialized(s.name);
       }
       case GRADIENT -> {

@@ -24,6 +24,12 @@ final class VariableSlice {
   long version;
   long iteration;
   boolean initialized;
+  /**
+   * A replacement's optimizer state restored before its values ({@link OptimizerStates#restore}):
+   * the updates it had taken in, kept by the RESTORE that initializes the slice; -1: none restored,
+   * the state starts afresh there.
+   */
+  long restoredStateSteps = -1;
   /** Sparse pulls: what each worker holds of this slice. */
   final Replicas replicas = new Replicas();
 

@@ -23,7 +23,7 @@ public record PsRecovery(int shard, String lostAddress, String reason, long atSt
     return "ps " + shard + " (" + lostAddress + ") lost at step " + atStep + " (" + reason + "): "
         + (replacement == null ? "no replacement registered"
             : "replaced by " + replacement + (source == null ? ", not refilled yet"
-                : ", refilled at step " + restoredAtStep + " from " + source + "; optimizer state started afresh"))
+                : ", refilled at step " + restoredAtStep + " from " + source))
         + " after " + downtime.toMillis() + " ms";
   }
 
