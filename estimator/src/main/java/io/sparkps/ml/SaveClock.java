@@ -29,11 +29,7 @@ final class SaveClock {
 
   /** A clock of checkpoints reading {@code nanos} (System::nanoTime; tests move time by hand). */
   SaveClock(LongSupplier nanos) {
-    this(nanos, MIN_SPACING);
-  }
-
-  private SaveClock(LongSupplier nanos, Duration minSpacing) {
-    this(nanos, minSpacing, nanos.getAsLong() + minSpacing.toNanos());
+    this(nanos, MIN_SPACING, nanos.getAsLong() + MIN_SPACING.toNanos());
   }
 
   private SaveClock(LongSupplier nanos, Duration minSpacing, long first) {

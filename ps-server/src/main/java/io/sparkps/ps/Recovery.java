@@ -247,12 +247,12 @@ final class Recovery implements Calls.Recoverer {
     }
     List<ShardStub> shards = connections.stubs();
     Map<Placement.Slice, LastCopy.State> copy = new java.util.HashMap<>(lastState);
-    // Two state arrays (Adam's) of a range fit in one chunk.
-    long per = Math.max(1, chunkBytes / (2 * Float.BYTES));
+    long per = stateChunk();
     long bytes = 0;
     for (int shard = 0; shard < shards.size(); shard++) {
+      java.util.Set<String> stateless = stateless(catalog.createRequest(shard));
       for (Placement.Slice slice : catalog.slicesOn(shard)) {
-        if (!pulled.containsKey(slice.name())) {
+        if (!pulled.containsKey(slice.name()) || stateless.contains(slice.name())) {
           continue;
         }
         float[][] arrays = null;
@@ -343,24 +343,34 @@ final class Recovery implements Calls.Recoverer {
     return true;
   }
 
+  /** Elements of a slice's optimizer state in one call: two state arrays (Adam's) of a range fit in one chunk. */
+  private long stateChunk() {
+    return Math.max(1, chunkBytes / (2 * Float.BYTES));
+  }
+
+  /** The variables of a shard whose optimizer keeps no state (plain SGD): nothing to copy, restore or miss. */
+  private static java.util.Set<String> stateless(CreateRequest shard) {
+    java.util.Set<String> names = new java.util.HashSet<>();
+    for (io.sparkps.ps.grpc.proto.SliceDecl decl : shard.getSlicesList()) {
+      io.sparkps.ps.grpc.proto.OptimizerKind kind = decl.getSpec().getOptimizer().getKind();
+      if (kind == io.sparkps.ps.grpc.proto.OptimizerKind.SGD || kind == io.sparkps.ps.grpc.proto.OptimizerKind.NO_OP) {
+        names.add(decl.getSpec().getName());
+      }
+    }
+    return names;
+  }
+
   /**
    * Restores, into the replacement's slices of {@code shard} not initialized yet, the optimizer
    * state the copy holds of them; returns what was done, for the supervisor.
    */
   private String restoreOptimizerState(int shard, LastCopy copy) {
     List<ShardStub> shards = connections.stubs();
-    long per = Math.max(1, chunkBytes / (2 * Float.BYTES));
+    long per = stateChunk();
     TreeSet<String> afresh = new TreeSet<>();
     long oldest = Long.MAX_VALUE;
     long newest = Long.MIN_VALUE;
-    // Plain SGD keeps no state: nothing to restore or to miss.
-    java.util.Set<String> stateless = new java.util.HashSet<>();
-    for (io.sparkps.ps.grpc.proto.SliceDecl decl : copy.createRequest(shard).getSlicesList()) {
-      io.sparkps.ps.grpc.proto.OptimizerKind kind = decl.getSpec().getOptimizer().getKind();
-      if (kind == io.sparkps.ps.grpc.proto.OptimizerKind.SGD || kind == io.sparkps.ps.grpc.proto.OptimizerKind.NO_OP) {
-        stateless.add(decl.getSpec().getName());
-      }
-    }
+    java.util.Set<String> stateless = stateless(copy.createRequest(shard));
     for (Placement.Slice slice : copy.slicesOn(shard)) {
       LastCopy.State state = copy.stateOf(slice);
       if (stateless.contains(slice.name())) {
