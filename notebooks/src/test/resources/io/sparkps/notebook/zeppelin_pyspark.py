@@ -21,6 +21,12 @@ def _join_the_jvm():
     SparkContext._ensure_initialized()
     jvm = SparkContext._jvm
     jsc = jvm.org.apache.spark.api.java.JavaSparkContext.fromSparkContext(jvm.org.apache.spark.SparkContext.getOrCreate())
+    # PySpark of another Spark fails deep inside its own classes (a JavaPackage "not callable"): say so first.
+    import pyspark
+    if pyspark.__version__.split(".")[:2] != jsc.version().split(".")[:2]:
+        raise RuntimeError("this Python's PySpark is %s, the note's Spark is %s: run the %%pyspark paragraphs with a "
+                           "Python holding the PySpark of that Spark (-Dpython=...; .ci/run installs the pins of "
+                           "estimator/python/requirements.txt)" % (pyspark.__version__, jsc.version()))
     sc = SparkContext(gateway=SparkContext._gateway, jsc=jsc, conf=SparkConf(_jconf=jsc.getConf()))
     spark = SparkSession(sc, jvm.org.apache.spark.sql.SparkSession.builder().getOrCreate())
     return sc, spark
