@@ -44,9 +44,9 @@ class _Dl4jEstimatorParams(Params):
         typeConverter=TypeConverters.toString)
     maxSteps = Param(Params._dummy(), "maxSteps", "steps per worker in all (>= 1), instead of epochs; 0 to run epochs",
         typeConverter=TypeConverters.toInt)
-    network = Param(Params._dummy(), "network", "a preset network sized to the data when fitting, used when networkJson is not set: mlp (one hidden layer of 256), mlp:H1,H2,... (ReLU layers of those sizes) or lenet (square single-channel images); Adam at 0.001, softmax over the label's classes",
+    network = Param(Params._dummy(), "network", "a preset network sized to the data when fitting, used when networkJson is not set: mlp (one hidden layer of 256), mlp:H1,H2,... (ReLU layers of those sizes) or lenet (square single-channel images), Adam at 0.001, softmax over the label's classes; or keras:PATH, a compiled tf.keras model saved as .h5 (on any Hadoop file system the driver reads)",
         typeConverter=TypeConverters.toString)
-    networkJson = Param(Params._dummy(), "networkJson", "the DL4J MultiLayerConfiguration or ComputationGraphConfiguration as JSON",
+    networkJson = Param(Params._dummy(), "networkJson", "the DL4J MultiLayerConfiguration or ComputationGraphConfiguration as JSON, or a compiled tf.keras (Keras 2) model's JSON with its compile settings under training_config, imported through DL4J's Keras import when fitting",
         typeConverter=TypeConverters.toString)
     numPs = Param(Params._dummy(), "numPs", "parameter servers (>= 1)",
         typeConverter=TypeConverters.toInt)
@@ -268,7 +268,7 @@ class _Dl4jEstimatorParams(Params):
         return self._set(maxSteps=value)
 
     def getNetwork(self) -> str:
-        """Gets network: a preset network sized to the data when fitting, used when networkJson is not set: mlp (one hidden layer of 256), mlp:H1,H2,... (ReLU layers of those sizes) or lenet (square single-channel images); Adam at 0.001, softmax over the label's classes."""
+        """Gets network: a preset network sized to the data when fitting, used when networkJson is not set: mlp (one hidden layer of 256), mlp:H1,H2,... (ReLU layers of those sizes) or lenet (square single-channel images), Adam at 0.001, softmax over the label's classes; or keras:PATH, a compiled tf.keras model saved as .h5 (on any Hadoop file system the driver reads)."""
         return self.getOrDefault(self.network)
 
     def setNetwork(self, value: str):
@@ -276,7 +276,7 @@ class _Dl4jEstimatorParams(Params):
         return self._set(network=value)
 
     def getNetworkJson(self) -> str:
-        """Gets networkJson: the DL4J MultiLayerConfiguration or ComputationGraphConfiguration as JSON."""
+        """Gets networkJson: the DL4J MultiLayerConfiguration or ComputationGraphConfiguration as JSON, or a compiled tf.keras (Keras 2) model's JSON with its compile settings under training_config, imported through DL4J's Keras import when fitting."""
         return self.getOrDefault(self.networkJson)
 
     def setNetworkJson(self, value: str):

@@ -9,7 +9,7 @@ from pyspark.ml.util import JavaMLReadable, JavaMLReader, JavaMLWritable
 from pyspark.ml.wrapper import JavaEstimator, JavaModel
 from pyspark.sql.utils import is_remote
 
-from sparkps.ml import _connect, _errors, _jobs
+from sparkps.ml import _connect, _errors, _jobs, keras
 from sparkps.ml._params import _Dl4jEstimatorParams, _Dl4jModelParams
 from sparkps.ml.embedding import EmbeddingColumn
 
@@ -58,6 +58,9 @@ class _JvmParams:
                             % (type(self).__name__, ", ".join(hints), ", ".join(sorted(names))))
         if "embeddingColumns" in kwargs and not isinstance(kwargs["embeddingColumns"], (str, type(None))):
             kwargs["embeddingColumns"] = EmbeddingColumn.to_json(kwargs["embeddingColumns"])
+        for name in ("network", "networkJson"):
+            if name in kwargs and keras.is_keras_model(kwargs[name]):  # a Keras model travels as its JSON
+                kwargs["networkJson"] = keras.model_json(kwargs.pop(name))
         super()._set(**kwargs)
         java = getattr(self, "_java_obj", None)
         # On Spark Connect the server checks the values (its Params are the Java ones).
@@ -75,6 +78,19 @@ class _JvmParams:
                 self._make_java_param_pair(param, value)  # Spark's ParamPair runs the Java Param's validator
         except (ValueError, RuntimeError):
             raise ValueError("%s=%r is not valid: %s" % (param.name, value, param.doc)) from None
+        if param.name == "networkJson" or (param.name == "network" and value.startswith("keras:")):
+            # A Keras model is imported now, so that a layer DL4J cannot take is named before any Spark job.
+            importer = _jvm().io.sparkps.ml.KerasNetworks
+            if param.name == "network" or importer.isKeras(value):
+                try:
+                    with _errors.translated():
+                        if param.name == "network":
+                            importer.fromFileSpec(value, _jvm().org.apache.spark.SparkContext.getOrCreate()
+                                                  .hadoopConfiguration())
+                        else:
+                            importer.toDl4jJson(value)
+                except ValueError as e:
+                    raise ValueError("%s: %s" % (param.name, e)) from None
         if param.name == "embeddingColumns":
             try:
                 with _errors.translated():

@@ -7,8 +7,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * The {@code --network} argument: a preset sized to the data ({@link NetworkPresets}) or a file
- * holding a DL4J configuration's JSON.
+ * The {@code --network} argument: a preset sized to the data ({@link NetworkPresets}), a compiled
+ * tf.keras model's {@code .h5} file ({@code keras:PATH}) or a file holding a DL4J configuration's JSON
+ * (or a Keras model's, as {@code sparkps.ml.keras.model_json} writes it).
  */
 final class Networks {
   private Networks() {}
@@ -22,15 +23,30 @@ final class Networks {
         throw new UsageException("--network " + e.getMessage(), e);
       }
     }
+    if (io.sparkps.ml.KerasNetworks.isFileSpec(spec)) {
+      try {
+        return io.sparkps.ml.KerasNetworks.fromFileSpec(spec, new org.apache.hadoop.conf.Configuration());
+      } catch (IllegalArgumentException e) {
+        throw new UsageException("--network " + e.getMessage(), e);
+      }
+    }
     Path file = Path.of(spec);
     if (!Files.isRegularFile(file)) {
-      throw new UsageException("--network " + spec + ": neither a preset (mlp, mlp:H1,H2,..., lenet) nor a file");
+      throw new UsageException("--network " + spec + ": neither a preset (mlp, mlp:H1,H2,..., lenet), a Keras model "
+          + "(keras:model.h5) nor a file");
     }
     String json;
     try {
       json = Files.readString(file, StandardCharsets.UTF_8);
     } catch (IOException e) {
       throw new UsageException("--network " + spec + ": cannot read it (" + e.getMessage() + ")", e);
+    }
+    if (io.sparkps.ml.KerasNetworks.isKeras(json)) {
+      try {
+        return io.sparkps.ml.KerasNetworks.toDl4jJson(json);
+      } catch (IllegalArgumentException e) {
+        throw new UsageException("--network " + spec + ": " + e.getMessage(), e);
+      }
     }
     try {
       io.sparkps.ml.Experiment.builder().setNetworkJson(json); // builds the network: fails on what DL4J cannot read

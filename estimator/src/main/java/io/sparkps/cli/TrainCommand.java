@@ -33,7 +33,8 @@ final class TrainCommand implements Callable<Integer> {
   String evalData;
 
   @Option(names = "--network", paramLabel = "SPEC", defaultValue = "mlp", description = "mlp, mlp:H1,H2,..., lenet, "
-      + "or a file with a DL4J configuration's JSON (default: ${DEFAULT-VALUE})")
+      + "keras:PATH (a compiled tf.keras model saved as .h5), or a file with a DL4J configuration's JSON "
+      + "(default: ${DEFAULT-VALUE})")
   String network;
 
   @Option(names = "--workers", defaultValue = "2", description = "workers, the chief included (default: ${DEFAULT-VALUE})")

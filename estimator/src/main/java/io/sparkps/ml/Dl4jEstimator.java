@@ -231,7 +231,10 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
     return this;
   }
 
-  /** Sets the network (a MultiLayerConfiguration's or ComputationGraphConfiguration's JSON). */
+  /**
+   * Sets the network: a MultiLayerConfiguration's or ComputationGraphConfiguration's JSON, or a
+   * compiled tf.keras model's JSON with its compile settings ({@link KerasNetworks}).
+   */
   public Dl4jEstimator setNetworkJson(String json) {
     set(networkJson, json);
     return this;
@@ -291,10 +294,47 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
           + "MultiLayerConfiguration or ComputationGraphConfiguration, or setNetwork with a preset (mlp, "
           + "mlp:H1,H2,..., lenet)");
     }
-    return Net.fromJson($(networkJson));
+    return Net.fromJson(dl4jJson($(networkJson)));
   }
 
-  /** Sets a preset network, sized to the data when fitting (used when networkJson is not set). */
+  /** {@code json} as a DL4J configuration: itself, or a Keras model's imported. */
+  private static String dl4jJson(String json) {
+    return KerasNetworks.isKeras(json) ? KerasNetworks.toDl4jJson(json) : json;
+  }
+
+  private static org.apache.hadoop.conf.Configuration hadoopConf() {
+    return org.apache.spark.sql.SparkSession.getActiveSession().isDefined()
+        ? org.apache.spark.sql.SparkSession.getActiveSession().get().sparkContext().hadoopConfiguration()
+        : new org.apache.hadoop.conf.Configuration();
+  }
+
+  /** Whether the network is a Keras model file still to be imported. */
+  private boolean kerasFile() {
+    return !isDefined(networkJson) && isDefined(network) && KerasNetworks.isFileSpec($(network));
+  }
+
+  /**
+   * This estimator with its network as a DL4J configuration, on the driver before any Spark job:
+   * a preset sized to {@code dataset}, a Keras model (file or JSON) imported.
+   */
+  private Dl4jEstimator resolved(Dataset<?> dataset) {
+    if (kerasFile()) {
+      return copy(ParamMap.empty()).setNetworkJson(KerasNetworks.fromFileSpec($(network),
+          dataset.sparkSession().sparkContext().hadoopConfiguration()));
+    }
+    if (preset()) {
+      return sized(dataset);
+    }
+    if (isDefined(networkJson) && KerasNetworks.isKeras($(networkJson))) {
+      return copy(ParamMap.empty()).setNetworkJson(KerasNetworks.toDl4jJson($(networkJson)));
+    }
+    return this;
+  }
+
+  /**
+   * Sets a preset network, sized to the data when fitting, or {@code keras:PATH}, a compiled tf.keras
+   * model's {@code .h5} file (used when networkJson is not set).
+   */
   public Dl4jEstimator setNetwork(String spec) {
     set(network, spec);
     return this;
@@ -302,7 +342,7 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
 
   /** Whether the network is a preset still to be sized to the data. */
   private boolean preset() {
-    return !isDefined(networkJson) && isDefined(network);
+    return !isDefined(networkJson) && isDefined(network) && !KerasNetworks.isFileSpec($(network));
   }
 
   /**
@@ -333,6 +373,9 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
   public StructType transformSchema(StructType schema) {
     if (preset()) { // a classifier whatever its size: any 2 classes and a width the preset takes give its schema
       return transformSchema(schema, Net.fromJson(NetworkPresets.json($(network), 784, 2, 0, 1e-3)));
+    }
+    if (kerasFile()) {
+      return transformSchema(schema, Net.fromJson(KerasNetworks.fromFileSpec($(network), hadoopConf())));
     }
     return transformSchema(schema, probe());
   }
@@ -384,7 +427,7 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
    * history is in the model's {@link Dl4jModel#summary()}.
    */
   public FitJob fitAsync(Dataset<?> dataset, Dataset<?> evaluation) {
-    return Fitting.start(preset() ? sized(dataset) : this, dataset, evaluation);
+    return Fitting.start(resolved(dataset), dataset, evaluation);
   }
 
   /** The listeners to attach to each fit (none after Java deserialization: they stay with the driver's instance). */

@@ -55,11 +55,13 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     probabilityCol = new Param<>(this, "probabilityCol", "class probabilities column name");
     rawPredictionCol = new Param<>(this, "rawPredictionCol", "raw output (before the output activation) column name");
     networkJson = new Param<>(this, "networkJson", "the DL4J MultiLayerConfiguration or ComputationGraphConfiguration "
-        + "as JSON");
+        + "as JSON, or a compiled tf.keras (Keras 2) model's JSON with its compile settings under training_config, "
+        + "imported through DL4J's Keras import when fitting");
     network = new Param<>(this, "network", "a preset network sized to the data when fitting, used when networkJson "
         + "is not set: mlp (one hidden layer of 256), mlp:H1,H2,... (ReLU layers of those sizes) or lenet (square "
-        + "single-channel images); Adam at 0.001, softmax over the label's classes",
-        (scala.Function1<String, Object>) NetworkPresets::valid);
+        + "single-channel images), Adam at 0.001, softmax over the label's classes; or keras:PATH, a compiled "
+        + "tf.keras model saved as .h5 (on any Hadoop file system the driver reads)",
+        (scala.Function1<String, Object>) spec -> NetworkPresets.valid(spec) || KerasNetworks.isFileSpec(spec));
     numWorkers = new IntParam(this, "numWorkers", "workers, the chief included (>= 1)", ParamValidators.gtEq(1));
     numPs = new IntParam(this, "numPs", "parameter servers (>= 1)", ParamValidators.gtEq(1));
     batchSize = new IntParam(this, "batchSize", "examples per minibatch and worker (>= 1)", ParamValidators.gtEq(1));

@@ -11,10 +11,13 @@ import org.deeplearning4j.nn.conf.InputPreProcessor;
 import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
 import org.deeplearning4j.nn.conf.layers.BaseLayer;
 import org.deeplearning4j.nn.conf.layers.BaseOutputLayer;
+import org.deeplearning4j.nn.conf.layers.EmbeddingLayer;
+import org.deeplearning4j.nn.conf.layers.EmbeddingSequenceLayer;
 import org.deeplearning4j.nn.conf.layers.FeedForwardLayer;
 import org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.preprocessors.ReshapePreprocessor;
 import org.nd4j.linalg.activations.impl.ActivationIdentity;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.api.DataSet;
@@ -176,6 +179,20 @@ abstract sealed class Net permits Net.Layers, GraphNet {
     InputPreProcessor pre = inputPreProcessor();
     if (pre instanceof FeedForwardToCnnPreProcessor cnn) {
       return cnn.getInputHeight() * cnn.getInputWidth() * cnn.getNumChannels();
+    }
+    if (pre instanceof ReshapePreprocessor reshape && reshape.getInputShape() != null) { // an imported Keras model's
+      long[] shape = reshape.getInputShape();
+      long n = 1;
+      for (int i = reshape.isHasMiniBatchDimension() ? 1 : 0; i < shape.length; i++) {
+        n *= shape[i];
+      }
+      return n;
+    }
+    if (pre == null && inputLayer() instanceof EmbeddingSequenceLayer e) { // indexes, one per position
+      return e.getInputLength();
+    }
+    if (pre == null && inputLayer() instanceof EmbeddingLayer) { // one index
+      return 1;
     }
     if (pre == null && inputLayer() != null && inputLayer().getNIn() > 0) {
       return inputLayer().getNIn();

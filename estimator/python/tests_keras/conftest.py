@@ -1,0 +1,78 @@
+"""The Keras import from Python: tf_keras models handed to the estimator of a real local PySpark.
+
+Run by the build with -Dpython.keras=<a Python with the requirements' keras pins> (TensorFlow is large,
+so only this suite needs it).
+"""
+
+import os
+import sys
+
+import pytest
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
+
+import sparkps  # noqa: E402
+from data import blobs  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def spark():
+    session = sparkps.local_session("local[4]", "sparkps-keras-pytest", {
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": "4",
+    })
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def train(spark):
+    return blobs(spark).cache()
+
+
+@pytest.fixture(scope="session")
+def test_rows(spark):
+    return blobs(spark, n=900, seed=2).cache()
+
+
+@pytest.fixture(scope="session")
+def keras():
+    import tf_keras
+
+    tf_keras.utils.set_random_seed(1)
+    return tf_keras
+
+
+def accuracy(model, rows):
+    out = model.transform(rows)
+    return out.where("prediction = label").count() / out.count()
+
+
+def dl4j_params(spark, network_json):
+    """The parameter count of the DL4J network SparkPS builds from a (DL4J) configuration's JSON."""
+    jvm = spark.sparkContext._jvm
+    if '"vertices"' in network_json:
+        conf = jvm.org.deeplearning4j.nn.conf.ComputationGraphConfiguration.fromJson(network_json)
+        net = jvm.org.deeplearning4j.nn.graph.ComputationGraph(conf)
+    else:
+        conf = jvm.org.deeplearning4j.nn.conf.MultiLayerConfiguration.fromJson(network_json)
+        net = jvm.org.deeplearning4j.nn.multilayer.MultiLayerNetwork(conf)
+    net.init()
+    return net.numParams()
+
+
+def pytest_configure(config):
+    """This Python must hold tf_keras and the PySpark of this build's Spark (the keras pins give both)."""
+    import pyspark
+
+    try:
+        import tf_keras  # noqa: F401
+    except ImportError:
+        pytest.exit("tests_keras needs tf_keras and TensorFlow: pip install the lines of estimator/python/"
+                    "requirements.txt marked keras", returncode=2)
+    wanted = os.environ.get("SPARKPS_SPARK_VERSION")
+    if wanted and pyspark.__version__ != wanted:
+        pytest.exit("this build's Spark is %s but PySpark %s is installed here: the keras pins are for the Spark 3.5 "
+                    "build" % (wanted, pyspark.__version__), returncode=2)
