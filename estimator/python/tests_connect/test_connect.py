@@ -131,3 +131,20 @@ def test_a_server_without_sparkps_says_to_add_the_jar(tmp_path):
             session.stop()
     finally:
         bare.stop()
+
+
+def _keras_fixture(name):
+    """A tf_keras model's JSON as sparkps.ml.keras.model_json writes it (the client here holds no TensorFlow)."""
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "src", "test", "resources", "keras", name + ".json")
+    with open(path) as f:
+        return f.read()
+
+
+def test_a_keras_model_travels_as_its_json_and_the_server_imports_it(spark, train, test_rows):
+    model = Dl4jEstimator(networkJson=_keras_fixture("blobs_mlp"), numWorkers=2, numPs=1, epochs=2, batchSize=32,
+                          seed=3).fit(train)
+    assert accuracy(model, test_rows) > 0.85
+    with pytest.raises(ValueError, match=r"layer 'ln' \(LayerNormalization\) does not import.*use BatchNormalization"):
+        Dl4jEstimator(networkJson=_keras_fixture("layer_norm")).fit(train)

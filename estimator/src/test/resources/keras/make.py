@@ -72,6 +72,14 @@ def momentum():
     return m
 
 
+def blobs_mlp():
+    """For the Python tests' blobs: 12 features, 3 classes."""
+    m = keras.Sequential([L.Input(shape=(12,)), L.Dense(16, activation="relu"), L.Dense(3, activation="softmax")],
+                         name="blobs_mlp")
+    m.compile(optimizer=keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy")
+    return m
+
+
 def tiny():
     m = keras.Sequential([L.Input(shape=(8,)), L.Dense(4, activation="relu"), L.Dense(2, activation="softmax")],
                          name="tiny")
@@ -82,6 +90,6 @@ def tiny():
 if __name__ == "__main__":
     here = os.path.dirname(os.path.abspath(__file__))
     tiny().save(os.path.join(here, "tiny.h5"), save_format="h5")
-    for make in [mlp, cnn, functional, embedding, separate_activation, layer_norm, logits, momentum]:
+    for make in [mlp, cnn, functional, embedding, separate_activation, layer_norm, logits, momentum, blobs_mlp]:
         with open(os.path.join(here, make.__name__ + ".json"), "w") as f:
             f.write(json.dumps(json.loads(model_json(make())), indent=1, sort_keys=True) + "\n")
