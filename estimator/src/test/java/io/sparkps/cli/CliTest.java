@@ -198,8 +198,20 @@ class CliTest {
     UsageException notSquare = org.junit.jupiter.api.Assertions.assertThrows(UsageException.class,
         () -> Networks.resolve("lenet", 700, 10, 1, 1e-3));
     assertTrue(notSquare.getMessage().contains("square"), notSquare.getMessage());
+    String keras = Networks.resolve("keras:" + tiny(), 0, 0, 1, 1e-3);
+    assertTrue(keras.contains("\"confs\"") && keras.contains("OutputLayer"), "a Keras .h5 file as DL4J's JSON: " + keras);
     String mlp = Networks.resolve("mlp:32,16", 20, 3, 1, 1e-3);
     assertTrue(mlp.contains("\"nout\" : 32") && mlp.contains("\"nout\" : 16") && mlp.contains("\"nout\" : 3"), mlp);
+  }
+
+  private Path tiny() {
+    Path h5 = dir.resolve("tiny.h5");
+    try (java.io.InputStream in = CliTest.class.getResourceAsStream("/keras/tiny.h5")) {
+      Files.copy(in, h5, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    return h5;
   }
 
   static void assertUsage(Result r, String... fragments) {
@@ -228,6 +240,12 @@ class CliTest {
         "--network " + bad, "not a DL4J");
     assertUsage(sparkps(refused, "train", "--data", csv.toString(), "--feature-cols", "x,y", "--network", "mlp:8,x"),
         "--network mlp:8,x");
+    Path layerNorm = dir.resolve("layer_norm.json");
+    Files.writeString(layerNorm, io.sparkps.ml.KerasNetworksTest.keras("layer_norm"));
+    assertUsage(sparkps(refused, "train", "--data", csv.toString(), "--feature-cols", "x,y", "--network",
+        layerNorm.toString()), "--network " + layerNorm, "layer 'ln' (LayerNormalization)", "BatchNormalization");
+    assertUsage(sparkps(refused, "train", "--data", csv.toString(), "--feature-cols", "x,y", "--network",
+        "keras:" + dir.resolve("absent.h5")), "--network keras:", "absent.h5: no such file");
     assertUsage(sparkps(refused, "train", "--data", csv.toString(), "--consistency", "SOMETIMES"), "--consistency",
         "SOMETIMES");
     assertUsage(sparkps(refused, "train", "--data", csv.toString(), "--feature-cols", "x,y", "--gradient-accumulation", "0"),

@@ -54,7 +54,7 @@ import org.nd4j.linalg.lossfunctions.impl.LossMCXENT;
  * {@code make.py}) imported as DL4J networks SparkPS trains, and what does not import refused by
  * layer and setting, before any Spark job.
  */
-class KerasNetworksTest {
+public class KerasNetworksTest {
   private static SparkSession spark;
 
   @TempDir
@@ -70,7 +70,7 @@ class KerasNetworksTest {
     spark.stop();
   }
 
-  static String keras(String name) {
+  public static String keras(String name) {
     try (InputStream in = KerasNetworksTest.class.getResourceAsStream("/keras/" + name + ".json")) {
       return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     } catch (IOException e) {
