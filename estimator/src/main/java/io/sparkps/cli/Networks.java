@@ -25,7 +25,7 @@ final class Networks {
     }
     if (io.sparkps.ml.KerasNetworks.isFileSpec(spec)) {
       try {
-        return io.sparkps.ml.KerasNetworks.fromFileSpec(spec, new org.apache.hadoop.conf.Configuration());
+        return io.sparkps.ml.KerasNetworks.fromFileSpec(spec, new org.apache.hadoop.conf.Configuration(), seed);
       } catch (IllegalArgumentException e) {
         throw new UsageException("--network " + e.getMessage(), e);
       }
@@ -43,7 +43,7 @@ final class Networks {
     }
     if (io.sparkps.ml.KerasNetworks.isKeras(json)) {
       try {
-        return io.sparkps.ml.KerasNetworks.toDl4jJson(json);
+        return io.sparkps.ml.KerasNetworks.toDl4jJson(json, seed);
       } catch (IllegalArgumentException e) {
         throw new UsageException("--network " + spec + ": " + e.getMessage(), e);
       }

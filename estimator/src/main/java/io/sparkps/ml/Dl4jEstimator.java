@@ -297,9 +297,9 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
     return Net.fromJson(dl4jJson($(networkJson)));
   }
 
-  /** {@code json} as a DL4J configuration: itself, or a Keras model's imported. */
-  private static String dl4jJson(String json) {
-    return KerasNetworks.isKeras(json) ? KerasNetworks.toDl4jJson(json) : json;
+  /** {@code json} as a DL4J configuration: itself, or a Keras model's imported with this estimator's seed. */
+  private String dl4jJson(String json) {
+    return KerasNetworks.isKeras(json) ? KerasNetworks.toDl4jJson(json, (Long) getOrDefault(seed)) : json;
   }
 
   private static org.apache.hadoop.conf.Configuration hadoopConf() {
@@ -320,13 +320,13 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
   private Dl4jEstimator resolved(Dataset<?> dataset) {
     if (kerasFile()) {
       return copy(ParamMap.empty()).setNetworkJson(KerasNetworks.fromFileSpec($(network),
-          dataset.sparkSession().sparkContext().hadoopConfiguration()));
+          dataset.sparkSession().sparkContext().hadoopConfiguration(), (Long) getOrDefault(seed)));
     }
     if (preset()) {
       return sized(dataset);
     }
     if (isDefined(networkJson) && KerasNetworks.isKeras($(networkJson))) {
-      return copy(ParamMap.empty()).setNetworkJson(KerasNetworks.toDl4jJson($(networkJson)));
+      return copy(ParamMap.empty()).setNetworkJson(dl4jJson($(networkJson)));
     }
     return this;
   }

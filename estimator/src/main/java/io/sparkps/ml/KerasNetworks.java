@@ -105,12 +105,17 @@ public final class KerasNetworks {
     return spec != null && spec.startsWith(FILE_PREFIX) && spec.length() > FILE_PREFIX.length();
   }
 
-  /** The DL4J configuration of the Keras model file {@code spec} names ({@code keras:PATH}). */
+  /** The DL4J configuration of the Keras model file {@code spec} names ({@code keras:PATH}), layers seeded 0. */
   public static String fromFileSpec(String spec, Configuration hadoop) {
+    return fromFileSpec(spec, hadoop, 0);
+  }
+
+  /** The DL4J configuration of the Keras model file {@code spec} names, its layers seeded with {@code seed}. */
+  public static String fromFileSpec(String spec, Configuration hadoop, long seed) {
     if (!isFileSpec(spec)) {
       throw new IllegalArgumentException(spec + ": not a Keras model file (keras:PATH)");
     }
-    return toDl4jJson(read(spec.substring(FILE_PREFIX.length()), hadoop));
+    return toDl4jJson(read(spec.substring(FILE_PREFIX.length()), hadoop), seed);
   }
 
   /** Whether {@code json} is a Keras model's JSON (rather than a DL4J configuration's). */
@@ -193,6 +198,14 @@ public final class KerasNetworks {
    * @throws IllegalArgumentException naming the layer or setting DL4J cannot import and what to use instead
    */
   public static String toDl4jJson(String kerasJson) {
+    return toDl4jJson(kerasJson, 0);
+  }
+
+  /**
+   * As {@link #toDl4jJson(String)}, with {@code seed} as every layer's seed (what draws the initial
+   * weights), so that the same seed gives the same run as it does for DL4J's own configurations.
+   */
+  public static String toDl4jJson(String kerasJson, long seed) {
     ObjectNode model;
     try {
       JsonNode tree = JSON.readTree(kerasJson);
@@ -231,10 +244,17 @@ public final class KerasNetworks {
       if (kind.equals("Sequential")) {
         MultiLayerConfiguration conf = new KerasModel().modelBuilder().modelJson(modelJson).trainingJson(trainingJson)
             .enforceTrainingConfig(true).buildSequential().getMultiLayerConfiguration();
+        conf.getConfs().forEach(c -> c.setSeed(seed));
         return checked(name, conf, inputShape(model)).toJson();
       }
       ComputationGraphConfiguration conf = new KerasModel().modelBuilder().modelJson(modelJson)
           .trainingJson(trainingJson).enforceTrainingConfig(true).buildModel().getComputationGraphConfiguration();
+      conf.getDefaultConfiguration().setSeed(seed);
+      conf.getVertices().values().forEach(v -> {
+        if (v instanceof LayerVertex lv) {
+          lv.getLayerConf().setSeed(seed);
+        }
+      });
       return checked(name, conf, inputShape(model)).toJson();
     } catch (UnsupportedKerasConfigurationException | InvalidKerasConfigurationException | IOException
         | RuntimeException e) {

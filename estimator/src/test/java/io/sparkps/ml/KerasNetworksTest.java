@@ -111,6 +111,17 @@ public class KerasNetworksTest {
   }
 
   @Test
+  void theSeed_drawsTheSameInitialWeights_andAnotherSeedOthers() {
+    INDArray a = Net.fromJson(KerasNetworks.toDl4jJson(keras("mlp"), 7)).params();
+    INDArray b = Net.fromJson(KerasNetworks.toDl4jJson(keras("mlp"), 7)).params();
+    INDArray c = Net.fromJson(KerasNetworks.toDl4jJson(keras("mlp"), 8)).params();
+    assertEquals(a, b);
+    assertTrue(!a.equals(c), "another seed, other weights");
+    INDArray g1 = Net.fromJson(KerasNetworks.toDl4jJson(keras("functional"), 7)).params();
+    assertEquals(g1, Net.fromJson(KerasNetworks.toDl4jJson(keras("functional"), 7)).params());
+  }
+
+  @Test
   void aConvolutionalModel_readsTheFlatFeaturesAsChannelsLastImages() {
     String json = KerasNetworks.toDl4jJson(keras("cnn"));
     MultiLayerConfiguration conf = MultiLayerConfiguration.fromJson(json);
