@@ -49,7 +49,7 @@ def embedding():
 
 def separate_activation():
     m = keras.Sequential([L.Input(shape=(8,)), L.Dense(2), L.Activation("softmax")], name="separate_activation")
-    m.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    m.compile(optimizer=keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy")
     return m
 
 
@@ -83,7 +83,7 @@ def blobs_mlp():
 def tiny():
     m = keras.Sequential([L.Input(shape=(8,)), L.Dense(4, activation="relu"), L.Dense(2, activation="softmax")],
                          name="tiny")
-    m.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    m.compile(optimizer=keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy")
     return m
 
 

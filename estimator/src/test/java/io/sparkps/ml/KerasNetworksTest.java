@@ -243,7 +243,7 @@ public class KerasNetworksTest {
   void theEstimator_trainsAKerasModelFromItsJsonOrItsFile() throws IOException {
     Dataset<Row> data = points(800, 1).cache();
     Dl4jModel fromJson = new Dl4jEstimator().setNetworkJson(keras("separate_activation")).setNumWorkers(2)
-        .setBatchSize(16).setEpochs(12).fit(data);
+        .setBatchSize(16).setEpochs(4).fit(data);
     double accuracy = fromJson.transform(data).filter("prediction = label").count() / 800.0;
     assertTrue(accuracy > 0.9, "accuracy " + accuracy);
     assertInstanceOf(OutputLayer.class, ((org.deeplearning4j.nn.multilayer.MultiLayerNetwork) fromJson.network())
@@ -254,7 +254,7 @@ public class KerasNetworksTest {
       Files.copy(in, h5);
     }
     Dl4jModel fromFile = new Dl4jEstimator().setNetwork("keras:" + h5).setNumWorkers(2).setBatchSize(16)
-        .setEpochs(12).fit(data);
+        .setEpochs(4).fit(data);
     double fileAccuracy = fromFile.transform(data).filter("prediction = label").count() / 800.0;
     assertTrue(fileAccuracy > 0.9, "accuracy " + fileAccuracy);
   }
