@@ -4,37 +4,21 @@ Run by the build with -Dpython.keras=<a Python with the requirements' keras pins
 so only this suite needs it).
 """
 
+import importlib.util
 import os
 import sys
 
 import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
+_tests = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests")
+sys.path.insert(0, _tests)
 
-import sparkps  # noqa: E402
-from data import blobs  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def spark():
-    session = sparkps.local_session("local[4]", "sparkps-keras-pytest", {
-        "spark.ui.enabled": "false",
-        "spark.sql.shuffle.partitions": "4",
-    })
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
-@pytest.fixture(scope="session")
-def train(spark):
-    return blobs(spark).cache()
-
-
-@pytest.fixture(scope="session")
-def test_rows(spark):
-    return blobs(spark, n=900, seed=2).cache()
+# The Spark session, the data sets and the scoring of the package's own tests (their conftest, under another name).
+_spec = importlib.util.spec_from_file_location("sparkps_tests_conftest", os.path.join(_tests, "conftest.py"))
+_shared = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_shared)
+spark, train, test_rows, accuracy = _shared.spark, _shared.train, _shared.test_rows, _shared.accuracy
 
 
 @pytest.fixture(scope="session")
@@ -43,11 +27,6 @@ def keras():
 
     tf_keras.utils.set_random_seed(1)
     return tf_keras
-
-
-def accuracy(model, rows):
-    out = model.transform(rows)
-    return out.where("prediction = label").count() / out.count()
 
 
 def dl4j_params(spark, network_json):
