@@ -74,8 +74,6 @@ public final class KerasNetworks {
       Map.entry("LayerNormalization", "BatchNormalization"),
       Map.entry("GroupNormalization", "BatchNormalization"),
       Map.entry("UnitNormalization", "BatchNormalization"),
-      Map.entry("GRU", "LSTM or SimpleRNN"),
-      Map.entry("ConvLSTM2D", "Conv2D layers"),
       Map.entry("MultiHeadAttention", "a DL4J configuration built with DL4J's SelfAttentionLayer, given as networkJson"),
       Map.entry("Attention", "a DL4J configuration built with DL4J's SelfAttentionLayer, given as networkJson"),
       Map.entry("Lambda", "built-in layers (custom Python code cannot cross to the JVM)"),
@@ -91,11 +89,10 @@ public final class KerasNetworks {
       Map.entry("TextVectorization", "Spark ML's Tokenizer and CountVectorizer before fitting"),
       Map.entry("Resizing", "images resized before they become the features column"),
       Map.entry("RandomFlip", "augmentation done in the DataFrame before fitting"),
-      Map.entry("RandomRotation", "augmentation done in the DataFrame before fitting"),
-      Map.entry("Conv2DTranspose", "Conv2D with UpSampling2D"));
+      Map.entry("RandomRotation", "augmentation done in the DataFrame before fitting"));
 
   private static final String SUPPORTED = "Dense, Conv1D/2D, MaxPooling/AveragePooling, GlobalAveragePooling, "
-      + "Dropout, BatchNormalization, Embedding, Flatten, Reshape, Activation, ZeroPadding, LSTM";
+      + "Dropout, BatchNormalization, Embedding, Flatten, Reshape, Activation, ZeroPadding";
 
   /** The prefix of the {@code network} Param's value that names a Keras model file. */
   public static final String FILE_PREFIX = "keras:";
@@ -146,6 +143,10 @@ public final class KerasNetworks {
     }
     try {
       FileSystem fs = p.getFileSystem(hadoop);
+      if (fs.isDirectory(p)) {
+        throw new IllegalArgumentException("keras:" + path + ": a directory (a TensorFlow SavedModel?), which DL4J's "
+            + "Keras import does not read: save the model as HDF5, model.save(\"model.h5\")");
+      }
       if (!fs.isFile(p)) {
         throw new IllegalArgumentException("keras:" + path + ": no such file");
       }

@@ -215,6 +215,9 @@ public class KerasNetworksTest {
     String missing = assertThrows(IllegalArgumentException.class,
         () -> KerasNetworks.fromFileSpec("keras:" + dir.resolve("nope.h5"), new Configuration())).getMessage();
     assertTrue(missing.contains("nope.h5: no such file"), missing);
+    String directory = assertThrows(IllegalArgumentException.class,
+        () -> KerasNetworks.fromFileSpec("keras:" + dir, new Configuration())).getMessage();
+    assertTrue(directory.contains("a directory (a TensorFlow SavedModel?)"), directory);
     String archive = assertThrows(IllegalArgumentException.class,
         () -> KerasNetworks.fromFileSpec("keras:" + dir.resolve("m.keras"), new Configuration())).getMessage();
     assertTrue(archive.contains("Keras 3 .keras archive") && archive.contains("model.save(\"model.h5\")"), archive);
