@@ -1,0 +1,176 @@
+"""TensorFlow's parameter servers as users run them: ParameterServerStrategy over a real cluster of processes.
+
+A ps and two workers are each a ``tf.distribute.Server`` in a process of its own, started by this script; this
+process is the chief (the coordinator): it builds the Keras model under the strategy, whose variables live on the
+ps, and ``Model.fit`` dispatches the steps to the workers through a ``ClusterCoordinator``, asynchronously, as
+the strategy trains. Input is ``tf.data`` reading Fashion-MNIST's IDX files on each worker (its shard, shuffled,
+batched, prefetched). Keras 3 does not take ParameterServerStrategy, so the model is tf_keras's (Keras 2).
+
+    python src/test/python/peers/tf_ps.py --epochs 5 --batch 64 --hidden 1024,1024 [--target 0.88]
+
+Prints one JSON line: examples/s over the fit (evaluation excluded), seconds to the target test accuracy
+(evaluated on the chief after each epoch) and the final test accuracy.
+"""
+
+import argparse
+import gzip
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ["TF_USE_LEGACY_KERAS"] = "1"
+
+FASHION = "/usr/share/datasets/fashion-mnist"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def unpacked(folder: str) -> str:
+    """Fashion-MNIST's IDX files gunzipped into a folder of their own (tf.data reads fixed-length records)."""
+    out = os.path.join(tempfile.gettempdir(), "sparkps-peers-fashion-mnist")
+    os.makedirs(out, exist_ok=True)
+    for name in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+                 "t10k-labels-idx1-ubyte"):
+        target = os.path.join(out, name)
+        if not os.path.exists(target):
+            with gzip.open(os.path.join(folder, name + ".gz")) as src, open(target + ".part", "wb") as dst:
+                dst.write(src.read())
+            os.replace(target + ".part", target)
+    return out
+
+
+def images(tf, folder: str, subset: str):
+    """(pixels in [0, 1], label) pairs of an IDX set, as tf.data records."""
+    x = tf.data.FixedLengthRecordDataset(os.path.join(folder, subset + "-images-idx3-ubyte"), 784, header_bytes=16)
+    y = tf.data.FixedLengthRecordDataset(os.path.join(folder, subset + "-labels-idx1-ubyte"), 1, header_bytes=8)
+    x = x.map(lambda r: tf.cast(tf.io.decode_raw(r, tf.uint8), tf.float32) / 255.0)
+    y = y.map(lambda r: tf.cast(tf.io.decode_raw(r, tf.uint8)[0], tf.int64))
+    return tf.data.Dataset.zip((x, y))
+
+
+def serve(args) -> None:
+    import tensorflow as tf
+
+    # Kernels on the task's cores; a second inter-op thread so that a step blocked on input or a remote read
+    # does not hold the only one (a single inter-op thread deadlocks the workers).
+    config = tf.compat.v1.ConfigProto(intra_op_parallelism_threads=args.threads,
+                                      inter_op_parallelism_threads=args.threads + 1)
+    server = tf.distribute.Server(tf.train.ClusterSpec(json.loads(args.cluster)), job_name=args.job,
+                                  task_index=args.index, protocol="grpc", config=config, start=True)
+    server.join()
+
+
+def single(args) -> None:
+    """The floor: the same model, input and global batch in one process on every core, no parameter server."""
+    args.batch *= args.workers  # the distributed runs' global batch, in one minibatch
+    run(args, unpacked(args.data), None)
+
+
+def main(args) -> None:
+    folder = unpacked(args.data)
+    cluster = {"chief": ["127.0.0.1:%d" % free_port()], "ps": ["127.0.0.1:%d" % free_port()],
+               "worker": ["127.0.0.1:%d" % free_port() for _ in range(args.workers)]}
+    # One core's worth of threads per worker, as SparkPS's tasks have; the ps and the chief share what is left.
+    roles = [("ps", 0, 1)] + [("worker", i, 1) for i in range(args.workers)]
+    servers = [subprocess.Popen([sys.executable, __file__, "serve", "--cluster", json.dumps(cluster), "--job", job,
+                                 "--index", str(i), "--threads", str(t)]) for job, i, t in roles]
+    try:
+        run(args, folder, cluster)
+    finally:
+        for p in servers:
+            p.kill()
+            p.wait(timeout=30)
+
+
+def run(args, folder, cluster) -> None:
+    import numpy as np
+    import tensorflow as tf
+
+    if cluster is None:  # one process: TensorFlow's own threads over all cores
+        strategy = tf.distribute.get_strategy()
+    else:
+        tf.config.threading.set_intra_op_parallelism_threads(1)
+        tf.config.threading.set_inter_op_parallelism_threads(2)
+        resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
+            tf.train.ClusterSpec(cluster), task_type="chief", task_id=0, rpc_layer="grpc")
+        strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
+    workers = 1 if cluster is None else args.workers
+    keras = tf.keras
+    hidden = [int(h) for h in args.hidden.split(",")]
+    with strategy.scope():
+        layers = [keras.Input(shape=(784,))] + [keras.layers.Dense(h, activation="relu") for h in hidden]
+        model = keras.Sequential(layers + [keras.layers.Dense(10, activation="softmax")])
+        model.compile(optimizer=keras.optimizers.Adam(args.lr), loss="sparse_categorical_crossentropy",
+                      steps_per_execution=args.steps_per_execution)
+
+    def dataset_fn(context):
+        ds = images(tf, folder, "train").shard(context.num_input_pipelines, context.input_pipeline_id)
+        return ds.shuffle(60000 // context.num_input_pipelines, seed=args.seed).repeat().batch(args.batch) \
+            .prefetch(tf.data.AUTOTUNE)
+
+    test = images(tf, folder, "t10k").batch(1000)
+    test_x = np.concatenate([x.numpy() for x, _ in test])
+    test_y = np.concatenate([y.numpy() for _, y in test])
+    steps = 60000 // (args.batch * workers)  # an epoch: each example once, over all workers
+
+    class Clock(keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.started = self.eval_time = 0.0
+            self.history = []
+
+        def on_train_begin(self, logs=None):
+            self.started = time.perf_counter()
+
+        def on_epoch_end(self, epoch, logs=None):
+            t = time.perf_counter()
+            trained = t - self.started - self.eval_time  # training time so far, the evaluations left out
+            # On the chief, reading the variables from the ps (predict would need a per-worker dataset).
+            scores = np.concatenate([self.model(test_x[i:i + 2000], training=False).numpy()
+                                     for i in range(0, len(test_x), 2000)])
+            accuracy = float(np.mean(np.argmax(scores, 1) == test_y))
+            self.eval_time += time.perf_counter() - t
+            self.history.append((round(trained, 2), accuracy))
+
+    clock = Clock()
+    if cluster is None:
+        data = dataset_fn(tf.distribute.InputContext())
+    else:
+        data = keras.utils.experimental.DatasetCreator(dataset_fn)
+    model.fit(data, epochs=args.epochs, steps_per_epoch=steps, callbacks=[clock], verbose=0)
+    train_seconds = time.perf_counter() - clock.started - clock.eval_time
+    reached = next((s for s, a in clock.history if a >= args.target), None)
+    print(json.dumps({"system": "tensorflow-ps" if cluster else "tensorflow-1-process", "workers": workers,
+                      "ps": 1 if cluster else 0, "epochs": args.epochs,
+                      "examples_per_s": round(steps * args.batch * workers * args.epochs / train_seconds),
+                      "seconds_to_target": None if reached is None else round(reached, 1), "target": args.target,
+                      "test_accuracy": clock.history[-1][1], "history": clock.history}), flush=True)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", nargs="?", default="train", choices=["train", "single", "serve"])
+    parser.add_argument("--cluster")
+    parser.add_argument("--job")
+    parser.add_argument("--index", type=int)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--data", default=FASHION)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--hidden", default="1024,1024")
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--target", type=float, default=0.88)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--steps-per-execution", type=int, default=1)
+    a = parser.parse_args()
+    {"serve": serve, "single": single, "train": main}[a.mode](a)
