@@ -83,8 +83,26 @@ def main(args) -> None:
     roles = [("ps", 0, 1)] + [("worker", i, 1) for i in range(args.workers)]
     servers = [subprocess.Popen([sys.executable, __file__, "serve", "--cluster", json.dumps(cluster), "--job", job,
                                  "--index", str(i), "--threads", str(t)]) for job, i, t in roles]
+    if args.kill:
+        import threading
+
+        victim = servers[[job + ":" + str(i) for job, i, _ in roles].index(args.kill)]
+
+        def kill_later():
+            time.sleep(args.kill_after)
+            victim.kill()  # SIGKILL, as kill -9
+            print(json.dumps({"killed": args.kill, "at_seconds": args.kill_after, "wall": time.time()}), flush=True)
+
+        threading.Thread(target=kill_later, daemon=True).start()
     try:
-        run(args, folder, cluster)
+        started = time.time()
+        try:
+            run(args, folder, cluster)
+        except Exception as e:  # what a fault does to the strategy's fit: recorded, not hidden
+            print(json.dumps({"system": "tensorflow-ps", "failed_after_seconds": round(time.time() - started, 1),
+                              "error": type(e).__name__, "message": str(e).splitlines()[0][:300]}), flush=True)
+            if not args.kill:
+                raise
     finally:
         for p in servers:
             p.kill()
@@ -172,5 +190,7 @@ if __name__ == "__main__":
     parser.add_argument("--target", type=float, default=0.88)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--steps-per-execution", type=int, default=1)
+    parser.add_argument("--kill", help="ps:0 or worker:N, killed with SIGKILL --kill-after seconds into the run")
+    parser.add_argument("--kill-after", type=float, default=20.0)
     a = parser.parse_args()
     {"serve": serve, "single": single, "train": main}[a.mode](a)
