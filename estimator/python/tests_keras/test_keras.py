@@ -81,7 +81,7 @@ def test_settings_that_do_not_import_are_named(spark, keras):
         Dl4jEstimator(network=uncompiled)
 
 
-def test_a_keras_3_model_is_refused_with_the_way_to_keras_2(spark):
+def test_a_keras_3_model_is_refused_with_the_way_to_keras_2(spark, tmp_path):
     import keras as keras3
 
     model = keras3.Sequential([keras3.Input(shape=(4,)), keras3.layers.Dense(2, activation="softmax")])
@@ -89,7 +89,7 @@ def test_a_keras_3_model_is_refused_with_the_way_to_keras_2(spark):
     with pytest.raises(TypeError, match="Keras 3 model.*tf_keras"):
         Dl4jEstimator(network=model)
     with pytest.raises(ValueError, match="Keras 3 .keras archive"):
-        Dl4jEstimator(network="keras:/tmp/model.keras")
+        Dl4jEstimator(network="keras:" + str(tmp_path / "model.keras"))
 
 
 def test_a_keras_cnn_trains_on_fashion_mnist_images_from_their_flat_pixels(spark, keras):

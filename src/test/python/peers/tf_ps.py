@@ -25,7 +25,6 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ["TF_USE_LEGACY_KERAS"] = "1"
 
-FASHION = "/usr/share/datasets/fashion-mnist"
 
 
 def free_port() -> int:
@@ -34,8 +33,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def unpacked(folder: str) -> str:
-    """Fashion-MNIST's IDX files gunzipped into a folder of their own (tf.data reads fixed-length records)."""
+def unpacked(folder) -> str:
+    """Fashion-MNIST's IDX files (from ``folder``, else where sparkps.datasets reads them) gunzipped into a folder
+    of their own (tf.data reads fixed-length records)."""
+    if folder is None:
+        from sparkps.datasets import FASHION_MNIST as folder
     out = os.path.join(tempfile.gettempdir(), "sparkps-peers-fashion-mnist")
     os.makedirs(out, exist_ok=True)
     for name in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
@@ -181,7 +183,7 @@ if __name__ == "__main__":
     parser.add_argument("--job")
     parser.add_argument("--index", type=int)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--data", default=FASHION)
+    parser.add_argument("--data", help="the folder of Fashion-MNIST's IDX files (default: sparkps.datasets')")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--batch", type=int, default=64)

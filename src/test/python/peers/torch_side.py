@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tf_ps import FASHION, unpacked  # noqa: E402  (the IDX files, gunzipped once)
+from tf_ps import unpacked  # noqa: E402  (the IDX files, gunzipped once)
 
 
 def train(epochs: int, batch: int, folder: str, hidden: str, lr: float, seed: int):
@@ -88,7 +88,7 @@ def main(args) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("--data", default=FASHION)
+    parser.add_argument("--data", help="the folder of Fashion-MNIST's IDX files (default: sparkps.datasets')")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--hidden", default="1024,1024")
