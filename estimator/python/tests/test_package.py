@@ -46,3 +46,30 @@ def test_no_jar_found_says_where_it_looked_and_which_packages_coordinate_to_give
     assert "no SparkPS jar for Scala 2.13 found; looked in: nowhere" in message
     assert "mvn install -DskipTests -Pspark-4" in message
     assert "--packages io.sparkps:sparkps-estimator_2.13:" in message
+
+
+def test_blas_coretype_follows_the_cpus_instructions(tmp_path):
+    def on(flags):
+        cpuinfo = tmp_path / "cpuinfo"
+        cpuinfo.write_text("processor\t: 0\nmodel\t\t: 207\nflags\t\t: %s\n\nprocessor\t: 1\nflags\t\t: avx512f\n" % flags)
+        return sparkps.blas_coretype(str(cpuinfo))
+
+    assert on("fpu sse4_2 avx avx2 fma avx512f avx512cd avx512bw avx512dq avx512vl") == "SkylakeX"
+    assert on("fpu sse4_2 avx avx2 fma avx512f avx512cd") == "Haswell"  # no BW/DQ/VL: not SkylakeX's kernels
+    assert on("fpu sse4_2 avx avx2 fma") == "Haswell"
+    assert on("fpu sse4_2 avx") is None
+    assert sparkps.blas_coretype(str(tmp_path / "missing")) is None
+
+
+def test_the_sessions_jvm_runs_the_kernels_its_cpu_runs(spark):
+    """local_session put OPENBLAS_CORETYPE in the JVM's environment before it started, and its OpenBLAS took it."""
+    jvm = spark.sparkContext._jvm
+    kernels = sparkps.blas_coretype()
+    if os.environ.get("OPENBLAS_CORETYPE") and os.environ["OPENBLAS_CORETYPE"] != kernels:
+        pytest.skip("OPENBLAS_CORETYPE was set to %s before the session started" % os.environ["OPENBLAS_CORETYPE"])
+    if kernels is None:
+        pytest.skip("a CPU without AVX2: OpenBLAS's own choice stands")
+    assert jvm.System.getenv("OPENBLAS_CORETYPE") == kernels
+    assert spark.sparkContext.getConf().get("spark.executorEnv.OPENBLAS_CORETYPE") == kernels
+    assert jvm.io.sparkps.ml.BlasKernels.chosen().toString() == "Optional[%s]" % kernels.upper()
+    assert jvm.io.sparkps.ml.BlasKernels.advice().isPresent() is False

@@ -100,6 +100,10 @@ final class TrainWorker implements WorkerFunction<Row, float[]> {
     Thread starter = new Thread(start, "sparkps-start-worker-" + ctx.index());
     starter.setDaemon(true);
     starter.start();
+    BlasKernels.advice().ifPresent(advice -> {
+      LOG.warn("worker {} on {}: {}", ctx.index(), ctx.host(), advice);
+      ctx.progress().message("worker " + ctx.index() + " on " + ctx.host() + ": " + advice);
+    });
     if (embeddings != null) {
       try {
         return trainEmbeddings(ctx, start, starter.getName());

@@ -161,6 +161,12 @@ class Dl4jEstimatorTest {
     FitJob job = new Dl4jEstimator().setNetworkJson(network()).setBatchSize(16).setEpochs(3).fitAsync(assembled);
     assertTrue(!job.status().isDone());
     Dl4jModel model = job.get(java.time.Duration.ofMinutes(3));
+    // Each worker says, in every report from its first, when its OpenBLAS runs kernels below its CPU's
+    // (this JVM is the workers' own).
+    java.util.Optional<String> advice = BlasKernels.advice();
+    assertEquals(advice.isPresent() ? 2 : 0, job.progress().stream()
+        .filter(p -> String.valueOf(p.message()).contains("OPENBLAS_CORETYPE=")).count(), advice + " against "
+        + job.progress());
     assertEquals(io.sparkps.spark.JobStatus.SUCCEEDED, job.status());
     assertTrue(job.progress().stream().anyMatch(p -> p.step() > 0 && p.metrics().containsKey("loss")), job.progress().toString());
     assertTrue(accuracy(model.transform(assembled)) > 0.9);

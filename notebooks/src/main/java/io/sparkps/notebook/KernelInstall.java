@@ -1,5 +1,6 @@
 package io.sparkps.notebook;
 
+import io.sparkps.ml.BlasKernels;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -11,6 +12,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -125,6 +127,9 @@ public final class KernelInstall implements Callable<Integer> {
   private Map<String, String> environment() {
     Map<String, String> all = new LinkedHashMap<>();
     all.put("OMP_NUM_THREADS", Integer.toString(ompThreads));
+    // ND4J's OpenBLAS reads its kernels when it loads; on a CPU newer than it knows it would take SSE3's.
+    Optional.ofNullable(System.getenv(BlasKernels.ENV)).or(() -> BlasKernels.suggested(BlasKernels.cpuFlags()))
+        .ifPresent(kernels -> all.put(BlasKernels.ENV, kernels));
     all.putAll(env);
     return all;
   }

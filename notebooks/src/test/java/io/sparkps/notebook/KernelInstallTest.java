@@ -48,6 +48,10 @@ class KernelInstallTest {
     assertEquals("message", json.get("interrupt_mode").asText());
     assertEquals("1", json.get("env").get("OMP_NUM_THREADS").asText());
     assertEquals("127.0.0.1", json.get("env").get("SPARK_LOCAL_IP").asText());
+    String kernels = java.util.Optional.ofNullable(System.getenv("OPENBLAS_CORETYPE"))
+        .or(() -> io.sparkps.ml.BlasKernels.suggested(io.sparkps.ml.BlasKernels.cpuFlags())).orElse(null);
+    assertEquals(kernels, json.get("env").has("OPENBLAS_CORETYPE") ? json.get("env").get("OPENBLAS_CORETYPE").asText()
+        : null, "ND4J's OpenBLAS kernels for this CPU");
     List<String> argv = new ArrayList<>();
     json.get("argv").forEach(a -> argv.add(a.asText()));
     assertTrue(argv.get(0).endsWith("/bin/java"), argv.get(0));
