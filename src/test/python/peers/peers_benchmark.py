@@ -2,14 +2,18 @@
 
     mvn -q -B -ntp -pl estimator package -DskipTests
     grep -E '#.* keras( |$)' estimator/python/requirements.txt | python3 -m pip install -r /dev/stdin
-    PYTHONPATH=estimator/python python3 src/test/python/peers/peers_benchmark.py [rounds] [epochs]
+    PYTHONPATH=estimator/python python3 src/test/python/peers/peers_benchmark.py [rounds] [epochs] [model] [eval]
 
 Each round runs every system once, the order turning, each in processes of its own (one system at a time on
 the machine): TensorFlow in one process (the floor), TensorFlow's ParameterServerStrategy (a ps, two workers
 and the chief as processes), PyTorch's TorchDistributor (2 processes, DDP over gloo; PEERS_TORCH_PYTHON names a
-Python with the requirements' torch lines when it is not this one), and SparkPS ASYNC and SYNC (2 workers, 1 ps). The model is the large MLP,
-784-1024-1024-10, Adam 0.001, 64 examples per worker and step (128 in the one process). Prints each run's
-JSON line, then per system the median examples/s and test accuracy and the ratio of SparkPS's examples/s
+Python with the requirements' torch lines when it is not this one), and SparkPS ASYNC and SYNC (2 workers, 1 ps);
+with PEERS_PRESCOTT=1 also SparkPS ASYNC on ND4J's OpenBLAS SSE3 kernels, as it ran before it set them itself.
+The model is ``mlp``, the large MLP 784-1024-1024-10 (target 88%), or ``lenet``, DL4J's LeNet-like preset
+(target 90%); Adam 0.001, 64 examples per worker and step (128 in the one process). The peers score the test
+images after each epoch, off the clock; SparkPS's evaluator scores them every ``eval`` seconds as it trains
+(default 0: no evaluator, examples/s alone, no time to the target). Prints each run's JSON line, then per
+system the median examples/s, test accuracy and seconds to the target, and the ratio of SparkPS's examples/s
 to each peer's.
 """
 
@@ -20,20 +24,29 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+#: The test accuracy each model's time to target is measured to.
+TARGETS = {"mlp": 0.88, "lenet": 0.90}
 
 
-def systems(epochs: int):
-    common = ["--epochs", str(epochs)]
+def systems(epochs: int, model: str, eval_every: float):
+    common = ["--epochs", str(epochs), "--model", model, "--target", str(TARGETS[model])]
     torch = os.environ.get("PEERS_TORCH_PYTHON", sys.executable)
-    return {
+    out = {
         "torch-distributor": [torch, os.path.join(HERE, "torch_side.py")] + common,
         "tensorflow-1-process": [sys.executable, os.path.join(HERE, "tf_ps.py"), "single"] + common,
         "tensorflow-ps": [sys.executable, os.path.join(HERE, "tf_ps.py"), "train"] + common,
-        "sparkps-async": [sys.executable, os.path.join(HERE, "sparkps_side.py"), "--consistency", "ASYNC", "--eval-every", "0"]
+        "sparkps-async": [sys.executable, os.path.join(HERE, "sparkps_side.py"), "--consistency", "ASYNC", "--eval-every",
+                          str(eval_every)]
         + common,
-        "sparkps-sync": [sys.executable, os.path.join(HERE, "sparkps_side.py"), "--consistency", "SYNC", "--eval-every", "0"]
+        "sparkps-sync": [sys.executable, os.path.join(HERE, "sparkps_side.py"), "--consistency", "SYNC", "--eval-every",
+                         str(eval_every)]
         + common,
     }
+    if os.environ.get("PEERS_PRESCOTT"):
+        # SparkPS as it ran before it chose ND4J's OpenBLAS kernels itself: on a CPU newer than OpenBLAS 0.3.19
+        # knows, its SSE3 (Prescott) kernels.
+        out["sparkps-async-prescott"] = out["sparkps-async"] + ["--blas-kernels", "Prescott"]
+    return out
 
 
 def run(argv):
@@ -44,8 +57,16 @@ def run(argv):
     return json.loads(lines[-1])
 
 
-def main(rounds: int, epochs: int) -> None:
-    named = systems(epochs)
+def to_target(rounds):
+    """The median seconds to the target over the rounds, a round that never reached it counting as the longest;
+    None when half or more never reached it."""
+    seconds = sorted(float("inf") if x.get("seconds_to_target") is None else x["seconds_to_target"] for x in rounds)
+    median = statistics.median(seconds)
+    return None if median == float("inf") else median
+
+
+def main(rounds: int, epochs: int, model: str, eval_every: float) -> None:
+    named = systems(epochs, model, eval_every)
     results = {name: [] for name in named}
     for r in range(rounds):
         order = list(named.items())
@@ -54,14 +75,17 @@ def main(rounds: int, epochs: int) -> None:
             result = run(argv)
             results[name].append(result)
             print("round %d %s" % (r + 1, json.dumps(result)), flush=True)
-    medians = {name: (statistics.median(x["examples_per_s"] for x in rs), statistics.median(x["test_accuracy"] for x in rs))
+    medians = {name: (statistics.median(x["examples_per_s"] for x in rs), statistics.median(x["test_accuracy"] for x in rs),
+                      to_target(rs))
                for name, rs in results.items()}
-    for name, (rate, accuracy) in medians.items():
-        print("%-22s median %6.0f examples/s, test accuracy %.4f after %d epochs" % (name, rate, accuracy, epochs))
-    for ours in ("sparkps-async", "sparkps-sync"):
+    for name, (rate, accuracy, seconds) in medians.items():
+        print("%-22s median %6.0f examples/s, test accuracy %.4f after %d epochs, %s to the target" % (
+            name, rate, accuracy, epochs, "never" if seconds is None else "%.1f s" % seconds))
+    for ours in [name for name in medians if name.startswith("sparkps")]:
         for peer in ("tensorflow-ps", "tensorflow-1-process", "torch-distributor"):
             print("%s / %s examples/s: %.2fx" % (ours, peer, medians[ours][0] / medians[peer][0]))
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 3, int(sys.argv[2]) if len(sys.argv) > 2 else 3)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 3, int(sys.argv[2]) if len(sys.argv) > 2 else 3,
+         sys.argv[3] if len(sys.argv) > 3 else "mlp", float(sys.argv[4]) if len(sys.argv) > 4 else 0.0)

@@ -6,7 +6,7 @@ ps, and ``Model.fit`` dispatches the steps to the workers through a ``ClusterCoo
 the strategy trains. Input is ``tf.data`` reading Fashion-MNIST's IDX files on each worker (its shard, shuffled,
 batched, prefetched). Keras 3 does not take ParameterServerStrategy, so the model is tf_keras's (Keras 2).
 
-    python src/test/python/peers/tf_ps.py --epochs 5 --batch 64 --hidden 1024,1024 [--target 0.88]
+    python src/test/python/peers/tf_ps.py --epochs 5 --batch 64 [--model mlp --hidden 1024,1024 | --model lenet] [--target 0.88]
 
 Prints one JSON line: examples/s over the fit (evaluation excluded), seconds to the target test accuracy
 (evaluated on the chief after each epoch) and the final test accuracy.
@@ -127,7 +127,13 @@ def run(args, folder, cluster) -> None:
     keras = tf.keras
     hidden = [int(h) for h in args.hidden.split(",")]
     with strategy.scope():
-        layers = [keras.Input(shape=(784,))] + [keras.layers.Dense(h, activation="relu") for h in hidden]
+        if args.model == "lenet":  # DL4J's lenet preset: two 5x5 convolutions (20, 50) with 2x2 max pools, 500 ReLU
+            layers = [keras.Input(shape=(784,)), keras.layers.Reshape((28, 28, 1)),
+                      keras.layers.Conv2D(20, 5, activation="relu"), keras.layers.MaxPooling2D(2),
+                      keras.layers.Conv2D(50, 5, activation="relu"), keras.layers.MaxPooling2D(2),
+                      keras.layers.Flatten(), keras.layers.Dense(500, activation="relu")]
+        else:
+            layers = [keras.Input(shape=(784,))] + [keras.layers.Dense(h, activation="relu") for h in hidden]
         model = keras.Sequential(layers + [keras.layers.Dense(10, activation="softmax")])
         model.compile(optimizer=keras.optimizers.Adam(args.lr), loss="sparse_categorical_crossentropy",
                       steps_per_execution=args.steps_per_execution)
@@ -169,7 +175,8 @@ def run(args, folder, cluster) -> None:
     model.fit(data, epochs=args.epochs, steps_per_epoch=steps, callbacks=[clock], verbose=0)
     train_seconds = time.perf_counter() - clock.started - clock.eval_time
     reached = next((s for s, a in clock.history if a >= args.target), None)
-    print(json.dumps({"system": "tensorflow-ps" if cluster else "tensorflow-1-process", "workers": workers,
+    print(json.dumps({"system": "tensorflow-ps" if cluster else "tensorflow-1-process", "model": args.model,
+                      "workers": workers,
                       "ps": 1 if cluster else 0, "epochs": args.epochs,
                       "examples_per_s": round(steps * args.batch * workers * args.epochs / train_seconds),
                       "seconds_to_target": None if reached is None else round(reached, 1), "target": args.target,
@@ -187,6 +194,7 @@ if __name__ == "__main__":
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--model", default="mlp", choices=["mlp", "lenet"], help="mlp (of --hidden) or lenet")
     parser.add_argument("--hidden", default="1024,1024")
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--target", type=float, default=0.88)

@@ -12,12 +12,14 @@ import argparse
 import json
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tf_ps import unpacked  # noqa: E402  (the IDX files, gunzipped once)
 
 
-def train(epochs: int, batch: int, folder: str, hidden: str, lr: float, seed: int):
+def train(epochs: int, batch: int, folder: str, model_name: str, hidden: str, lr: float, seed: int, target: float,
+          kill_after: float = 0.0):
     import time
 
     import numpy as np
@@ -31,6 +33,11 @@ def train(epochs: int, batch: int, folder: str, hidden: str, lr: float, seed: in
     torch.manual_seed(seed)
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
+    if kill_after > 0 and rank == world - 1:  # a fault: the last process kill -9'd mid-run
+        import signal
+        import threading
+
+        threading.Timer(kill_after, lambda: os.kill(os.getpid(), signal.SIGKILL)).start()
 
     def idx(name, offset, shape):
         return np.fromfile(os.path.join(folder, name), dtype=np.uint8, offset=offset).reshape(shape)
@@ -40,14 +47,24 @@ def train(epochs: int, batch: int, folder: str, hidden: str, lr: float, seed: in
     data = TensorDataset(x, y)
     sampler = DistributedSampler(data, num_replicas=world, rank=rank, shuffle=True, seed=seed)
     loader = DataLoader(data, batch_size=batch, sampler=sampler, num_workers=0)
-    sizes = [784] + [int(h) for h in hidden.split(",")]
-    layers = []
-    for a, b in zip(sizes, sizes[1:]):
-        layers += [nn.Linear(a, b), nn.ReLU()]
-    model = DistributedDataParallel(nn.Sequential(*layers, nn.Linear(sizes[-1], 10)))
+    if model_name == "lenet":  # DL4J's lenet preset: two 5x5 convolutions (20, 50) with 2x2 max pools, 500 ReLU
+        layers = [nn.Unflatten(1, (1, 28, 28)), nn.Conv2d(1, 20, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(20, 50, 5),
+                  nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(800, 500), nn.ReLU()]
+        last = 500
+    else:
+        sizes = [784] + [int(h) for h in hidden.split(",")]
+        layers = []
+        for a, b in zip(sizes, sizes[1:]):
+            layers += [nn.Linear(a, b), nn.ReLU()]
+        last = sizes[-1]
+    model = DistributedDataParallel(nn.Sequential(*layers, nn.Linear(last, 10)))
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     loss_fn = nn.CrossEntropyLoss()  # on the logits: softmax and cross-entropy in one, as PyTorch recommends
+    tx = torch.from_numpy(idx("t10k-images-idx3-ubyte", 16, (-1, 784)).astype(np.float32) / 255.0)
+    ty = torch.from_numpy(idx("t10k-labels-idx1-ubyte", 8, (-1,)).astype(np.int64))
     examples = 0
+    history = []  # (seconds of training so far, test accuracy) after each epoch, as the chief of TF-PS has them
+    evaluating = 0.0
     started = time.perf_counter()
     for epoch in range(epochs):
         sampler.set_epoch(epoch)
@@ -56,18 +73,25 @@ def train(epochs: int, batch: int, folder: str, hidden: str, lr: float, seed: in
             loss_fn(model(xb), yb).backward()
             optimizer.step()
             examples += len(xb)
-    seconds = time.perf_counter() - started
+        t = time.perf_counter()
+        # Both processes score the test images (the other one would wait for rank 0 in the next step's
+        # all-reduce anyway); the time is left out of the training time, as the other peers leave it out.
+        with torch.no_grad():
+            model.eval()
+            accuracy = float((model.module(tx).argmax(1) == ty).float().mean())
+            model.train()
+        history.append((round(t - started - evaluating, 2), accuracy))
+        dist.barrier()
+        evaluating += time.perf_counter() - t
+    seconds = time.perf_counter() - started - evaluating
     total = torch.tensor([examples], dtype=torch.long)
     dist.all_reduce(total)
     result = None
     if rank == 0:
-        tx = torch.from_numpy(idx("t10k-images-idx3-ubyte", 16, (-1, 784)).astype(np.float32) / 255.0)
-        ty = torch.from_numpy(idx("t10k-labels-idx1-ubyte", 8, (-1,)).astype(np.int64))
-        with torch.no_grad():
-            accuracy = float((model.module(tx).argmax(1) == ty).float().mean())
-        result = {"system": "torch-distributor", "workers": world, "ps": 0, "epochs": epochs,
-                  "examples_per_s": round(int(total.item()) / seconds), "seconds_to_target": None,
-                  "test_accuracy": accuracy, "history": []}
+        reached = next((s for s, a in history if a >= target), None)
+        result = {"system": "torch-distributor", "model": model_name, "workers": world, "ps": 0, "epochs": epochs,
+                  "examples_per_s": round(int(total.item()) / seconds), "seconds_to_target": reached,
+                  "target": target, "test_accuracy": history[-1][1], "history": history}
     dist.destroy_process_group()
     return result
 
@@ -81,7 +105,17 @@ def main(args) -> None:
     spark.sparkContext.setLogLevel("ERROR")
     folder = unpacked(args.data)
     distributor = TorchDistributor(num_processes=2, local_mode=True, use_gpu=False)
-    result = distributor.run(train, args.epochs, args.batch, folder, args.hidden, args.lr, args.seed)
+    started = time.time()
+    try:
+        result = distributor.run(train, args.epochs, args.batch, folder, args.model, args.hidden, args.lr, args.seed,
+                                 args.target, args.kill_after)
+    except Exception as e:  # what a fault does to the run: recorded, not hidden
+        if not args.kill_after:
+            raise
+        lines = [line for line in str(e).splitlines() if line.strip()]
+        result = {"system": "torch-distributor", "killed": "process %d" % 1, "at_seconds": args.kill_after,
+                  "failed_after_seconds": round(time.time() - started, 1), "error": type(e).__name__,
+                  "message": " | ".join(lines[-3:])[:600]}
     print(json.dumps(result), flush=True)
     spark.stop()
 
@@ -91,7 +125,11 @@ if __name__ == "__main__":
     parser.add_argument("--data", help="the folder of Fashion-MNIST's IDX files (default: sparkps.datasets')")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--model", default="mlp", choices=["mlp", "lenet"], help="mlp (of --hidden) or lenet")
     parser.add_argument("--hidden", default="1024,1024")
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--target", type=float, default=0.88)
+    parser.add_argument("--kill-after", type=float, default=0.0,
+                        help="kill -9 the second process so many seconds into its training (0: no fault)")
     main(parser.parse_args())
