@@ -27,6 +27,18 @@ os.environ["TF_USE_LEGACY_KERAS"] = "1"
 
 
 
+def training_args(parser, epochs: int) -> None:
+    """The arguments every peer's script takes alike: data, model, optimizer, minibatch, target."""
+    parser.add_argument("--data", help="the folder of Fashion-MNIST's IDX files (default: sparkps.datasets')")
+    parser.add_argument("--epochs", type=int, default=epochs)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--model", default="mlp", choices=["mlp", "lenet"], help="mlp (of --hidden) or lenet")
+    parser.add_argument("--hidden", default="1024,1024")
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--target", type=float, default=0.88)
+    parser.add_argument("--seed", type=int, default=1)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -190,15 +202,8 @@ if __name__ == "__main__":
     parser.add_argument("--job")
     parser.add_argument("--index", type=int)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--data", help="the folder of Fashion-MNIST's IDX files (default: sparkps.datasets')")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--epochs", type=int, default=5)
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--model", default="mlp", choices=["mlp", "lenet"], help="mlp (of --hidden) or lenet")
-    parser.add_argument("--hidden", default="1024,1024")
-    parser.add_argument("--lr", type=float, default=1e-3)
-    parser.add_argument("--target", type=float, default=0.88)
-    parser.add_argument("--seed", type=int, default=1)
+    training_args(parser, epochs=5)
     parser.add_argument("--steps-per-execution", type=int, default=1)
     parser.add_argument("--kill", help="ps:0 or worker:N, killed with SIGKILL --kill-after seconds into the run")
     parser.add_argument("--kill-after", type=float, default=20.0)

@@ -15,7 +15,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tf_ps import unpacked  # noqa: E402  (the IDX files, gunzipped once)
+from tf_ps import training_args, unpacked  # noqa: E402  (the IDX files, gunzipped once; the common arguments)
 
 
 def train(epochs: int, batch: int, folder: str, model_name: str, hidden: str, lr: float, seed: int, target: float,
@@ -122,14 +122,7 @@ def main(args) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("--data", help="the folder of Fashion-MNIST's IDX files (default: sparkps.datasets')")
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--model", default="mlp", choices=["mlp", "lenet"], help="mlp (of --hidden) or lenet")
-    parser.add_argument("--hidden", default="1024,1024")
-    parser.add_argument("--lr", type=float, default=1e-3)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--target", type=float, default=0.88)
+    training_args(parser, epochs=3)
     parser.add_argument("--kill-after", type=float, default=0.0,
                         help="kill -9 the second process so many seconds into its training (0: no fault)")
     main(parser.parse_args())

@@ -56,27 +56,33 @@ class BlasKernelsTest {
   }
 
   /** The kernels a JVM started with {@code OPENBLAS_CORETYPE=coreType} reads from its OpenBLAS. */
-  private static String chosenIn(String coreType) throws Exception {
+  private static String chosenIn(String coreType, Path dir) throws Exception {
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-cp", System.getProperty("java.class.path"), Probe.class.getName()));
-    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+    Path log = dir.resolve("probe-" + coreType + ".txt");
+    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
     pb.environment().put("OMP_NUM_THREADS", "1");
     pb.environment().put(BlasKernels.ENV, coreType);
     Process p = pb.start();
-    String out = new String(p.getInputStream().readAllBytes());
-    assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the probe JVM did not end within 120 s");
+    try {
+      assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the probe JVM (" + BlasKernels.ENV + "=" + coreType
+          + ") did not end within 120 s");
+    } finally {
+      p.destroyForcibly();
+    }
+    String out = Files.readString(log);
     assertEquals(0, p.exitValue(), out);
     return out.lines().filter(l -> l.startsWith("chosen=")).findFirst().orElseThrow(() -> new AssertionError(out))
         .substring("chosen=".length());
   }
 
   @Test
-  void chosen_readsTheKernelsOpenBlasLoaded() throws Exception {
+  void chosen_readsTheKernelsOpenBlasLoaded(@TempDir Path dir) throws Exception {
     assumeTrue(System.getProperty("os.arch").equals("amd64") && System.getProperty("os.name").equals("Linux"),
         "ND4J's OpenBLAS here is linux-x86_64's");
-    assertEquals("Optional[PRESCOTT]", chosenIn("Prescott"));
+    assertEquals("Optional[PRESCOTT]", chosenIn("Prescott", dir));
     assumeTrue(BlasKernels.suggested(BlasKernels.cpuFlags()).isPresent(), "a CPU without AVX2");
-    assertEquals("Optional[HASWELL]", chosenIn("Haswell"));
+    assertEquals("Optional[HASWELL]", chosenIn("Haswell", dir));
   }
 
   /** Prints what this JVM's OpenBLAS chose, and the advice; run in a JVM of its own by the tests above. */
