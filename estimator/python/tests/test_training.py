@@ -23,6 +23,11 @@ def test_fit_trains_a_model_that_predicts_the_held_out_rows(model, test_rows):
         last[record["index"]] = max(last.get(record["index"], 0), record["step"])
     # 3,000 rows, 1,500 a worker, in whole minibatches of 32: 46 steps an epoch, 2 epochs.
     assert last == {0: 92, 1: 92}
+    brief = model.describe()
+    assert {k: brief[k] for k in ("classifier", "embeddings", "steps")} == {"classifier": True, "embeddings": False,
+                                                                           "steps": 92}
+    assert brief["outputs"] == 3 and brief["parameters"] == model._call_java("network").numParams()
+    assert brief["elapsedSeconds"] == summary["elapsedMillis"] / 1000.0
 
 
 def test_the_model_carries_the_estimators_output_columns(train, test_rows):

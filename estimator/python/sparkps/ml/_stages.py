@@ -185,23 +185,34 @@ class Dl4jModel(_JvmParams, JavaModel, _Dl4jModelParams, JavaMLReadable, JavaMLW
 
     def summary(self) -> Dict[str, Any]:
         """The training run's summary (as ``summary.json``): status, steps, times, losses, evaluations, recoveries."""
-        return json.loads(self._java_call("summary").toJson())
+        if is_remote():
+            raise NotImplementedError(
+                "Dl4jModel.summary() is not available on Spark Connect: a Connect server lets clients call only the "
+                "model methods Spark lists for its own models. describe() gives the steps, last loss and last "
+                "evaluation; for the whole record, save the model and read it on the server: "
+                "spark.read.json(path + '/data/summary.json')")
+        return json.loads(self._call_java("summary").toJson())
+
+    def describe(self) -> Dict[str, Any]:
+        """The model in brief, on a classic or a Connect session: ``classifier``, ``outputs``, ``parameters``,
+        ``embeddings`` and, for a trained model, ``steps``, ``elapsedSeconds``, ``loss`` and the last evaluation's
+        metrics. It is the Java model's ``toString``, the one method a Connect server lets a client call on it."""
+        text = str(self._call_java("toString"))
+        if text.endswith(", no network"):
+            raise ValueError("%s holds no network: a model comes from Dl4jEstimator.fit or Dl4jModel.load" % self.uid)
+        fields = {}
+        for part in text.split(", ")[1:]:
+            key, _, value = part.partition("=")
+            fields[key] = value == "true" if value in ("true", "false") else _number(value)
+        return fields
 
     def isClassifier(self) -> bool:
         """Whether the network is a classifier (by its output layer's loss); else a regressor."""
-        return self._java_call("isClassifier")
+        return self.describe()["classifier"]
 
     def hasEmbeddings(self) -> bool:
         """Whether the model looks categorical columns up in embedding tables (saved beside it)."""
-        return self._java_call("hasEmbeddings")
-
-    def _java_call(self, method: str) -> Any:
-        if is_remote():
-            raise NotImplementedError(
-                "Dl4jModel.%s() is not available on Spark Connect: a Connect server lets clients call only the model "
-                "methods Spark lists for its own models. Read the run's summary.json, or save the model and load it "
-                "in a classic session" % method)
-        return self._call_java(method)
+        return self.describe()["embeddings"]
 
     def _transform(self, dataset):
         if is_remote():
@@ -213,6 +224,13 @@ class Dl4jModel(_JvmParams, JavaModel, _Dl4jModelParams, JavaMLReadable, JavaMLW
     @classmethod
     def read(cls):
         return _reader(cls)
+
+
+def _number(text: str) -> Any:
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
 
 
 def _alias_java_packages() -> None:

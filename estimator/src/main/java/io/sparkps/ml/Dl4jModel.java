@@ -1,5 +1,6 @@
 package io.sparkps.ml;
 
+import io.sparkps.spark.TaskProgress;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -37,6 +38,8 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
   private TrainingSummary summary;
   /** An embedding model's tables, or null when the network reads the features column. */
   private EmbeddingModels.Tables tables;
+  /** The start of {@link #toString()}, which reads the network's JSON once. */
+  private transient String description;
 
   private final Param<String> featuresCol;
   private final Param<String> predictionCol;
@@ -134,6 +137,7 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
 
   Dl4jModel withTables(EmbeddingModels.Tables tables) {
     this.tables = tables;
+    this.description = null;
     return this;
   }
 
@@ -165,6 +169,38 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
   /** Whether the network is a classifier (by its output layer's loss); else a regressor. */
   public boolean isClassifier() {
     return Net.fromJson(networkJson).classification();
+  }
+
+  /**
+   * One line in the manner of Spark's own models: the uid, whether a classifier, the outputs, whether it
+   * holds embedding tables, and, for a trained model, its steps, last loss and last evaluation. It is
+   * also how a Spark Connect client learns these, since a Connect server lets clients call
+   * {@code toString} on any ML object but no other method of a third-party model.
+   */
+  @Override
+  public String toString() {
+    if (networkJson == null) {
+      return "Dl4jModel: uid=" + uid + ", no network";
+    }
+    if (description == null) {
+      Net net = Net.fromJson(networkJson);
+      description = "Dl4jModel: uid=" + uid + ", classifier=" + net.classification() + ", outputs=" + net.outputs()
+          + ", parameters=" + parameters.length + ", embeddings=" + hasEmbeddings();
+    }
+    if (summary == null) {
+      return description;
+    }
+    StringBuilder b = new StringBuilder(description);
+    summary.workerHistory().stream().mapToLong(TaskProgress::step).max()
+        .ifPresent(step -> b.append(", steps=").append(step));
+    b.append(", elapsedSeconds=").append(summary.elapsed().toMillis() / 1000.0);
+    double loss = summary.lastLoss(0);
+    if (!Double.isNaN(loss)) {
+      b.append(", loss=").append((float) loss);
+    }
+    new java.util.TreeMap<>(summary.lastEvaluation())
+        .forEach((metric, value) -> b.append(", ").append(metric).append('=').append(value.floatValue()));
+    return b.toString();
   }
 
   private Schemas.Outputs outputs(Net net) {

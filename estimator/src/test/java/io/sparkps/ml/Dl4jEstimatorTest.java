@@ -174,6 +174,11 @@ class Dl4jEstimatorTest {
     assertEquals(1, summary.stageAttempts());
     assertTrue(summary.lastLoss(0) < 0.5 && summary.lastLoss(1) < 0.5, "final losses " + summary.lastLoss(0) + ", "
         + summary.lastLoss(1));
+    // What a Spark Connect client reads of a model: the only method a Connect server lets it call on ours.
+    long steps = summary.workerHistory().stream().mapToLong(io.sparkps.spark.TaskProgress::step).max().getAsLong();
+    assertEquals("Dl4jModel: uid=" + model.uid() + ", classifier=true, outputs=3, parameters="
+        + model.network().numParams() + ", embeddings=false, steps=" + steps + ", elapsedSeconds="
+        + summary.elapsed().toMillis() / 1000.0 + ", loss=" + (float) summary.lastLoss(0), model.toString());
   }
 
   @Test
@@ -187,6 +192,10 @@ class Dl4jEstimatorTest {
     assertTrue(history.size() >= 2, "evaluations: " + history.size());
     io.sparkps.spark.TaskProgress last = history.get(history.size() - 1);
     assertTrue(last.metrics().get("accuracy") > 0.9, "final evaluation " + last.metrics());
+    assertTrue(model.toString().endsWith(", accuracy=" + last.metrics().get("accuracy").floatValue() + ", f1="
+        + last.metrics().get("f1").floatValue() + ", loss=" + last.metrics().get("loss").floatValue() + ", precision="
+        + last.metrics().get("precision").floatValue() + ", recall=" + last.metrics().get("recall").floatValue()),
+        model.toString());
     assertTrue(last.metrics().keySet().containsAll(List.of("precision", "recall", "f1", "loss")));
     assertTrue(history.get(0).step() < last.step(), "evaluated at advancing versions");
     double finalAccuracy = accuracy(model.transform(split[1]));

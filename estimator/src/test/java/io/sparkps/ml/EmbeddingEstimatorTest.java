@@ -97,6 +97,7 @@ class EmbeddingEstimatorTest {
         .setEvalEverySeconds(5)}).fit(train);
     Dl4jModel model = (Dl4jModel) fitted.stages()[0];
     assertTrue(model.hasEmbeddings());
+    assertTrue(model.toString().contains(", embeddings=true,"), model.toString());
     double auc = auc(fitted.transform(test));
     System.out.printf("embedding model: held-out AUC %.4f, the planted model's %.4f%n", auc, planted);
     java.util.Map<String, Double> last = model.summary().lastEvaluation();
