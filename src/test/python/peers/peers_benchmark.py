@@ -7,8 +7,9 @@
 Each round runs every system once, the order turning, each in processes of its own (one system at a time on
 the machine): TensorFlow in one process (the floor), TensorFlow's ParameterServerStrategy (a ps, two workers
 and the chief as processes), PyTorch's TorchDistributor (2 processes, DDP over gloo; PEERS_TORCH_PYTHON names a
-Python with the requirements' torch lines when it is not this one), and SparkPS ASYNC and SYNC (2 workers, 1 ps);
-with PEERS_PRESCOTT=1 also SparkPS ASYNC on ND4J's OpenBLAS SSE3 kernels, as it ran before it set them itself.
+Python with the requirements' torch lines when it is not this one), spark-tensorflow-distributor's
+MirroredStrategyRunner (the MLP only: 2 Spark tasks, synchronous all-reduce), and SparkPS ASYNC and SYNC
+(2 workers, 1 ps); with PEERS_PRESCOTT=1 also SparkPS ASYNC on ND4J's OpenBLAS SSE3 kernels, as it ran before it set them itself.
 The model is ``mlp``, the large MLP 784-1024-1024-10 (target 88%), or ``lenet``, DL4J's LeNet-like preset
 (target 90%); Adam 0.001, 64 examples per worker and step (128 in the one process). The peers score the test
 images after each epoch, off the clock; SparkPS's evaluator scores them every ``eval`` seconds as it trains
@@ -42,6 +43,9 @@ def systems(epochs: int, model: str, eval_every: float):
                          str(eval_every)]
         + common,
     }
+    if model == "mlp":
+        # spark-tensorflow-distributor's MirroredStrategyRunner: synchronous all-reduce across 2 Spark tasks.
+        out["tensorflow-mirrored-runner"] = [sys.executable, os.path.join(HERE, "mirrored_runner.py")] + common
     if os.environ.get("PEERS_PRESCOTT"):
         # SparkPS as it ran before it chose ND4J's OpenBLAS kernels itself: on a CPU newer than OpenBLAS 0.3.19
         # knows, its SSE3 (Prescott) kernels.
@@ -75,14 +79,18 @@ def main(rounds: int, epochs: int, model: str, eval_every: float) -> None:
             result = run(argv)
             results[name].append(result)
             print("round %d %s" % (r + 1, json.dumps(result)), flush=True)
+    for name, rs in results.items():
+        failed = [x for x in rs if "error" in x]
+        if failed:  # a peer that does not run is recorded with its error, not ranked
+            print("%-26s failed: %s: %s" % (name, failed[0]["error"], failed[0]["message"]))
     medians = {name: (statistics.median(x["examples_per_s"] for x in rs), statistics.median(x["test_accuracy"] for x in rs),
                       to_target(rs))
-               for name, rs in results.items()}
+               for name, rs in results.items() if not any("error" in x for x in rs)}
     for name, (rate, accuracy, seconds) in medians.items():
-        print("%-22s median %6.0f examples/s, test accuracy %.4f after %d epochs, %s to the target" % (
+        print("%-26s median %6.0f examples/s, test accuracy %.4f after %d epochs, %s to the target" % (
             name, rate, accuracy, epochs, "never" if seconds is None else "%.1f s" % seconds))
     for ours in [name for name in medians if name.startswith("sparkps")]:
-        for peer in ("tensorflow-ps", "tensorflow-1-process", "torch-distributor"):
+        for peer in [name for name in medians if not name.startswith("sparkps")]:
             print("%s / %s examples/s: %.2fx" % (ours, peer, medians[ours][0] / medians[peer][0]))
 
 

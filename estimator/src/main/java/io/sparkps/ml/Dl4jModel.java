@@ -234,6 +234,19 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
           () -> { }));
       return dataset.sparkSession().createDataFrame(rows, out);
     }
+    if (t == null) {
+      org.apache.spark.sql.types.DataType featureType = in.fields()[featureIndex].dataType();
+      java.util.Optional<org.apache.spark.rdd.RDD<org.apache.spark.sql.catalyst.InternalRow>> internal =
+          InternalFrames.rows(dataset);
+      if (internal.isPresent()) {
+        java.util.Optional<Dataset<Row>> scored = InternalFrames.frame(dataset.sparkSession(), internal.get()
+            .toJavaRDD().mapPartitions(it -> Predictions.internal(it, featureIndex, featureType, out, json, params))
+            .rdd(), out);
+        if (scored.isPresent()) {
+          return scored.get();
+        }
+      }
+    }
     JavaRDD<Row> rows = dataset.toDF().javaRDD().mapPartitions(it -> {
       if (t == null) {
         return Predictions.of(it, batch -> Predictions.denseInput(batch, featureIndex), json, params, () -> { });

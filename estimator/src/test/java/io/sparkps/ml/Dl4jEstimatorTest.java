@@ -109,8 +109,45 @@ class Dl4jEstimatorTest {
     assertEquals(1.0, p[0] + p[1] + p[2], 1e-5, "probabilities of a softmax");
     assertTrue(before.stream().anyMatch(r -> ((org.apache.spark.ml.linalg.Vector) r.get(1)).apply(
         (int) r.getDouble(0)) < 0.99), "probabilities, not a one-hot argmax: some points lie between the classes");
-
+    // The scores are the network's own: its output for the row (one pass gives the raw outputs, the
+    // output activation the probabilities) and the prediction their argmax.
+    org.deeplearning4j.nn.multilayer.MultiLayerNetwork net =
+        (org.deeplearning4j.nn.multilayer.MultiLayerNetwork) ((Dl4jModel) model.stages()[1]).network();
+    for (Row r : predicted.select("features", "prediction", "probability").limit(300).collectAsList()) {
+      float[] x = org.nd4j.common.util.ArrayUtil.toFloats(((org.apache.spark.ml.linalg.Vector) r.get(0)).toArray());
+      double[] expected = net.output(org.nd4j.linalg.factory.Nd4j.create(x, new long[] {1, 2}, 'c'))
+          .toDoubleVector();
+      double[] scored = ((org.apache.spark.ml.linalg.Vector) r.get(2)).toArray();
+      for (int c = 0; c < 3; c++) {
+        assertEquals(expected[c], scored[c], 1e-6, "class " + c + " of " + r);
+      }
+      assertEquals(expected[0] >= expected[1] && expected[0] >= expected[2] ? 0 : expected[1] >= expected[2] ? 1 : 2,
+          r.getDouble(1), r.toString());
+    }
+    // These Sparks give a frame's internal rows and take them back: scoring passes the columns on as they stand.
+    org.apache.spark.rdd.RDD<org.apache.spark.sql.catalyst.InternalRow> internal = InternalFrames.rows(points)
+        .orElseThrow();
+    assertEquals(points.collectAsList(), InternalFrames.frame(spark, internal, points.schema()).orElseThrow()
+        .collectAsList());
+    // Array feature columns score as the vectors they hold: doubles, floats, and whole numbers as
+    // the same numbers in doubles.
     Dl4jModel dl4j = (Dl4jModel) model.stages()[1];
+    Dataset<Row> vectors = assembler.transform(points).select("features");
+    org.apache.spark.sql.Column array = org.apache.spark.ml.functions.vector_to_array(
+        org.apache.spark.sql.functions.col("features"), "float64");
+    List<Row> byVector = dl4j.transform(vectors).select("probability").collectAsList();
+    assertEquals(byVector, dl4j.transform(vectors.select(array.alias("features"))).select("probability")
+        .collectAsList());
+    assertEquals(byVector, dl4j.transform(vectors.select(org.apache.spark.ml.functions.vector_to_array(
+        org.apache.spark.sql.functions.col("features"), "float32").alias("features"))).select("probability")
+        .collectAsList());
+    Dataset<Row> whole = vectors.select(array.alias("d")).selectExpr(
+        "transform(d, x -> cast(x * 10 as int)) as features");
+    List<Row> byInts = dl4j.transform(whole).select("probability").collectAsList();
+    assertEquals(dl4j.transform(whole.select(whole.col("features").cast("array<double>").alias("features")))
+        .select("probability").collectAsList(), byInts);
+    assertTrue(!byInts.equals(byVector), "the whole numbers are other inputs than the vectors");
+
     String modelPath = dir.resolve("model").toUri().toString();
     dl4j.write().save(modelPath);
     Dl4jModel reloaded = Dl4jModel.load(modelPath);
