@@ -14,24 +14,18 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 from tf_ps import training_args, unpacked  # noqa: E402
 
 
 def train(folder, epochs, batch, hidden, lr, seed, target):
     """Runs in each Spark task, inside the runner's MultiWorkerMirroredStrategy scope."""
-    import numpy as np
     import tensorflow as tf
 
+    from tf_ps import images  # the tasks' Python path holds this folder (spark.executorEnv.PYTHONPATH)
+
     keras = tf.keras
-
-    def images(subset):
-        x = tf.data.FixedLengthRecordDataset(os.path.join(folder, subset + "-images-idx3-ubyte"), 784, header_bytes=16)
-        y = tf.data.FixedLengthRecordDataset(os.path.join(folder, subset + "-labels-idx1-ubyte"), 1, header_bytes=8)
-        x = x.map(lambda r: tf.cast(tf.io.decode_raw(r, tf.uint8), tf.float32) / 255.0)
-        y = y.map(lambda r: tf.cast(tf.io.decode_raw(r, tf.uint8)[0], tf.int64))
-        return tf.data.Dataset.zip((x, y))
-
     workers = json.loads(os.environ["TF_CONFIG"])["cluster"]["worker"]
     model = keras.Sequential([keras.Input(shape=(784,))]
                              + [keras.layers.Dense(int(h), activation="relu") for h in hidden.split(",")]
@@ -40,9 +34,9 @@ def train(folder, epochs, batch, hidden, lr, seed, target):
     global_batch = batch * len(workers)  # MultiWorkerMirroredStrategy splits the global batch among the workers
     options = tf.data.Options()  # one file of records: each worker takes every n-th batch
     options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
-    data = images("train").shuffle(60000, seed=seed).repeat().batch(global_batch).prefetch(tf.data.AUTOTUNE) \
-        .with_options(options)
-    test = images("t10k").batch(1000).with_options(options)
+    data = images(tf, folder, "train").shuffle(60000, seed=seed).repeat().batch(global_batch) \
+        .prefetch(tf.data.AUTOTUNE).with_options(options)
+    test = images(tf, folder, "t10k").batch(1000).with_options(options)
     steps = 60000 // global_batch
 
     class Clock(keras.callbacks.Callback):
@@ -80,6 +74,7 @@ def main(args) -> None:
              .config("spark.executorEnv.TF_USE_LEGACY_KERAS", "1")
              .config("spark.executorEnv.TF_CPP_MIN_LOG_LEVEL", "3")
              .config("spark.executorEnv.OMP_NUM_THREADS", "1")
+             .config("spark.executorEnv.PYTHONPATH", os.pathsep.join([HERE, os.environ.get("PYTHONPATH", "")]))
              .getOrCreate())
     try:
         from spark_tensorflow_distributor import MirroredStrategyRunner
@@ -91,8 +86,9 @@ def main(args) -> None:
                               **result)), flush=True)
     except Exception as e:  # recorded as the peer's outcome
         lines = [line for line in str(e).splitlines() if line.strip()]
-        print(json.dumps({"system": "tensorflow-mirrored-runner", "failed_after_seconds": round(time.time() - started, 1),
-                          "error": type(e).__name__, "message": " | ".join(lines[-3:])[:600]}), flush=True)
+        print(json.dumps({"system": "tensorflow-mirrored-runner",
+                          "failed_after_seconds": round(time.time() - started, 1), "error": type(e).__name__,
+                          "message": " | ".join(lines[-3:])[:600]}), flush=True)
     finally:
         spark.stop()
 

@@ -9,7 +9,8 @@ the machine): TensorFlow in one process (the floor), TensorFlow's ParameterServe
 and the chief as processes), PyTorch's TorchDistributor (2 processes, DDP over gloo; PEERS_TORCH_PYTHON names a
 Python with the requirements' torch lines when it is not this one), spark-tensorflow-distributor's
 MirroredStrategyRunner (the MLP only: 2 Spark tasks, synchronous all-reduce), and SparkPS ASYNC and SYNC
-(2 workers, 1 ps); with PEERS_PRESCOTT=1 also SparkPS ASYNC on ND4J's OpenBLAS SSE3 kernels, as it ran before it set them itself.
+(2 workers, 1 ps); with PEERS_PRESCOTT=1 also SparkPS ASYNC on ND4J's OpenBLAS SSE3 kernels, as it ran before
+it set them itself.
 The model is ``mlp``, the large MLP 784-1024-1024-10 (target 88%), or ``lenet``, DL4J's LeNet-like preset
 (target 90%); Adam 0.001, 64 examples per worker and step (128 in the one process). The peers score the test
 images after each epoch, off the clock; SparkPS's evaluator scores them every ``eval`` seconds as it trains

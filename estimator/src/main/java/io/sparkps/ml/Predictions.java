@@ -29,24 +29,27 @@ final class Predictions {
 
   private Predictions() {}
 
-  /** The batch's feature vectors as one float matrix, filled in place (one copy into native memory). */
+  /** The batch's feature vectors as one float matrix. */
   static INDArray denseInput(List<Row> batch, int featureIndex) {
+    return matrix(batch.size(), i -> ArrayUtil.toFloats(features(batch.get(i).get(featureIndex))));
+  }
+
+  /** A matrix of {@code rows} rows, each the same width, filled in place (one copy into native memory). */
+  private static INDArray matrix(int rows, java.util.function.IntFunction<float[]> row) {
     int width = -1;
     float[] x = null;
-    for (int i = 0; i < batch.size(); i++) {
-      double[] values = features(batch.get(i).get(featureIndex));  // a dense vector's own array, not a copy
+    for (int i = 0; i < rows; i++) {
+      float[] values = row.apply(i);
       if (x == null) {
         width = values.length;
-        x = new float[batch.size() * width];
+        x = new float[rows * width];
       } else if (values.length != width) {
         throw new IllegalArgumentException("row " + i + " of a scoring batch has " + values.length + " features "
             + "where the batch's first has " + width + ": every row needs the network's input width");
       }
-      for (int j = 0; j < width; j++) {
-        x[i * width + j] = (float) values[j];
-      }
+      System.arraycopy(values, 0, x, i * width, width);
     }
-    return Nd4j.create(x, new long[] {batch.size(), width}, 'c');
+    return Nd4j.create(x, new long[] {rows, width}, 'c');
   }
 
   /** What a row with its scores is made of: the row and the network's outputs for it. */
@@ -97,26 +100,9 @@ final class Predictions {
   private static INDArray internalInput(List<InternalRow> batch, int featureIndex, DataType featureType) {
     VectorUDT vectors = featureType instanceof VectorUDT v ? v : null;
     DataType element = featureType instanceof ArrayType a ? a.elementType() : null;
-    int width = -1;
-    float[] x = null;
-    for (int i = 0; i < batch.size(); i++) {
-      InternalRow r = batch.get(i);
-      float[] values;
-      if (vectors != null) {
-        values = ArrayUtil.toFloats(vectors.deserialize(r.getStruct(featureIndex, 4)).toArray());
-      } else {
-        values = floats(r.getArray(featureIndex), element);
-      }
-      if (x == null) {
-        width = values.length;
-        x = new float[batch.size() * width];
-      } else if (values.length != width) {
-        throw new IllegalArgumentException("row " + i + " of a scoring batch has " + values.length + " features "
-            + "where the batch's first has " + width + ": every row needs the network's input width");
-      }
-      System.arraycopy(values, 0, x, i * width, width);
-    }
-    return Nd4j.create(x, new long[] {batch.size(), width}, 'c');
+    return matrix(batch.size(), i -> vectors != null
+        ? ArrayUtil.toFloats(vectors.deserialize(batch.get(i).getStruct(featureIndex, 4)).toArray())
+        : floats(batch.get(i).getArray(featureIndex), element));
   }
 
   /** An array column's values (of any numeric type) as floats. */
