@@ -147,6 +147,11 @@ class Dl4jEstimatorTest {
     assertEquals(dl4j.transform(whole.select(whole.col("features").cast("array<double>").alias("features")))
         .select("probability").collectAsList(), byInts);
     assertTrue(!byInts.equals(byVector), "the whole numbers are other inputs than the vectors");
+    Dataset<Row> holed = vectors.select(array.alias("d")).selectExpr(
+        "transform(d, (x, i) -> if(i = 1, cast(null as double), x)) as features");
+    Exception refused = assertThrows(Exception.class, () -> dl4j.transform(holed).collectAsList());
+    assertTrue(String.valueOf(refused.getMessage()).contains("value 1 of a features array is null: the features need "
+        + "a number at every position (fill or drop the rows with nulls before scoring)"), refused.getMessage());
 
     String modelPath = dir.resolve("model").toUri().toString();
     dl4j.write().save(modelPath);
