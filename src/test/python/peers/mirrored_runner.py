@@ -23,7 +23,8 @@ def train(folder, epochs, batch, hidden, lr, seed, target):
     """Runs in each Spark task, inside the runner's MultiWorkerMirroredStrategy scope."""
     import tensorflow as tf
 
-    from tf_ps import images  # the tasks' Python path holds this folder (spark.executorEnv.PYTHONPATH)
+    # The tasks' Python path holds this folder (spark.executorEnv.PYTHONPATH).
+    from tf_ps import epoch_clock, images
 
     keras = tf.keras
     workers = json.loads(os.environ["TF_CONFIG"])["cluster"]["worker"]
@@ -39,25 +40,8 @@ def train(folder, epochs, batch, hidden, lr, seed, target):
     test = images(tf, folder, "t10k").batch(1000).with_options(options)
     steps = 60000 // global_batch
 
-    class Clock(keras.callbacks.Callback):
-        """Each epoch's test accuracy, off the clock (every worker takes part in the evaluation, as it must)."""
-
-        def __init__(self):
-            super().__init__()
-            self.started = self.eval_time = 0.0
-            self.history = []
-
-        def on_train_begin(self, logs=None):
-            self.started = time.perf_counter()
-
-        def on_epoch_end(self, epoch, logs=None):
-            t = time.perf_counter()
-            trained = t - self.started - self.eval_time
-            _, accuracy = self.model.evaluate(test, verbose=0)
-            self.eval_time += time.perf_counter() - t
-            self.history.append((round(trained, 2), float(accuracy)))
-
-    clock = Clock()
+    # Every worker takes part in each evaluation, as the strategy needs.
+    clock = epoch_clock(keras, lambda m: float(m.evaluate(test, verbose=0)[1]))
     model.fit(data, epochs=epochs, steps_per_epoch=steps, callbacks=[clock], verbose=0)
     seconds = time.perf_counter() - clock.started - clock.eval_time
     reached = next((s for s, a in clock.history if a >= target), None)

@@ -71,6 +71,29 @@ def images(tf, folder: str, subset: str):
     return tf.data.Dataset.zip((x, y))
 
 
+def epoch_clock(keras, accuracy):
+    """A Keras callback that keeps the training time (evaluations left out) and, after each epoch, the test
+    accuracy ``accuracy(model)`` gives, as ``history``: (seconds trained, accuracy) pairs."""
+
+    class Clock(keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.started = self.eval_time = 0.0
+            self.history = []
+
+        def on_train_begin(self, logs=None):
+            self.started = time.perf_counter()
+
+        def on_epoch_end(self, epoch, logs=None):
+            t = time.perf_counter()
+            trained = t - self.started - self.eval_time
+            score = accuracy(self.model)
+            self.eval_time += time.perf_counter() - t
+            self.history.append((round(trained, 2), score))
+
+    return Clock()
+
+
 def serve(args) -> None:
     import tensorflow as tf
 
@@ -160,26 +183,13 @@ def run(args, folder, cluster) -> None:
     test_y = np.concatenate([y.numpy() for _, y in test])
     steps = 60000 // (args.batch * workers)  # an epoch: each example once, over all workers
 
-    class Clock(keras.callbacks.Callback):
-        def __init__(self):
-            super().__init__()
-            self.started = self.eval_time = 0.0
-            self.history = []
+    def accuracy(model):
+        # On the chief, reading the variables from the ps (predict would need a per-worker dataset).
+        scores = np.concatenate([model(test_x[i:i + 2000], training=False).numpy()
+                                 for i in range(0, len(test_x), 2000)])
+        return float(np.mean(np.argmax(scores, 1) == test_y))
 
-        def on_train_begin(self, logs=None):
-            self.started = time.perf_counter()
-
-        def on_epoch_end(self, epoch, logs=None):
-            t = time.perf_counter()
-            trained = t - self.started - self.eval_time  # training time so far, the evaluations left out
-            # On the chief, reading the variables from the ps (predict would need a per-worker dataset).
-            scores = np.concatenate([self.model(test_x[i:i + 2000], training=False).numpy()
-                                     for i in range(0, len(test_x), 2000)])
-            accuracy = float(np.mean(np.argmax(scores, 1) == test_y))
-            self.eval_time += time.perf_counter() - t
-            self.history.append((round(trained, 2), accuracy))
-
-    clock = Clock()
+    clock = epoch_clock(keras, accuracy)
     if cluster is None:
         data = dataset_fn(tf.distribute.InputContext())
     else:
