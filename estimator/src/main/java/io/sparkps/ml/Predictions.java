@@ -100,17 +100,22 @@ final class Predictions {
   private static INDArray internalInput(List<InternalRow> batch, int featureIndex, DataType featureType) {
     VectorUDT vectors = featureType instanceof VectorUDT v ? v : null;
     DataType element = featureType instanceof ArrayType a ? a.elementType() : null;
+    boolean mayHoldNulls = featureType instanceof ArrayType a && a.containsNull();
     return matrix(batch.size(), i -> vectors != null
         ? ArrayUtil.toFloats(vectors.deserialize(batch.get(i).getStruct(featureIndex, 4)).toArray())
-        : floats(batch.get(i).getArray(featureIndex), element));
+        : floats(batch.get(i).getArray(featureIndex), element, mayHoldNulls));
   }
 
-  /** An array column's values (of any numeric type) as floats. */
-  private static float[] floats(ArrayData array, DataType element) {
-    if (element instanceof FloatType && noNulls(array)) {
+  /**
+   * An array column's values (of any numeric type) as floats; the nulls looked for only where the
+   * column's type allows them.
+   */
+  private static float[] floats(ArrayData array, DataType element, boolean mayHoldNulls) {
+    boolean whole = !mayHoldNulls || noNulls(array);
+    if (element instanceof FloatType && whole) {
       return array.toFloatArray();
     }
-    if (element instanceof DoubleType && noNulls(array)) {
+    if (element instanceof DoubleType && whole) {
       return ArrayUtil.toFloats(array.toDoubleArray());
     }
     float[] out = new float[array.numElements()];
