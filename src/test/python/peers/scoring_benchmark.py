@@ -103,6 +103,154 @@ def torch_scorer(folder: str, train_x, train_y, batch: int):
                              input_tensor_shapes=[[784]])
 
 
+#: The 64-bit id that stands for a missing one in the peers' input arrays (arrays of ids hold no nulls).
+MISSING_ID = -(1 << 63)
+
+
+def click_indexer(vocabulary):
+    """A function of a batch of raw ids (rows x 26, MISSING_ID where missing) to rows of one embedding table, as the
+    peers' models take them: per field, row 0 for a missing id, 1 for a rare or unseen one, then one per id of the
+    field's sorted ``vocabulary`` (ids seen 20 times in the training rows)."""
+    import numpy as np
+
+    offsets = np.cumsum([0] + [2 + len(v) for v in vocabulary])
+
+    def index(ids):
+        out = np.empty(ids.shape, dtype=np.int64)
+        for f, kept in enumerate(vocabulary):
+            values = ids[:, f]
+            at = np.minimum(np.searchsorted(kept, values), max(len(kept) - 1, 0))
+            found = kept[at] == values if len(kept) else np.zeros(len(values), bool)
+            out[:, f] = offsets[f] + np.where(values == MISSING_ID, 0, np.where(found, 2 + at, 1))
+        return out
+
+    return index, int(offsets[-1])
+
+
+def tensorflow_click_scorer(folder: str, vocabulary, batch: int):
+    """The click-through model in tf_keras (one table of every field's rows, the 13 numbers, 64-32, one sigmoid),
+    saved and scored by predict_batch_udf; its weights are the initializers' (the work per row is the same)."""
+    os.environ["TF_USE_LEGACY_KERAS"] = "1"
+    import tensorflow as tf
+    from pyspark.ml.functions import predict_batch_udf
+    from pyspark.sql.types import ArrayType, FloatType
+
+    index, rows = click_indexer(vocabulary)
+    keras = tf.keras
+    numbers, ids = keras.Input(shape=(13,)), keras.Input(shape=(26,), dtype="int64")
+    h = keras.layers.Concatenate()([keras.layers.Flatten()(keras.layers.Embedding(rows, 8)(ids)), numbers])
+    h = keras.layers.Dense(32, activation="relu")(keras.layers.Dense(64, activation="relu")(h))
+    path = os.path.join(folder, "ctr.h5")
+    keras.Model([numbers, ids], keras.layers.Dense(1, activation="sigmoid")(h)).save(path)
+
+    def make_predict_fn():
+        os.environ["TF_USE_LEGACY_KERAS"] = "1"
+        import numpy as np
+        import tensorflow as tf
+
+        try:
+            tf.config.threading.set_intra_op_parallelism_threads(1)
+            tf.config.threading.set_inter_op_parallelism_threads(1)
+        except RuntimeError:
+            pass
+        loaded = tf.keras.models.load_model(path)
+
+        def predict(x_numbers, x_ids):
+            p = loaded.predict_on_batch([x_numbers, index(x_ids)])
+            return np.concatenate([1 - p, p], axis=1)
+
+        return predict
+
+    return predict_batch_udf(make_predict_fn, return_type=ArrayType(FloatType()), batch_size=batch,
+                             input_tensor_shapes=[[13], [26]])
+
+
+def torch_click_scorer(folder: str, vocabulary, batch: int):
+    """The click-through model in PyTorch (an ``nn.EmbeddingBag`` of every field's rows, the 13 numbers, 64-32,
+    one logit), saved and scored by predict_batch_udf; its weights are the initializers'."""
+    import torch
+    from pyspark.ml.functions import predict_batch_udf
+    from pyspark.sql.types import ArrayType, FloatType
+    from torch import nn
+
+    index, rows = click_indexer(vocabulary)
+
+    class ClickModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.table = nn.EmbeddingBag(rows, 8, mode="sum")
+            self.dense = nn.Sequential(nn.Linear(26 * 8 + 13, 64), nn.ReLU(), nn.Linear(64, 32), nn.ReLU(),
+                                       nn.Linear(32, 1))
+
+        def forward(self, x_numbers, x_ids):
+            flat = x_ids.reshape(-1)
+            found = self.table(flat, torch.arange(0, len(flat), dtype=torch.long)).reshape(len(x_ids), -1)
+            return self.dense(torch.cat([found, x_numbers], 1))
+
+    torch.manual_seed(1)
+    path = os.path.join(folder, "ctr.pt")
+    torch.save(ClickModel().state_dict(), path)
+
+    def make_predict_fn():
+        import torch
+
+        torch.set_num_threads(1)
+        loaded = ClickModel()
+        loaded.load_state_dict(torch.load(path))
+        loaded.eval()
+
+        def predict(x_numbers, x_ids):
+            with torch.inference_mode():
+                p = torch.sigmoid(loaded(torch.from_numpy(x_numbers), torch.from_numpy(index(x_ids))))
+                return torch.cat([1 - p, p], 1).numpy()
+
+        return predict
+
+    return predict_batch_udf(make_predict_fn, return_type=ArrayType(FloatType()), batch_size=batch,
+                             input_tensor_shapes=[[13], [26]])
+
+
+def click_systems(spark, args, folder):
+    """The click-through model: SparkPS's trained one epoch on 200,000 generated rows (2 workers, 2 ps, SYNC, as the
+    peers benchmark trains it), and the peer's; the rows to score are --rows further ones, cached with the peers'
+    array columns beside SparkPS's."""
+    import numpy as np
+    from pyspark.sql import functions as F
+    from sparkps.datasets import ClickThroughData
+    from sparkps.ml import EmbeddingColumn
+    from sparkps.ml.networks import preset
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import ctr_data
+
+    data = ClickThroughData(spark, scale=ctr_data.SCALE, signal_ids=ctr_data.SIGNAL_IDS, seed=ctr_data.SEED)
+    numeric, categorical = data.numericColumns(), data.categoricalColumns()
+
+    def log_counts(rows):
+        return rows.select("label", *[F.log1p(F.col(c)).alias(c) for c in numeric], *categorical)
+
+    train = log_counts(data.rows(0, 200_000, 2)).cache()
+    columns = [EmbeddingColumn(c, 8, optimizer="ADAGRAD", learningRate=0.1, minCount=20) for c in categorical]
+    model = Dl4jEstimator(embeddingColumns=columns, numericCols=numeric, numWorkers=2, numPs=2, epochs=1,
+                          batchSize=256, consistency="SYNC", seed=1,
+                          networkJson=preset("mlp:64,32", inputs=26 * 8 + 13, classes=2, seed=1,
+                                             learningRate=0.002)).fit(train)
+    vocabulary = []
+    for c in categorical:
+        kept = train.where(F.col(c).isNotNull()).groupBy(c).count().where("count >= 20").select(c).collect()
+        vocabulary.append(np.sort(np.array([r[0] for r in kept], dtype=np.int64)))
+    make = tensorflow_click_scorer if args.peer == "tensorflow" else torch_click_scorer
+    peer = make(folder, vocabulary, args.batch)
+    rows = log_counts(data.rows(20_000_000, args.rows, 2))
+    rows = rows.withColumn("numbers", F.array(*[F.col(c).cast("float") for c in numeric])) \
+        .withColumn("ids", F.array(*[F.coalesce(F.col(c), F.lit(MISSING_ID)) for c in categorical])).cache()
+    return rows, {
+        "sparkps-transform": lambda: model.transform(rows).select("probability", "prediction"),
+        "predict_batch_udf-" + args.peer: lambda: rows.select(peer("numbers", "ids").alias("probability")).select(
+            "probability", F.expr("cast(probability[1] > 0.5 as double)").alias("prediction")),
+    }
+
+
 def timed(frame) -> float:
     started = time.perf_counter()
     frame.write.format("noop").mode("overwrite").save()
@@ -110,36 +258,17 @@ def timed(frame) -> float:
 
 
 def main(args) -> None:
-    import numpy as np
-    from pyspark.ml.functions import vector_to_array
-    from pyspark.sql import functions as F
-
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # Spark's Python workers: this Python, with the peer
-    # The cached rows (a vector of doubles and an array of floats each) take about 10 GB.
-    # 4 slots for SparkPS's training (a ps and 2 workers); the scoring runs 2 tasks, one per partition and core.
-    spark = sparkps.local_session("local[4]", "peers-scoring", {"spark.ui.enabled": "false",
+    # The MLP's cached rows (a vector of doubles and an array of floats each) take about 10 GB.
+    # 5 slots for SparkPS's training (up to 2 ps and 2 workers, 1 evaluator); the scoring runs 2 tasks, one per
+    # partition and core.
+    spark = sparkps.local_session("local[5]", "peers-scoring", {"spark.ui.enabled": "false",
                                                                 "spark.sql.shuffle.partitions": "2",
                                                                 "spark.driver.memory": args.memory})
     spark.sparkContext.setLogLevel("ERROR")
-    train = fashion_mnist(spark, "train").cache()
-    # The peers' models train on the same images in the driver, as numpy arrays.
-    rows = train.select(vector_to_array("features", "float32").alias("x"), "label").collect()
-    train_x = np.array([r.x for r in rows], dtype=np.float32)
-    train_y = np.array([r.label for r in rows], dtype=np.float32)
-    copies = -(-args.rows // train_x.shape[0])
-    data = train.crossJoin(spark.range(copies).withColumnRenamed("id", "copy")).limit(args.rows).repartition(2)
-    data = data.withColumn("pixels", vector_to_array("features", "float32")).cache()
-    n = data.count()
     folder = tempfile.mkdtemp(prefix="sparkps-scoring-")
-    sys.stderr.write("training the three models one epoch each\n")
-    sparkps_model = Dl4jEstimator(network="mlp:1024,1024", numWorkers=2, numPs=1, epochs=1, batchSize=64,
-                                  seed=1).fit(train)
-    peer = (tensorflow_scorer if args.peer == "tensorflow" else torch_scorer)(folder, train_x, train_y, args.batch)
-    systems = {
-        "sparkps-transform": lambda: sparkps_model.transform(data).select("probability", "prediction"),
-        "predict_batch_udf-" + args.peer: lambda: data.select(peer("pixels").alias("probability")).select(
-            "probability", F.expr("array_position(probability, array_max(probability)) - 1").alias("prediction")),
-    }
+    data, systems = (click_systems if args.model == "ctr" else mlp_systems)(spark, args, folder)
+    n = data.count()
     # Warm both (the JVM's code, the Python workers and their models) on a slice, off the clock.
     for make in systems.values():
         make().limit(20000).write.format("noop").mode("overwrite").save()
@@ -148,8 +277,8 @@ def main(args) -> None:
         for name, make in (list(systems.items()) if r % 2 == 0 else list(systems.items())[::-1]):
             seconds = timed(make())
             results[name].append(n / seconds)
-            print(json.dumps({"round": r + 1, "system": name, "rows": n, "seconds": round(seconds, 2),
-                              "rows_per_s": round(n / seconds)}), flush=True)
+            print(json.dumps({"round": r + 1, "model": args.model, "system": name, "rows": n,
+                              "seconds": round(seconds, 2), "rows_per_s": round(n / seconds)}), flush=True)
     ours, theirs = results["sparkps-transform"], results["predict_batch_udf-" + args.peer]
     for name, rates in results.items():
         print("%-32s median %8.0f rows/s" % (name, statistics.median(rates)))
@@ -159,9 +288,38 @@ def main(args) -> None:
     spark.stop()
 
 
+def mlp_systems(spark, args, folder):
+    """The large MLP, trained one epoch by each framework on Fashion-MNIST, and its training images repeated to
+    --rows, cached as SparkPS's vector column and the peer's array column."""
+    import numpy as np
+    from pyspark.ml.functions import vector_to_array
+    from pyspark.sql import functions as F
+
+    train = fashion_mnist(spark, "train").cache()
+    # The peers' models train on the same images in the driver, as numpy arrays.
+    rows = train.select(vector_to_array("features", "float32").alias("x"), "label").collect()
+    train_x = np.array([r.x for r in rows], dtype=np.float32)
+    train_y = np.array([r.label for r in rows], dtype=np.float32)
+    copies = -(-args.rows // train_x.shape[0])
+    data = train.crossJoin(spark.range(copies).withColumnRenamed("id", "copy")).limit(args.rows).repartition(2)
+    data = data.withColumn("pixels", vector_to_array("features", "float32")).cache()
+    sys.stderr.write("training the two models one epoch each\n")
+    sparkps_model = Dl4jEstimator(network="mlp:1024,1024", numWorkers=2, numPs=1, epochs=1, batchSize=64,
+                                  seed=1).fit(train)
+    peer = (tensorflow_scorer if args.peer == "tensorflow" else torch_scorer)(folder, train_x, train_y, args.batch)
+    systems = {
+        "sparkps-transform": lambda: sparkps_model.transform(data).select("probability", "prediction"),
+        "predict_batch_udf-" + args.peer: lambda: data.select(peer("pixels").alias("probability")).select(
+            "probability", F.expr("array_position(probability, array_max(probability)) - 1").alias("prediction")),
+    }
+    return data, systems
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--peer", choices=["tensorflow", "torch"], required=True)
+    parser.add_argument("--model", choices=["mlp", "ctr"], default="mlp",
+                        help="mlp: the large MLP on Fashion-MNIST; ctr: the click-through model on generated rows")
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--batch", type=int, default=1024, help="predict_batch_udf's batch_size")

@@ -5,6 +5,11 @@
 The same network, data, optimizer and minibatch as the peers (784-1024-1024-10, Adam 0.001, 64 per worker).
 The evaluator scores the 10,000 test images as training goes; the seconds to the target are the first of its
 records at or above it, from the run's first step. Prints one JSON line like the peers' scripts.
+
+With ``--model ctr`` it trains the click-through model on ``ClickThroughData``'s rows as a DataFrame (SparkPS's
+own data path: the numbers as ``log1p``, each categorical column an embedding column of --dim with AdaGrad at
+--table-lr, ids admitted after ``minCount`` sightings), the dense layers of --hidden on Adam, and scores the
+held-out rows' AUC; its evaluator scores them every --eval-every seconds.
 """
 
 import argparse
@@ -14,52 +19,93 @@ import os
 import sys
 
 import sparkps
-from sparkps.datasets import fashion_mnist
-from sparkps.ml import Dl4jEstimator
+from sparkps.datasets import ClickThroughData, fashion_mnist
+from sparkps.ml import Dl4jEstimator, EmbeddingColumn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ctr_data  # noqa: E402  (the rows the peers read, and the generator's settings)
+
+
+def click_data(spark, args):
+    """The training and held-out rows of the click-through model, cached, and an estimator for them."""
+    from pyspark.sql import functions as F
+    from sparkps.ml.networks import preset
+
+    data = ClickThroughData(spark, scale=ctr_data.SCALE, signal_ids=ctr_data.SIGNAL_IDS, seed=ctr_data.SEED)
+
+    def log_counts(rows):
+        return rows.select("label", *[F.log1p(F.col(c)).alias(c) for c in data.numericColumns()],
+                           *data.categoricalColumns())
+
+    train = log_counts(data.rows(0, args.rows, 2)).cache()
+    test = log_counts(data.rows(ctr_data.HELD_OUT_FIRST, ctr_data.HELD_OUT_ROWS, 2)).cache()
+    columns = [EmbeddingColumn(c, args.dim, optimizer="ADAGRAD", learningRate=args.table_lr, minCount=args.min_count)
+               for c in data.categoricalColumns()]
+    network = preset("mlp:" + args.hidden, inputs=26 * args.dim + 13, classes=2, seed=args.seed,
+                     learningRate=args.lr)
+    estimator = Dl4jEstimator(embeddingColumns=columns, numericCols=data.numericColumns(), networkJson=network,
+                              numWorkers=2, numPs=args.ps, epochs=args.epochs, batchSize=args.batch,
+                              consistency=args.consistency, seed=args.seed, evalEverySeconds=max(args.eval_every, 0.1))
+    return train, test, estimator
+
+
+def held_out_auc(model, test) -> float:
+    from pyspark.ml.evaluation import BinaryClassificationEvaluator
+
+    return BinaryClassificationEvaluator(rawPredictionCol="probability", numBins=0).evaluate(model.transform(test))
 
 
 def main(args) -> None:
     if args.blas_kernels:  # before the JVM starts: OpenBLAS reads it when it loads
         os.environ["OPENBLAS_CORETYPE"] = args.blas_kernels
-    spark = sparkps.local_session("local[4]", "peers-sparkps", {"spark.ui.enabled": "false"})
+    # A task slot each for the ps, the 2 workers and the evaluator.
+    spark = sparkps.local_session("local[%d]" % (args.ps + 3), "peers-sparkps", {"spark.ui.enabled": "false",
+                                                                                    "spark.driver.memory": "8g"})
     spark.sparkContext.setLogLevel("ERROR")
-    train = fashion_mnist(spark, "train").cache()
-    test = fashion_mnist(spark, "t10k").cache()
+    if args.model == "ctr":
+        train, test, estimator = click_data(spark, args)
+    else:
+        train = fashion_mnist(spark, "train").cache()
+        test = fashion_mnist(spark, "t10k").cache()
+        network = "lenet" if args.model == "lenet" else "mlp:" + args.hidden
+        estimator = Dl4jEstimator(network=network, numWorkers=2, numPs=args.ps, epochs=args.epochs,
+                                  batchSize=args.batch, consistency=args.consistency, seed=args.seed,
+                                  evalEverySeconds=max(args.eval_every, 0.1))
     n = train.count()
     test.count()
-    network = "lenet" if args.model == "lenet" else "mlp:" + args.hidden
-    estimator = Dl4jEstimator(network=network, numWorkers=2, numPs=1, epochs=args.epochs,
-                              batchSize=args.batch, consistency=args.consistency, seed=args.seed,
-                              evalEverySeconds=max(args.eval_every, 0.1))
-    sys.stderr = io.StringIO()  # the progress line
-    model = estimator.fitAsync(train, evaluation=test if args.eval_every > 0 else None,
-                               progress=False).result(timeout=3600)
+    metric = "auc" if args.model == "ctr" else "accuracy"
+    stderr, sys.stderr = sys.stderr, io.StringIO()  # the progress line
+    try:
+        model = estimator.fitAsync(train, evaluation=test if args.eval_every > 0 else None,
+                                   progress=False).result(timeout=3600)
+    finally:
+        sys.stderr = stderr
     summary = model.summary()
     steps = [w for w in summary["workers"] if w.get("timeMillis")]
     start = min(w["timeMillis"] for w in steps) if steps else None
-    history = [(round((e["timeMillis"] - start) / 1000.0, 2), e["metrics"].get("accuracy"))
-               for e in summary["evaluator"] if e.get("timeMillis") and "accuracy" in e.get("metrics", {})]
+    history = [(round((e["timeMillis"] - start) / 1000.0, 2), round(e["metrics"][metric], 4))
+               for e in summary["evaluator"] if e.get("timeMillis") and metric in e.get("metrics", {})]
     reached = next((s for s, a in history if a >= args.target), None)
-    out = model.transform(test)
-    accuracy = out.where("prediction = label").count() / out.count()
-    print(json.dumps({"system": "sparkps-" + args.consistency.lower(), "model": args.model, "workers": 2, "ps": 1,
-                      "epochs": args.epochs,
-                      "blas_kernels": os.environ.get("OPENBLAS_CORETYPE"),
-                      "examples_per_s": round(n * args.epochs / (summary["elapsedMillis"] / 1000.0)),
-                      "seconds_to_target": reached, "target": args.target, "test_accuracy": accuracy,
-                      "history": history}), flush=True)
+    if args.model == "ctr":
+        score = {"test_auc": held_out_auc(model, test)}
+    else:
+        out = model.transform(test)
+        score = {"test_accuracy": out.where("prediction = label").count() / out.count()}
+    print(json.dumps(dict({"system": "sparkps-" + args.consistency.lower(), "model": args.model, "workers": 2,
+                           "ps": args.ps, "epochs": args.epochs,
+                           "blas_kernels": os.environ.get("OPENBLAS_CORETYPE"),
+                           "examples_per_s": round(n * args.epochs / (summary["elapsedMillis"] / 1000.0)),
+                           "seconds_to_target": reached, "target": args.target}, **score, history=history)),
+          flush=True)
     spark.stop()
 
 
 if __name__ == "__main__":
+    from tf_ps import training_args
+
     parser = argparse.ArgumentParser()
-    parser.add_argument("--epochs", type=int, default=5)
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--model", default="mlp", choices=["mlp", "lenet"], help="mlp (of --hidden) or lenet")
-    parser.add_argument("--hidden", default="1024,1024")
+    training_args(parser, epochs=5)
     parser.add_argument("--consistency", default="ASYNC")
-    parser.add_argument("--target", type=float, default=0.88)
-    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--blas-kernels", help="OPENBLAS_CORETYPE for ND4J's OpenBLAS (default: sparkps's choice)")
     parser.add_argument("--eval-every", type=float, default=5.0, help="0: no evaluator (throughput alone)")
     main(parser.parse_args())

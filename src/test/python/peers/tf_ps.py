@@ -32,11 +32,19 @@ def training_args(parser, epochs: int) -> None:
     parser.add_argument("--data", help="the folder of Fashion-MNIST's IDX files (default: sparkps.datasets')")
     parser.add_argument("--epochs", type=int, default=epochs)
     parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--model", default="mlp", choices=["mlp", "lenet"], help="mlp (of --hidden) or lenet")
+    parser.add_argument("--model", default="mlp", choices=["mlp", "lenet", "ctr"],
+                        help="mlp (of --hidden), lenet, or ctr: the click-through model (an embedding table, then --hidden)")
     parser.add_argument("--hidden", default="1024,1024")
     parser.add_argument("--lr", type=float, default=1e-3)
-    parser.add_argument("--target", type=float, default=0.88)
+    parser.add_argument("--target", type=float, default=0.88, help="test accuracy, or AUC for ctr")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--ps", type=int, default=1, help="parameter servers, where the system has them")
+    parser.add_argument("--ctr-data", help="ctr: the folder ctr_data.py wrote")
+    parser.add_argument("--rows", type=int, default=3_000_000, help="ctr: training rows (SparkPS generates them)")
+    parser.add_argument("--min-count", type=int, default=20, help="ctr: sightings before an id gets a row")
+    parser.add_argument("--dim", type=int, default=8, help="ctr: the embedding rows' width")
+    parser.add_argument("--table-lr", type=float, default=0.1, help="ctr: AdaGrad's rate on the table")
+    parser.add_argument("--evals-per-epoch", type=int, default=4, help="ctr: held-out AUC this often, off the clock")
 
 
 def free_port() -> int:
@@ -109,15 +117,18 @@ def serve(args) -> None:
 def single(args) -> None:
     """The floor: the same model, input and global batch in one process on every core, no parameter server."""
     args.batch *= args.workers  # the distributed runs' global batch, in one minibatch
-    run(args, unpacked(args.data), None)
+    if args.model == "ctr":
+        run_ctr(args, args.ctr_data, None)
+    else:
+        run(args, unpacked(args.data), None)
 
 
 def main(args) -> None:
-    folder = unpacked(args.data)
-    cluster = {"chief": ["127.0.0.1:%d" % free_port()], "ps": ["127.0.0.1:%d" % free_port()],
+    folder = args.ctr_data if args.model == "ctr" else unpacked(args.data)
+    cluster = {"chief": ["127.0.0.1:%d" % free_port()], "ps": ["127.0.0.1:%d" % free_port() for _ in range(args.ps)],
                "worker": ["127.0.0.1:%d" % free_port() for _ in range(args.workers)]}
     # One core's worth of threads per worker, as SparkPS's tasks have; the ps and the chief share what is left.
-    roles = [("ps", 0, 1)] + [("worker", i, 1) for i in range(args.workers)]
+    roles = [("ps", i, 1) for i in range(args.ps)] + [("worker", i, 1) for i in range(args.workers)]
     servers = [subprocess.Popen([sys.executable, __file__, "serve", "--cluster", json.dumps(cluster), "--job", job,
                                  "--index", str(i), "--threads", str(t)]) for job, i, t in roles]
     if args.kill:
@@ -134,7 +145,7 @@ def main(args) -> None:
     try:
         started = time.time()
         try:
-            run(args, folder, cluster)
+            (run_ctr if args.model == "ctr" else run)(args, folder, cluster)
         except Exception as e:  # what a fault does to the strategy's fit: recorded, not hidden
             print(json.dumps({"system": "tensorflow-ps", "failed_after_seconds": round(time.time() - started, 1),
                               "error": type(e).__name__, "message": str(e).splitlines()[0][:300]}), flush=True)
@@ -146,18 +157,26 @@ def main(args) -> None:
             p.wait(timeout=30)
 
 
+def strategy_for(tf, cluster, partitioned: bool = False):
+    """The chief's ParameterServerStrategy over ``cluster`` (one intra-op thread, two inter-op), its variables of
+    256 KiB and more split over the ps when ``partitioned``; TensorFlow's default strategy and threads over all
+    cores when ``cluster`` is None (one process)."""
+    if cluster is None:
+        return tf.distribute.get_strategy()
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(2)
+    resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
+        tf.train.ClusterSpec(cluster), task_type="chief", task_id=0, rpc_layer="grpc")
+    partitioner = tf.distribute.experimental.partitioners.MinSizePartitioner(
+        min_shard_bytes=256 << 10, max_shards=len(cluster["ps"])) if partitioned else None
+    return tf.distribute.experimental.ParameterServerStrategy(resolver, variable_partitioner=partitioner)
+
+
 def run(args, folder, cluster) -> None:
     import numpy as np
     import tensorflow as tf
 
-    if cluster is None:  # one process: TensorFlow's own threads over all cores
-        strategy = tf.distribute.get_strategy()
-    else:
-        tf.config.threading.set_intra_op_parallelism_threads(1)
-        tf.config.threading.set_inter_op_parallelism_threads(2)
-        resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
-            tf.train.ClusterSpec(cluster), task_type="chief", task_id=0, rpc_layer="grpc")
-        strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
+    strategy = strategy_for(tf, cluster)
     workers = 1 if cluster is None else args.workers
     keras = tf.keras
     hidden = [int(h) for h in args.hidden.split(",")]
@@ -203,6 +222,104 @@ def run(args, folder, cluster) -> None:
                       "examples_per_s": round(steps * args.batch * workers * args.epochs / train_seconds),
                       "seconds_to_target": None if reached is None else round(reached, 1), "target": args.target,
                       "test_accuracy": clock.history[-1][1], "history": clock.history}), flush=True)
+
+
+def run_ctr(args, folder, cluster) -> None:
+    """The click-through model: one embedding table (every field's rows, sharded over the ps by the strategy's
+    variable partitioner), the 13 numbers beside the rows, dense layers of --hidden, one logit. AdaGrad on the
+    table and Adam on the rest, as SparkPS trains them; Keras ``fit`` takes one optimizer, so the steps are the
+    strategy's own custom loop: ``ClusterCoordinator.schedule`` of a ``tf.function`` of --steps-per-execution
+    steps, each on a worker's ``tf.data`` input (fixed-length records, shuffled, batched, decoded a batch at a
+    time, prefetched). The held-out AUC is taken on the chief --evals-per-epoch times an epoch, off the clock."""
+    import numpy as np
+    import tensorflow as tf
+    from ctr_data import RECORD, auc, meta, read
+
+    info = meta(folder)
+    # The strategy's recommended sharding: variables of 256 KiB and more split over the ps.
+    strategy = strategy_for(tf, cluster, partitioned=True)
+    workers = 1 if cluster is None else args.workers
+    keras = tf.keras
+    with strategy.scope():
+        numbers = keras.Input(shape=(13,), name="numbers")
+        ids = keras.Input(shape=(26,), dtype="int32", name="ids")
+        # Initialized and updated as SparkPS's tables are: uniform in +-0.01; AdaGrad whose accumulators start
+        # near 0 (Keras' default start, 0.1, would take ten times smaller first steps).
+        table = keras.layers.Embedding(info["table_rows"], args.dim, name="table",
+                                       embeddings_initializer=keras.initializers.RandomUniform(-0.01, 0.01))
+        h = keras.layers.Concatenate()([keras.layers.Flatten()(table(ids)), numbers])
+        for width in [int(w) for w in args.hidden.split(",")]:
+            h = keras.layers.Dense(width, activation="relu")(h)
+        model = keras.Model([numbers, ids], keras.layers.Dense(1)(h))
+        rows_optimizer = keras.optimizers.legacy.Adagrad(args.table_lr, initial_accumulator_value=1e-6)
+        dense_optimizer = keras.optimizers.legacy.Adam(args.lr)
+    table_vars = table.trainable_variables
+    dense_vars = [v for v in model.trainable_variables if all(v is not t for t in table_vars)]
+    record = RECORD.itemsize
+
+    def decode(r):  # a batch of records: the click, the numbers, the ids (their bytes read as int32)
+        x = tf.reshape(tf.io.decode_raw(r, tf.float32), (-1, record // 4))
+        return x[:, 1:14], tf.bitcast(x[:, 14:], tf.int32), x[:, 0]
+
+    def dataset_fn(context):
+        ds = tf.data.FixedLengthRecordDataset(os.path.join(folder, "train.bin"), record)
+        ds = ds.shard(context.num_input_pipelines, context.input_pipeline_id)
+        return ds.shuffle(100_000, seed=args.seed).repeat().batch(args.batch, drop_remainder=True) \
+            .map(decode, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+
+    def replica_step(x_numbers, x_ids, y):
+        with tf.GradientTape() as tape:
+            logits = model([x_numbers, x_ids], training=True)[:, 0]
+            loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=logits))
+        grads = tape.gradient(loss, table_vars + dense_vars)
+        rows_optimizer.apply_gradients(zip(grads[:len(table_vars)], table_vars))
+        dense_optimizer.apply_gradients(zip(grads[len(table_vars):], dense_vars))
+        return loss
+
+    k = args.steps_per_execution
+
+    @tf.function
+    def steps(iterator):
+        for _ in tf.range(k):
+            loss = strategy.run(replica_step, args=next(iterator))
+        return loss
+
+    test = read(os.path.join(folder, "test.bin"))
+
+    def held_out_auc():
+        scores = np.concatenate([model([test["numbers"][i:i + 10000], test["ids"][i:i + 10000]], training=False)
+                                 .numpy()[:, 0] for i in range(0, len(test), 10000)])
+        return auc(scores, test["label"])
+
+    if cluster is None:
+        iterator = iter(dataset_fn(tf.distribute.InputContext()))
+        coordinator = None
+    else:
+        coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+        iterator = iter(coordinator.create_per_worker_dataset(
+            tf.function(lambda: strategy.distribute_datasets_from_function(dataset_fn))))
+    per_epoch = info["rows"] // (args.batch * workers)  # steps: each row once, over all workers
+    chunk = max(k, per_epoch // args.evals_per_epoch // k * k)
+    history, trained, done = [], 0.0, 0
+    while done < per_epoch * args.epochs:
+        n = min(chunk, per_epoch * args.epochs - done) // k
+        t = time.perf_counter()
+        for _ in range(max(n, 1)):
+            if coordinator is None:
+                steps(iterator)
+            else:
+                coordinator.schedule(steps, args=(iterator,))
+        if coordinator is not None:
+            coordinator.join()
+        trained += time.perf_counter() - t
+        done += max(n, 1) * k
+        history.append((round(trained, 2), round(held_out_auc(), 4)))
+    reached = next((s for s, a in history if a >= args.target), None)
+    print(json.dumps({"system": "tensorflow-ps" if cluster else "tensorflow-1-process", "model": "ctr",
+                      "workers": workers, "ps": len(cluster["ps"]) if cluster else 0, "epochs": args.epochs,
+                      "examples_per_s": round(done * args.batch * workers / trained),
+                      "seconds_to_target": reached, "target": args.target, "test_auc": history[-1][1],
+                      "planted_auc": info["planted_auc"], "history": history}), flush=True)
 
 
 if __name__ == "__main__":

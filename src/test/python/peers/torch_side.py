@@ -18,6 +18,24 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tf_ps import training_args, unpacked  # noqa: E402  (the IDX files, gunzipped once; the common arguments)
 
 
+def finished(model_name, epochs, examples, seconds, history, target, metric, **extra):
+    """The run's JSON result (examples summed over the processes), returned by every process: TorchDistributor's
+    local mode (PySpark 3.5.9) has each process write its return value to the same file and reads whichever came
+    last, so each must return rank 0's."""
+    import torch
+    import torch.distributed as dist
+
+    total = torch.tensor([examples], dtype=torch.long)
+    dist.all_reduce(total)
+    reached = next((s for s, a in history if a >= target), None)
+    out = [dict({"system": "torch-distributor", "model": model_name, "workers": dist.get_world_size(), "ps": 0,
+                 "epochs": epochs, "examples_per_s": round(int(total.item()) / seconds),
+                 "seconds_to_target": reached, "target": target, metric: history[-1][1]}, **extra, history=history)]
+    dist.broadcast_object_list(out, src=0)
+    dist.destroy_process_group()
+    return out[0]
+
+
 def train(epochs: int, batch: int, folder: str, model_name: str, hidden: str, lr: float, seed: int, target: float,
           kill_after: float = 0.0):
     import time
@@ -83,17 +101,92 @@ def train(epochs: int, batch: int, folder: str, model_name: str, hidden: str, lr
         history.append((round(t - started - evaluating, 2), accuracy))
         dist.barrier()
         evaluating += time.perf_counter() - t
-    seconds = time.perf_counter() - started - evaluating
-    total = torch.tensor([examples], dtype=torch.long)
-    dist.all_reduce(total)
-    result = None
-    if rank == 0:
-        reached = next((s for s, a in history if a >= target), None)
-        result = {"system": "torch-distributor", "model": model_name, "workers": world, "ps": 0, "epochs": epochs,
-                  "examples_per_s": round(int(total.item()) / seconds), "seconds_to_target": reached,
-                  "target": target, "test_accuracy": history[-1][1], "history": history}
-    dist.destroy_process_group()
-    return result
+    return finished(model_name, epochs, examples, time.perf_counter() - started - evaluating, history, target,
+                    "test_accuracy")
+
+
+def train_ctr(epochs: int, batch: int, folder: str, hidden: str, lr: float, table_lr: float, dim: int, seed: int,
+              target: float, evals_per_epoch: int):
+    """The click-through model: one ``nn.EmbeddingBag`` holding every field's rows (AdaGrad),
+    the 13 numbers beside the rows, dense layers of ``hidden`` and one logit (Adam), DDP over gloo. Each process
+    reads the records into tensors once; a ``DistributedSampler`` in a ``BatchSampler`` hands the DataLoader whole
+    minibatches of indices, gathered in one call (PyTorch's fast path for tabular tensors; one row at a time
+    through the collate function is several times slower). The held-out AUC is taken --evals-per-epoch times an
+    epoch, off the clock."""
+    import numpy as np
+    import torch
+    import torch.distributed as dist
+    from torch import nn
+    from torch.nn.parallel import DistributedDataParallel
+    from torch.utils.data import BatchSampler, DataLoader, Dataset, DistributedSampler
+
+    from ctr_data import auc, meta, read
+
+    torch.set_num_threads(1)
+    torch.manual_seed(seed)
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    info = meta(folder)
+    rows = read(os.path.join(folder, "train.bin"))
+    numbers, ids = torch.from_numpy(rows["numbers"].copy()), torch.from_numpy(rows["ids"].astype(np.int64))
+    labels = torch.from_numpy(rows["label"].copy())
+
+    class Rows(Dataset):
+        def __len__(self):
+            return len(labels)
+
+        def __getitem__(self, index):  # a whole minibatch of indices
+            return numbers[index], ids[index], labels[index]
+
+    sampler = DistributedSampler(Rows(), num_replicas=world, rank=rank, shuffle=True, seed=seed, drop_last=True)
+    loader = DataLoader(Rows(), sampler=BatchSampler(sampler, batch, drop_last=True), batch_size=None, num_workers=0)
+
+    class ClickModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            # Dense gradients: DDP's all-reduce of sparse ones over gloo crashed (SIGSEGV) with this table of
+            # 33,724 rows; AdaGrad leaves a row whose gradient is 0 as it was, so the updates are the same.
+            self.table = nn.EmbeddingBag(info["table_rows"], dim, mode="sum")
+            nn.init.uniform_(self.table.weight, -0.01, 0.01)  # as SparkPS's tables start (PyTorch's: N(0, 1))
+            sizes = [26 * dim + 13] + [int(h) for h in hidden.split(",")]
+            layers = []
+            for a, b in zip(sizes, sizes[1:]):
+                layers += [nn.Linear(a, b), nn.ReLU()]
+            self.dense = nn.Sequential(*layers, nn.Linear(sizes[-1], 1))
+
+        def forward(self, x_numbers, x_ids):
+            flat = x_ids.reshape(-1)  # a bag per (row, field): one id each
+            rows_ = self.table(flat, torch.arange(0, len(flat), dtype=torch.long)).reshape(len(x_ids), -1)
+            return self.dense(torch.cat([rows_, x_numbers], 1))[:, 0]
+
+    model = DistributedDataParallel(ClickModel())
+    table_optimizer = torch.optim.Adagrad(model.module.table.parameters(), lr=table_lr)
+    dense_optimizer = torch.optim.Adam(model.module.dense.parameters(), lr=lr)
+    loss_fn = nn.BCEWithLogitsLoss()
+    test = read(os.path.join(folder, "test.bin"))
+    t_numbers, t_ids = torch.from_numpy(test["numbers"].copy()), torch.from_numpy(test["ids"].astype(np.int64))
+    per_epoch = len(loader)
+    every = max(1, per_epoch // evals_per_epoch)
+    examples, history, evaluating, step = 0, [], 0.0, 0
+    started = time.perf_counter()
+    for epoch in range(epochs):
+        sampler.set_epoch(epoch)
+        for i, (xn, xi, y) in enumerate(loader):
+            table_optimizer.zero_grad(set_to_none=True)
+            dense_optimizer.zero_grad(set_to_none=True)
+            loss_fn(model(xn, xi), y).backward()
+            table_optimizer.step()
+            dense_optimizer.step()
+            examples += len(y)
+            if (i + 1) % every == 0 or i + 1 == per_epoch:
+                t = time.perf_counter()
+                with torch.no_grad():
+                    score = auc(model.module(t_numbers, t_ids).numpy(), test["label"])
+                history.append((round(t - started - evaluating, 2), round(score, 4)))
+                dist.barrier()
+                evaluating += time.perf_counter() - t
+    return finished("ctr", epochs, examples, time.perf_counter() - started - evaluating, history, target, "test_auc",
+                    planted_auc=info["planted_auc"])
 
 
 def main(args) -> None:
@@ -103,12 +196,18 @@ def main(args) -> None:
     spark = SparkSession.builder.master("local[2]").appName("peers-torch").config("spark.ui.enabled", "false") \
         .getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    folder = unpacked(args.data)
+    # The processes TorchDistributor starts import this folder's modules (ctr_data) too.
+    here = os.path.dirname(os.path.abspath(__file__))
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in [here, os.environ.get("PYTHONPATH")] if p)
     distributor = TorchDistributor(num_processes=2, local_mode=True, use_gpu=False)
     started = time.time()
     try:
-        result = distributor.run(train, args.epochs, args.batch, folder, args.model, args.hidden, args.lr, args.seed,
-                                 args.target, args.kill_after)
+        if args.model == "ctr":
+            result = distributor.run(train_ctr, args.epochs, args.batch, args.ctr_data, args.hidden, args.lr,
+                                     args.table_lr, args.dim, args.seed, args.target, args.evals_per_epoch)
+        else:
+            result = distributor.run(train, args.epochs, args.batch, unpacked(args.data), args.model, args.hidden,
+                                     args.lr, args.seed, args.target, args.kill_after)
     except Exception as e:  # what a fault does to the run: recorded, not hidden
         if not args.kill_after:
             raise
