@@ -8,8 +8,12 @@ batched, prefetched). Keras 3 does not take ParameterServerStrategy, so the mode
 
     python src/test/python/peers/tf_ps.py --epochs 5 --batch 64 [--model mlp --hidden 1024,1024 | --model lenet] [--target 0.88]
 
-Prints one JSON line: examples/s over the fit (evaluation excluded), seconds to the target test accuracy
-(evaluated on the chief after each epoch) and the final test accuracy.
+Prints one JSON line: examples/s to the last epoch's end (evaluation excluded), seconds to the target test
+accuracy (evaluated on the chief after each epoch) and the final test accuracy.
+
+``--model ctr --ctr-data FOLDER`` trains the click-through model on the records ctr_data.py writes, through the
+strategy's own custom loop (``run_ctr``): one embedding table split over the ps, AdaGrad on it and Adam on the
+dense layers; its measure is the held-out AUC.
 """
 
 import argparse
