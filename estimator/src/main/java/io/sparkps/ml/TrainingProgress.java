@@ -21,6 +21,7 @@ public final class TrainingProgress implements ProgressListener {
   private final long t0 = System.nanoTime();
   private volatile TaskProgress evaluation;
   private volatile JobStatus end;
+  private final java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
 
   public TrainingProgress(long totalSteps, int stepsPerEpoch) {
     this.totalSteps = totalSteps;
@@ -55,6 +56,17 @@ public final class TrainingProgress implements ProgressListener {
   @Override
   public void onEnd(JobStatus status, Throwable failure) {
     end = status;
+    ended.countDown();
+  }
+
+  /**
+   * Waits at most {@code timeout} for the run's end to reach this listener, with the reports before
+   * it. A run's status says it ended before its listeners have had the last deliveries (they come
+   * from a thread of their own), so whoever reads this after seeing the run end waits here first.
+   * True when the end arrived.
+   */
+  public boolean awaitEnd(java.time.Duration timeout) throws InterruptedException {
+    return ended.await(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
   }
 
   /** The step every worker has reached. */

@@ -224,6 +224,43 @@ class Dl4jEstimatorTest {
   }
 
   @Test
+  void pythonSnapshot_ofAnEndedRun_showsItsEnd_evenWhileTheListenersLagBehind() throws Exception {
+    Dataset<Row> assembled = new VectorAssembler().setInputCols(new String[] {"x", "y"}).setOutputCol("features")
+        .transform(points);
+    // Holds the run's listener thread at its first delivery until released: the run's status says it ended
+    // while its listeners (Python's progress line among them) have heard nothing yet.
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    io.sparkps.spark.ProgressListener holder = new io.sparkps.spark.ProgressListener() {
+      @Override
+      public void onProgress(io.sparkps.spark.TaskProgress progress) {
+        try {
+          release.await(2, java.util.concurrent.TimeUnit.MINUTES);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    };
+    FitJob job = new Dl4jEstimator().setNetworkJson(network()).setBatchSize(16).setEpochs(1).addListener(holder)
+        .fitAsync(assembled);
+    io.sparkps.ml.python.PythonJob python = new io.sparkps.ml.python.PythonJob(job);
+    job.get(java.time.Duration.ofMinutes(3));
+    java.util.concurrent.ExecutorService reader = java.util.concurrent.Executors.newSingleThreadExecutor();
+    try {
+      java.util.concurrent.Future<String> snapshot = reader.submit(python::snapshot);
+      Thread.sleep(500); // the snapshot is being taken while the listeners are held
+      release.countDown();
+      com.fasterxml.jackson.databind.JsonNode s = new com.fasterxml.jackson.databind.ObjectMapper()
+          .readTree(snapshot.get(1, java.util.concurrent.TimeUnit.MINUTES));
+      assertTrue(s.get("done").asBoolean());
+      String line = s.get("line").asText();
+      assertTrue(line.matches("\\[sparkps] step (\\d+)/\\1 \\(100%\\) epoch 1 loss \\d.* - succeeded"), line);
+    } finally {
+      release.countDown();
+      reader.shutdownNow();
+    }
+  }
+
+  @Test
   void evaluationData_isScoredAsTrainingAdvances_intoTheSummary() throws Exception {
     VectorAssembler assembler = new VectorAssembler().setInputCols(new String[] {"x", "y"}).setOutputCol("features");
     Dataset<Row>[] split = assembler.transform(points).randomSplit(new double[] {0.8, 0.2}, 1);

@@ -23,6 +23,9 @@ public final class PythonJob {
   private final FitJob job;
   private final TrainingProgress progress;
 
+  /** How long a snapshot of an ended run waits for the end to reach its progress line. */
+  static final Duration END_WAIT = Duration.ofSeconds(10);
+
   public PythonJob(FitJob job) {
     this.job = job;
     this.progress = TrainingProgress.of(job);
@@ -36,10 +39,17 @@ public final class PythonJob {
    * {"status", "done", "step", "totalSteps", "line", "summary", "tasks": [{role, index, host,
    * executor, attempt, step, examples, metrics, message, ageMillis}]}: everything a poll shows.
    */
-  public String snapshot() {
+  public String snapshot() throws InterruptedException {
+    io.sparkps.spark.JobStatus status = job.status();
+    // A snapshot that says "done" is the last one Python reads: its line must show the end, which reaches
+    // the listener a moment after the status does.
+    if (status.isDone() && !progress.awaitEnd(END_WAIT)) {
+      org.slf4j.LoggerFactory.getLogger(PythonJob.class).warn("run {} ended, but its progress listener had not "
+          + "heard of the end within {} ms: its last progress line may be behind", job.runId(), END_WAIT.toMillis());
+    }
     Map<String, Object> s = new LinkedHashMap<>();
-    s.put("status", job.status().name());
-    s.put("done", job.status().isDone());
+    s.put("status", status.name());
+    s.put("done", status.isDone());
     s.put("runId", job.runId());
     s.put("step", progress.step());
     s.put("totalSteps", progress.totalSteps());
