@@ -53,6 +53,40 @@ def meta(path: str) -> dict:
         return json.load(f)
 
 
+def table_rows(values, missing, kept, offset: int):
+    """Rows of the shared table for one field's raw ``values``: ``offset`` for a missing one, ``offset + 1`` for an
+    id not in the sorted ``kept`` ids, then ``offset + 2 + i`` for the i-th kept id."""
+    at = np.minimum(np.searchsorted(kept, values), max(len(kept) - 1, 0))
+    found = kept[at] == values if len(kept) else np.zeros(len(values), bool)
+    return offset + np.where(missing, 0, np.where(found, 2 + at, 1))
+
+
+def sparkps_rows(spark, first: int, count: int):
+    """The generator and its rows ``first`` to ``first + count`` as SparkPS reads them: the numbers as log1p."""
+    from pyspark.sql import functions as F
+    from sparkps.datasets import ClickThroughData
+
+    data = ClickThroughData(spark, scale=SCALE, signal_ids=SIGNAL_IDS, seed=SEED)
+    frame = data.rows(first, count, 2)
+    return data, frame.select("label", *[F.log1p(F.col(c)).alias(c) for c in data.numericColumns()],
+                              *data.categoricalColumns())
+
+
+def sparkps_estimator(data, dim: int, table_lr: float, min_count: int, hidden: str, lr: float, seed: int, **params):
+    """SparkPS's estimator of the click-through model: an embedding column per field (AdaGrad rows, ids admitted
+    after ``min_count`` sightings), the numbers beside them, dense layers of ``hidden`` on Adam, 2 classes;
+    ``params`` are the estimator's other Params."""
+    from sparkps.ml import Dl4jEstimator, EmbeddingColumn
+    from sparkps.ml.networks import preset
+
+    columns = [EmbeddingColumn(c, dim, optimizer="ADAGRAD", learningRate=table_lr, minCount=min_count)
+               for c in data.categoricalColumns()]
+    network = preset("mlp:" + hidden, inputs=len(columns) * dim + len(data.numericColumns()), classes=2, seed=seed,
+                     learningRate=lr)
+    return Dl4jEstimator(embeddingColumns=columns, numericCols=data.numericColumns(), networkJson=network, seed=seed,
+                         **params)
+
+
 def prepare(rows: int, min_count: int) -> str:
     """Writes (once) the training rows 0 to ``rows`` and the held-out rows as records; returns their folder."""
     out = folder(rows, min_count)
@@ -93,11 +127,8 @@ def prepare(rows: int, min_count: int) -> str:
         seen, counts = np.unique(ids[~train[c + "_missing"].to_numpy()], return_counts=True)
         kept = seen[counts >= min_count]  # row 0: missing, row 1: rare or unseen, then one per kept id
         for name, frame in (("train", train), ("test", test)):
-            values = frame[c].to_numpy(np.int64)
-            at = np.minimum(np.searchsorted(kept, values), max(len(kept) - 1, 0))
-            found = kept[at] == values if len(kept) else np.zeros(len(values), bool)
-            missing = frame[c + "_missing"].to_numpy()
-            encoded[name]["ids"][:, f] = offset + np.where(missing, 0, np.where(found, 2 + at, 1))
+            encoded[name]["ids"][:, f] = table_rows(frame[c].to_numpy(np.int64), frame[c + "_missing"].to_numpy(),
+                                                    kept, offset)
         sizes.append(2 + len(kept))
         offset += 2 + len(kept)
     for name, records in encoded.items():

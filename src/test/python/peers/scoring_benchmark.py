@@ -28,6 +28,12 @@ import sparkps
 from sparkps.datasets import fashion_mnist
 from sparkps.ml import Dl4jEstimator
 
+# This folder's modules: in this process, and in Spark's Python workers (the peer's predict functions).
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in [HERE, os.environ.get("PYTHONPATH")] if p)
+import ctr_data  # noqa: E402
+
 
 def tensorflow_scorer(folder: str, train_x, train_y, batch: int):
     """A tf_keras MLP trained one epoch here, saved, and scored by predict_batch_udf in the Python workers."""
@@ -116,12 +122,11 @@ def click_indexer(vocabulary):
     offsets = np.cumsum([0] + [2 + len(v) for v in vocabulary])
 
     def index(ids):
+        from ctr_data import table_rows
+
         out = np.empty(ids.shape, dtype=np.int64)
         for f, kept in enumerate(vocabulary):
-            values = ids[:, f]
-            at = np.minimum(np.searchsorted(kept, values), max(len(kept) - 1, 0))
-            found = kept[at] == values if len(kept) else np.zeros(len(values), bool)
-            out[:, f] = offsets[f] + np.where(values == MISSING_ID, 0, np.where(found, 2 + at, 1))
+            out[:, f] = table_rows(ids[:, f], ids[:, f] == MISSING_ID, kept, offsets[f])
         return out
 
     return index, int(offsets[-1])
@@ -216,32 +221,19 @@ def click_systems(spark, args, folder):
     array columns beside SparkPS's."""
     import numpy as np
     from pyspark.sql import functions as F
-    from sparkps.datasets import ClickThroughData
-    from sparkps.ml import EmbeddingColumn
-    from sparkps.ml.networks import preset
 
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import ctr_data
-
-    data = ClickThroughData(spark, scale=ctr_data.SCALE, signal_ids=ctr_data.SIGNAL_IDS, seed=ctr_data.SEED)
+    data, train = ctr_data.sparkps_rows(spark, 0, 200_000)
     numeric, categorical = data.numericColumns(), data.categoricalColumns()
-
-    def log_counts(rows):
-        return rows.select("label", *[F.log1p(F.col(c)).alias(c) for c in numeric], *categorical)
-
-    train = log_counts(data.rows(0, 200_000, 2)).cache()
-    columns = [EmbeddingColumn(c, 8, optimizer="ADAGRAD", learningRate=0.1, minCount=20) for c in categorical]
-    model = Dl4jEstimator(embeddingColumns=columns, numericCols=numeric, numWorkers=2, numPs=2, epochs=1,
-                          batchSize=256, consistency="SYNC", seed=1,
-                          networkJson=preset("mlp:64,32", inputs=26 * 8 + 13, classes=2, seed=1,
-                                             learningRate=0.002)).fit(train)
+    train = train.cache()
+    model = ctr_data.sparkps_estimator(data, 8, 0.1, 20, "64,32", 0.002, 1, numWorkers=2, numPs=2, epochs=1,
+                                       batchSize=256, consistency="SYNC").fit(train)
     vocabulary = []
     for c in categorical:
         kept = train.where(F.col(c).isNotNull()).groupBy(c).count().where("count >= 20").select(c).collect()
         vocabulary.append(np.sort(np.array([r[0] for r in kept], dtype=np.int64)))
     make = tensorflow_click_scorer if args.peer == "tensorflow" else torch_click_scorer
     peer = make(folder, vocabulary, args.batch)
-    rows = log_counts(data.rows(20_000_000, args.rows, 2))
+    _, rows = ctr_data.sparkps_rows(spark, 20_000_000, args.rows)
     rows = rows.withColumn("numbers", F.array(*[F.col(c).cast("float") for c in numeric])) \
         .withColumn("ids", F.array(*[F.coalesce(F.col(c), F.lit(MISSING_ID)) for c in categorical])).cache()
     return rows, {

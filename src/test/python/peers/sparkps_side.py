@@ -19,8 +19,8 @@ import os
 import sys
 
 import sparkps
-from sparkps.datasets import ClickThroughData, fashion_mnist
-from sparkps.ml import Dl4jEstimator, EmbeddingColumn
+from sparkps.datasets import fashion_mnist
+from sparkps.ml import Dl4jEstimator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ctr_data  # noqa: E402  (the rows the peers read, and the generator's settings)
@@ -28,25 +28,13 @@ import ctr_data  # noqa: E402  (the rows the peers read, and the generator's set
 
 def click_data(spark, args):
     """The training and held-out rows of the click-through model, cached, and an estimator for them."""
-    from pyspark.sql import functions as F
-    from sparkps.ml.networks import preset
-
-    data = ClickThroughData(spark, scale=ctr_data.SCALE, signal_ids=ctr_data.SIGNAL_IDS, seed=ctr_data.SEED)
-
-    def log_counts(rows):
-        return rows.select("label", *[F.log1p(F.col(c)).alias(c) for c in data.numericColumns()],
-                           *data.categoricalColumns())
-
-    train = log_counts(data.rows(0, args.rows, 2)).cache()
-    test = log_counts(data.rows(ctr_data.HELD_OUT_FIRST, ctr_data.HELD_OUT_ROWS, 2)).cache()
-    columns = [EmbeddingColumn(c, args.dim, optimizer="ADAGRAD", learningRate=args.table_lr, minCount=args.min_count)
-               for c in data.categoricalColumns()]
-    network = preset("mlp:" + args.hidden, inputs=26 * args.dim + 13, classes=2, seed=args.seed,
-                     learningRate=args.lr)
-    estimator = Dl4jEstimator(embeddingColumns=columns, numericCols=data.numericColumns(), networkJson=network,
-                              numWorkers=2, numPs=args.ps, epochs=args.epochs, batchSize=args.batch,
-                              consistency=args.consistency, seed=args.seed, evalEverySeconds=max(args.eval_every, 0.1))
-    return train, test, estimator
+    data, train = ctr_data.sparkps_rows(spark, 0, args.rows)
+    _, test = ctr_data.sparkps_rows(spark, ctr_data.HELD_OUT_FIRST, ctr_data.HELD_OUT_ROWS)
+    estimator = ctr_data.sparkps_estimator(data, args.dim, args.table_lr, args.min_count, args.hidden, args.lr,
+                                           args.seed, numWorkers=2, numPs=args.ps, epochs=args.epochs,
+                                           batchSize=args.batch, consistency=args.consistency,
+                                           evalEverySeconds=max(args.eval_every, 0.1))
+    return train.cache(), test.cache(), estimator
 
 
 def held_out_auc(model, test) -> float:
