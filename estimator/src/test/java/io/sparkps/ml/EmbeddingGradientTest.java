@@ -114,7 +114,9 @@ class EmbeddingGradientTest {
     CategoricalRows rows = EmbeddingStep.read(data.iterator(), inputs, true, 2, 0);
     TableLookup lookup = new TableLookup(inputs, ps, EmbeddingModels.GROUP);
     int[] batch = {0, 1, 2, 3};
+    long pulls = served("PullEmbeddings");
     TableLookup.Pulled pulled = lookup.pull(rows, batch, 0, true);
+    assertEquals(servers.size(), served("PullEmbeddings") - pulls, "every table's rows in one call per ps");
     net.setBatch(dataSet(lookup, rows, batch));
     float[] inputGradient = net.computeGradientAndInputGradient().castTo(DataType.FLOAT).dup('c').data().asFloat();
 
@@ -148,7 +150,9 @@ class EmbeddingGradientTest {
       before[t] = tables[t].read(keys);
     }
     // What the lookup pushes for the mean loss (scale 1/4), read back as the rows' change.
+    long pushes = served("PushEmbeddings");
     lookup.push(pulled, inputGradient, 1.0 / batch.length, 1);
+    assertEquals(servers.size(), served("PushEmbeddings") - pushes, "every table's gradients in one call per ps");
     int checked = 0;
     for (int t = 0; t < tableCount; t++) {
       float[] after = tables[t].read(pulled.unique(t));
@@ -160,6 +164,10 @@ class EmbeddingGradientTest {
     }
     assertTrue(checked > 12, checked + " non-zero gradient values checked");
     return pulled;
+  }
+
+  private long served(String method) {
+    return servers.stream().mapToLong(s -> s.callsServed().getOrDefault(method, 0L)).sum();
   }
 
   private static DataSet dataSet(TableLookup lookup, CategoricalRows rows, int[] batch) {

@@ -22,12 +22,15 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,6 +53,7 @@ public final class ParameterServer implements AutoCloseable {
 
   private final Builder config;
   private final CountDownLatch terminated = new CountDownLatch(1);
+  private final Map<String, LongAdder> calls = new ConcurrentHashMap<>();
   private Server server;
   /** The bound port, kept at start (gRPC refuses to tell it once the server terminated); 0 before, -1 in process. */
   private volatile int port;
@@ -96,7 +100,9 @@ public final class ParameterServer implements AutoCloseable {
     }
     PsService service = new PsService(store, waiters, pool, config.chunkBytes / 4,
         config.inProcessName != null, config.maxWait.toMillis(), bulkPort, localId, this::closeInBackground);
-    var definition = ServerInterceptors.intercept(service.definition(), Auth.server(config.token, "ps " + config.shardIndex));
+    // Interceptors run last-added first: the token is checked before a call is counted.
+    var definition = ServerInterceptors.intercept(service.definition(), countCalls(),
+        Auth.server(config.token, "ps " + config.shardIndex));
     try {
       if (config.inProcessName != null) {
         server = InProcessServerBuilder.forName(config.inProcessName).executor(executor)
@@ -161,6 +167,27 @@ public final class ParameterServer implements AutoCloseable {
   /** Calls waiting on this shard right now (SYNC/SSP reads, initialization waits): for inspection. */
   public int pendingWaits() {
     return waiters == null ? 0 : waiters.size();
+  }
+
+  /**
+   * The calls this shard took so far, by gRPC method ({@code PullEmbeddings}, {@code Update}, ...;
+   * those refused for a missing token not counted): for inspection, e.g. round trips per step.
+   */
+  public Map<String, Long> callsServed() {
+    Map<String, Long> out = new java.util.TreeMap<>();
+    calls.forEach((method, n) -> out.put(method, n.sum()));
+    return out;
+  }
+
+  private io.grpc.ServerInterceptor countCalls() {
+    return new io.grpc.ServerInterceptor() {
+      @Override
+      public <Q, A> io.grpc.ServerCall.Listener<Q> interceptCall(io.grpc.ServerCall<Q, A> call,
+          io.grpc.Metadata headers, io.grpc.ServerCallHandler<Q, A> next) {
+        calls.computeIfAbsent(call.getMethodDescriptor().getBareMethodName(), m -> new LongAdder()).increment();
+        return next.startCall(call, headers);
+      }
+    };
   }
 
   /** This shard's index. */

@@ -281,6 +281,16 @@ public final class PsClient implements AutoCloseable {
   }
 
   /**
+   * Creates the embedding tables {@code specs} as {@link #embeddingTable} does and returns a handle
+   * that pulls and pushes all of them in one call per ps: a model of many tables (one per
+   * categorical column) then pays one round trip per ps a step each way, not one per table.
+   */
+  public EmbeddingTableSet embeddingTables(List<EmbeddingSpec> specs) {
+    checkOpen();
+    return tables.openAll(specs);
+  }
+
+  /**
    * Where this client, when it refills a replaced ps, restores the ps's share of the embedding
    * tables from ({@link TableRefill}); null: they start empty there.
    */

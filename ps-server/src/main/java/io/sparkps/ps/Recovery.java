@@ -420,7 +420,7 @@ final class Recovery implements Calls.Recoverer {
           .setIds(io.sparkps.ps.wire.PackedArrays.ofLongs(rows.ids()))
           .setGradients(io.sparkps.ps.wire.PackedArrays.ofFloats(rows.values())).build();
       Calls.some(shards, List.of(shard), "refill the rows of embedding table '" + e.getKey() + "' on the replacement",
-          s -> s.pushEmbedding(request), callTimeout, this);
+          s -> s.pushEmbeddings(io.sparkps.ps.grpc.proto.EmbeddingPushBatch.newBuilder().addTables(request).build()), callTimeout, this);
       done.append("; ").append(rows.ids().length).append(" rows of '").append(e.getKey()).append("' from worker ")
           .append(copy.worker()).append("'s pull of step ").append(rows.step());
     }

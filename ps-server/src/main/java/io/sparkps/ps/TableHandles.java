@@ -6,7 +6,8 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A client's embedding tables: creates each on every shard and hands out its {@link EmbeddingTable},
+ * A client's embedding tables: creates each on every shard and hands out its {@link EmbeddingTable} (or a
+ * {@link EmbeddingTableSet} of several),
  * tells the client's {@link Recovery} which tables a replaced shard needs back and from where, and
  * counts the payload bytes of every table call.
  */
@@ -28,10 +29,24 @@ final class TableHandles {
 
   /** Creates {@code spec} on every shard (the same spec again is kept) and returns a handle on it. */
   EmbeddingTable open(EmbeddingSpec spec) {
-    Calls.all(shards, "create embedding table '" + spec.name() + "'", s -> s.createEmbedding(spec.proto()),
-        callTimeout, recovery);
-    recovery.tableCreated(spec);
-    return new EmbeddingTable(spec, shards, worker, callTimeout, waitTimeout, recovery, bytes);
+    return new EmbeddingTable(openAll(List.of(spec)));
+  }
+
+  /** Creates each of {@code specs} on every shard and returns a handle that pulls and pushes them together. */
+  EmbeddingTableSet openAll(List<EmbeddingSpec> specs) {
+    if (specs.isEmpty()) {
+      throw new IllegalArgumentException("no embedding tables to open: pass at least one spec");
+    }
+    java.util.Set<String> names = new java.util.HashSet<>();
+    for (EmbeddingSpec spec : specs) {
+      if (!names.add(spec.name())) {
+        throw new IllegalArgumentException("embedding table '" + spec.name() + "' is named twice: each table once");
+      }
+      Calls.all(shards, "create embedding table '" + spec.name() + "'", s -> s.createEmbedding(spec.proto()),
+          callTimeout, recovery);
+      recovery.tableCreated(spec);
+    }
+    return new EmbeddingTableSet(specs, shards, worker, callTimeout, waitTimeout, recovery, bytes);
   }
 
   /** Where a replaced shard's share of the tables comes back from. */

@@ -233,4 +233,123 @@ class EmbeddingTableTest {
         () -> ad.push(new long[] {1L}, new float[3], 1));
     assertEquals("embedding table 'ad': 1 ids of dim 4 need 4 gradient values, got 3", unknown.getMessage());
   }
+
+  private long served(String method) {
+    return cluster.servers.stream().mapToLong(ps -> ps.callsServed().getOrDefault(method, 0L)).sum();
+  }
+
+  /**
+   * A set of tables: a step's pull of five tables is one call per ps (five alone are five), each
+   * table's rows as its own handle reads them, and one push per ps moves each table's rows by its
+   * own gradients.
+   */
+  @Test
+  void aSetOfTables_pullsAndPushesEveryTable_inOneCallPerPs() {
+    java.util.List<EmbeddingSpec> specs = new java.util.ArrayList<>();
+    for (int t = 0; t < 5; t++) {
+      specs.add(spec("field" + t).setDim(2 + t).build());
+    }
+    EmbeddingTableSet set = client.embeddingTables(specs);
+    long[][] ids = new long[5][];
+    for (int t = 0; t < 5; t++) {
+      ids[t] = LongStream.range(0, 40 + 10L * t).map(i -> i * 104_729 + 7).toArray();
+    }
+    long pulls = served("PullEmbeddings");
+    float[][] rows = set.pull(ids, 1);
+    assertEquals(2, served("PullEmbeddings") - pulls, "one call per ps for five tables");
+    EmbeddingTable[] alone = new EmbeddingTable[5];
+    pulls = served("PullEmbeddings");
+    for (int t = 0; t < 5; t++) {
+      alone[t] = client.embeddingTable(specs.get(t));
+      assertArrayEquals(alone[t].read(ids[t]), rows[t], "table " + t + "'s rows, as its own handle reads them");
+      assertEquals(ids[t].length * (2 + t), rows[t].length);
+    }
+    assertEquals(10, served("PullEmbeddings") - pulls, "five tables alone: five calls per ps");
+    float[][] gradients = new float[5][];
+    for (int t = 0; t < 5; t++) {
+      gradients[t] = new float[rows[t].length];
+      for (int i = 0; i < gradients[t].length; i++) {
+        gradients[t][i] = (t + 1) * ((i % 7) - 3);
+      }
+    }
+    long pushes = served("PushEmbeddings");
+    set.push(ids, gradients, 1);
+    assertEquals(2, served("PushEmbeddings") - pushes, "one push per ps for five tables");
+    for (int t = 0; t < 5; t++) {
+      float[] now = alone[t].read(ids[t]);
+      for (int i = 0; i < now.length; i++) {
+        assertEquals(rows[t][i] - 0.5f * gradients[t][i], now[i], 1e-5f, "table " + t + " value " + i);
+      }
+    }
+    IllegalArgumentException count = assertThrows(IllegalArgumentException.class, () -> set.pull(new long[2][], 2));
+    assertEquals("embedding tables 'field0', 'field1', 'field2', 'field3', 'field4': 2 id arrays for 5 tables (one "
+        + "per table, in the order of specs())", count.getMessage());
+    gradients[3] = new float[1];
+    IllegalArgumentException shape = assertThrows(IllegalArgumentException.class, () -> set.push(ids, gradients, 2));
+    assertEquals("embedding table 'field3': 70 ids of dim 5 need 350 gradient values, got 1", shape.getMessage());
+    IllegalArgumentException twice = assertThrows(IllegalArgumentException.class,
+        () -> client.embeddingTables(java.util.List.of(specs.get(0), specs.get(0))));
+    assertEquals("embedding table 'field0' is named twice: each table once", twice.getMessage());
+  }
+
+  /**
+   * SYNC tables in a set: the next step's pull of both waits for the slow worker's push (held, then
+   * released), then reads each table's mean gradient applied once.
+   */
+  @Test
+  void aSetOfSyncTables_waitsForTheSlowWorker_thenReadsEachTablesMean() throws Exception {
+    client.createGroup(ConsistencyGroup.sync("g", 2));
+    java.util.List<EmbeddingSpec> specs = java.util.List.of(spec("a").optGroup("g").build(),
+        spec("b").setDim(3).optGroup("g").build());
+    EmbeddingTableSet[] workers = new EmbeddingTableSet[2];
+    for (int w = 0; w < 2; w++) {
+      workers[w] = cluster.client(PsClient.builder().setShards(cluster.addresses()).setToken(cluster.token)
+          .optWorker(w).optWaitTimeout(java.time.Duration.ofSeconds(30)).optSameJvmTransfers(false))
+          .embeddingTables(specs);
+    }
+    long[][] ids = {{1L, 2L, 3L}, {5L}};
+    float[][] before = workers[0].pull(ids, 0);
+    workers[1].pull(ids, 0);
+    workers[0].push(ids, new float[][] {new float[12], {3, 3, 3}}, 0);
+    java.util.concurrent.CompletableFuture<float[][]> next = java.util.concurrent.CompletableFuture.supplyAsync(
+        () -> workers[0].pull(ids, 1));
+    Thread.sleep(500);
+    assertTrue(!next.isDone(), "worker 0's pull of step 1 waits while worker 1 has not pushed step 0");
+    workers[1].push(new long[][] {{}, {5L}}, new float[][] {{}, {1, 1, 1}}, 0);
+    float[][] after = next.get(10, java.util.concurrent.TimeUnit.SECONDS);
+    assertArrayEquals(before[0], after[0], "table a: zero gradients");
+    for (int k = 0; k < 3; k++) {
+      assertEquals(before[1][k] - 0.5f * (3 + 1) / 2, after[1][k], 1e-6f, "table b: the mean applied once");
+    }
+  }
+
+  /** A push call names a table the ps lacks: refused before any table of it is applied. */
+  @Test
+  void aPushCall_isCheckedWhole_beforeAnyTableOfItIsApplied() throws Exception {
+    EmbeddingTable a = client.embeddingTable(spec("a").build());
+    long[] ids = LongStream.range(0, 50).toArray();
+    float[] held = a.pull(ids, 1);
+    float[] ones = new float[200];
+    java.util.Arrays.fill(ones, 1f);
+    io.sparkps.ps.grpc.proto.EmbeddingPushBatch batch = io.sparkps.ps.grpc.proto.EmbeddingPushBatch.newBuilder()
+        .addTables(io.sparkps.ps.grpc.proto.EmbeddingPushRequest.newBuilder().setTable("a").setStep(1)
+            .setIds(io.sparkps.ps.wire.PackedArrays.ofLongs(ids))
+            .setGradients(io.sparkps.ps.wire.PackedArrays.ofFloats(ones)))
+        .addTables(io.sparkps.ps.grpc.proto.EmbeddingPushRequest.newBuilder().setTable("nope").setStep(1)
+            .setIds(io.sparkps.ps.wire.PackedArrays.ofLongs(new long[] {1L}))
+            .setGradients(io.sparkps.ps.wire.PackedArrays.ofFloats(new float[4])))
+        .build();
+    io.grpc.ManagedChannel channel = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
+        .forAddress("127.0.0.1", cluster.servers.get(0).port()).usePlaintext().build();
+    try {
+      io.grpc.Status status = io.sparkps.ps.testing.RawCalls.call(io.grpc.ClientInterceptors.intercept(channel,
+          io.sparkps.ps.grpc.Auth.client(cluster.token)), "sparkps.ps.v1.ParameterService/PushEmbeddings",
+          io.grpc.MethodDescriptor.MethodType.UNARY, batch.toByteArray());
+      assertEquals(io.grpc.Status.Code.NOT_FOUND, status.getCode(), status.toString());
+      assertTrue(status.getDescription().contains("embedding table 'nope' does not exist on ps 0"), status.toString());
+    } finally {
+      channel.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+    }
+    assertArrayEquals(held, a.read(ids), "table 'a' is as it was: the call was refused whole");
+  }
 }

@@ -1,6 +1,7 @@
 package io.sparkps.ml.embedding;
 
-import io.sparkps.ps.EmbeddingTable;
+import io.sparkps.ps.EmbeddingSpec;
+import io.sparkps.ps.EmbeddingTableSet;
 import io.sparkps.ps.PsClient;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,11 +10,13 @@ import java.util.List;
  * An embedding model's tables seen from one worker (or scorer): a minibatch's rows become the
  * network's input by pulling the rows of their unique keys, table by table, and pooling them per
  * column; the network's input gradient becomes row gradients, summed per unique key, and is pushed.
- * Only the keys a minibatch holds travel, so a step's bytes follow its unique ids, not the tables.
+ * Only the keys a minibatch holds travel, so a step's bytes follow its unique ids, not the tables;
+ * all the tables travel together, one call per ps each way.
  */
 public final class TableLookup {
   private final EmbeddingInputs inputs;
-  private final List<EmbeddingTable> tables = new ArrayList<>();
+  /** The tables on the ps, pulled and pushed together; null for a lookup that only scores. */
+  private final EmbeddingTableSet tables;
   private final Reader reader;
 
   /** Reads rows to score: table t's rows of {@code keys}, a key the table does not hold reading its default row. */
@@ -25,15 +28,18 @@ public final class TableLookup {
   /** Creates (or finds) the tables of {@code inputs} on {@code ps}, following consistency group {@code group}. */
   public TableLookup(EmbeddingInputs inputs, PsClient ps, String group) {
     this.inputs = inputs;
+    List<EmbeddingSpec> specs = new ArrayList<>();
     for (EmbeddingInputs.Table t : inputs.tables()) {
-      tables.add(ps.embeddingTable(t.spec(group)));
+      specs.add(t.spec(group));
     }
-    this.reader = (t, keys) -> tables.get(t).read(keys);
+    this.tables = ps.embeddingTables(specs);
+    this.reader = null;
   }
 
   /** A lookup that only scores: the rows come from {@code reader} (a pull to train is refused). */
   public TableLookup(EmbeddingInputs inputs, Reader reader) {
     this.inputs = inputs;
+    this.tables = null;
     this.reader = reader;
   }
 
@@ -68,7 +74,7 @@ public final class TableLookup {
    * creates nothing (inference).
    */
   public Pulled pull(CategoricalRows rows, int[] batch, long step, boolean train) {
-    if (train && tables.isEmpty()) {
+    if (train && tables == null) {
       throw new IllegalStateException("this lookup reads rows to score; it does not train");
     }
     int count = inputs.tables().size();
@@ -92,7 +98,12 @@ public final class TableLookup {
         }
       }
       unique[t] = slotOf.keys();
-      values[t] = train ? tables.get(t).pull(unique[t], step) : reader.read(t, unique[t]);
+      if (reader != null) {
+        values[t] = reader.read(t, unique[t]);
+      }
+    }
+    if (tables != null) { // every table's rows from each ps in one call
+      values = train ? tables.pull(unique, step) : tables.read(unique);
     }
     return new Pulled(rows, batch, unique, values, slots);
   }
@@ -194,12 +205,13 @@ public final class TableLookup {
    * the minibatch's rows and columns (through the pooling), times {@code scale}.
    */
   public void push(Pulled p, float[] gradient, double scale, long step) {
-    if (tables.isEmpty()) {
+    if (tables == null) {
       throw new IllegalStateException("this lookup reads rows to score; it does not train");
     }
     int width = inputs.width();
     float[] inputGradient = inputs.factorization() ? throughFactorization(p, gradient) : gradient;
-    for (int t = 0; t < tables.size(); t++) {
+    float[][] gradients = new float[p.unique.length][];
+    for (int t = 0; t < gradients.length; t++) {
       int dim = inputs.tables().get(t).settings().dim();
       float[] g = new float[p.unique[t].length * dim];
       List<EmbeddingInputs.Lookup> reads = inputs.lookups(t);
@@ -217,7 +229,8 @@ public final class TableLookup {
           }
         }
       }
-      tables.get(t).push(p.unique[t], g, step);
+      gradients[t] = g;
     }
+    tables.push(p.unique, gradients, step); // every table's gradients to each ps in one call
   }
 }

@@ -9,9 +9,9 @@ import io.sparkps.ps.grpc.proto.AwaitInitializedRequest;
 import io.sparkps.ps.grpc.proto.CreateReply;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.EchoMessage;
-import io.sparkps.ps.grpc.proto.EmbeddingPullRequest;
-import io.sparkps.ps.grpc.proto.EmbeddingPushRequest;
-import io.sparkps.ps.grpc.proto.EmbeddingRows;
+import io.sparkps.ps.grpc.proto.EmbeddingPullBatch;
+import io.sparkps.ps.grpc.proto.EmbeddingPushBatch;
+import io.sparkps.ps.grpc.proto.EmbeddingRowsBatch;
 import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
 import io.sparkps.ps.grpc.proto.HelloReply;
 import io.sparkps.ps.grpc.proto.HelloRequest;
@@ -65,10 +65,10 @@ public final class PsMethods {
 
   static final MethodDescriptor<EmbeddingSpecProto, CreateReply> CREATE_EMBEDDING =
       unary("CreateEmbedding", EmbeddingSpecProto.getDefaultInstance(), CreateReply.getDefaultInstance());
-  static final MethodDescriptor<EmbeddingPullRequest, EmbeddingRows> PULL_EMBEDDING =
-      unary("PullEmbedding", EmbeddingPullRequest.getDefaultInstance(), EmbeddingRows.getDefaultInstance());
-  static final MethodDescriptor<EmbeddingPushRequest, UpdateReply> PUSH_EMBEDDING =
-      unary("PushEmbedding", EmbeddingPushRequest.getDefaultInstance(), UpdateReply.getDefaultInstance());
+  static final MethodDescriptor<EmbeddingPullBatch, EmbeddingRowsBatch> PULL_EMBEDDINGS =
+      unary("PullEmbeddings", EmbeddingPullBatch.getDefaultInstance(), EmbeddingRowsBatch.getDefaultInstance());
+  static final MethodDescriptor<EmbeddingPushBatch, UpdateReply> PUSH_EMBEDDINGS =
+      unary("PushEmbeddings", EmbeddingPushBatch.getDefaultInstance(), UpdateReply.getDefaultInstance());
 
   static final MethodDescriptor<OptimizerStateRequest, OptimizerState> READ_OPTIMIZER_STATE =
       unary("ReadOptimizerState", OptimizerStateRequest.getDefaultInstance(), OptimizerState.getDefaultInstance());

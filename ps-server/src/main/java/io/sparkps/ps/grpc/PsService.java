@@ -13,9 +13,12 @@ import io.sparkps.ps.grpc.proto.AwaitInitializedReply;
 import io.sparkps.ps.grpc.proto.AwaitInitializedRequest;
 import io.sparkps.ps.grpc.proto.CreateReply;
 import io.sparkps.ps.grpc.proto.CreateRequest;
+import io.sparkps.ps.grpc.proto.EmbeddingPullBatch;
 import io.sparkps.ps.grpc.proto.EmbeddingPullRequest;
+import io.sparkps.ps.grpc.proto.EmbeddingPushBatch;
 import io.sparkps.ps.grpc.proto.EmbeddingPushRequest;
 import io.sparkps.ps.grpc.proto.EmbeddingRows;
+import io.sparkps.ps.grpc.proto.EmbeddingRowsBatch;
 import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
 import io.sparkps.ps.grpc.proto.HelloReply;
 import io.sparkps.ps.grpc.proto.HelloRequest;
@@ -130,19 +133,9 @@ public final class PsService {
         .addMethod(PsMethods.CREATE_EMBEDDING, ServerCalls.asyncUnaryCall((EmbeddingSpecProto r,
             StreamObserver<CreateReply> o) -> reply(o, () -> CreateReply.newBuilder().setCreated(
                 embeddings.create(r) ? 1 : 0).build())))
-        .addMethod(PsMethods.PULL_EMBEDDING, ServerCalls.asyncUnaryCall(this::pullEmbedding))
-        .addMethod(PsMethods.PUSH_EMBEDDING, ServerCalls.asyncUnaryCall((EmbeddingPushRequest r,
-            StreamObserver<UpdateReply> o) -> reply(o, () -> {
-              if (r.getAssign()) {
-                embeddings.assign(r.getTable(), PackedArrays.longs(r.getIds(), "ids"),
-                    PackedArrays.floats(r.getGradients(), "rows"), r.getStep());
-                return UpdateReply.getDefaultInstance();
-              }
-              embeddings.push(r.getTable(), r.getWorker(), PackedArrays.longs(r.getIds(), "ids"),
-                  PackedArrays.floats(r.getGradients(), "gradients"), r.getStep());
-              waiters.signal(); // a SYNC step applied, or an SSP clock moved: pulls may go on
-              return UpdateReply.getDefaultInstance();
-            })))
+        .addMethod(PsMethods.PULL_EMBEDDINGS, ServerCalls.asyncUnaryCall(this::pullEmbeddings))
+        .addMethod(PsMethods.PUSH_EMBEDDINGS, ServerCalls.asyncUnaryCall((EmbeddingPushBatch r,
+            StreamObserver<UpdateReply> o) -> reply(o, () -> pushEmbeddings(r.getTablesList()))))
         .addMethod(PsMethods.READ_OPTIMIZER_STATE, ServerCalls.asyncUnaryCall((OptimizerStateRequest r,
             StreamObserver<OptimizerState> o) -> reply(o, () -> states.read(r))))
         .addMethod(PsMethods.RESTORE_OPTIMIZER_STATE, ServerCalls.asyncUnaryCall((OptimizerState r,
@@ -289,24 +282,74 @@ public final class PsService {
             + "; the chief initializes them: is it running, and did it create the same variables?");
   }
 
-  /** A table's rows; a training pull of a SYNC or SSP table first waits (bounded) for the other workers. */
-  private void pullEmbedding(EmbeddingPullRequest r, StreamObserver<EmbeddingRows> observer) {
-    Runnable send = () -> reply(observer, () -> EmbeddingRows.newBuilder().setValues(PackedArrays.ofFloats(
-        embeddings.pull(r.getTable(), PackedArrays.longs(r.getIds(), "ids"), r.getStep(), r.getTrain()))).build());
+  /**
+   * Tables' rows; a training pull of a SYNC or SSP table first waits (bounded) for the other
+   * workers, so the reply comes once none of the tables is blocked.
+   */
+  private void pullEmbeddings(EmbeddingPullBatch batch, StreamObserver<EmbeddingRowsBatch> observer) {
+    whenRowsReadable(batch.getTablesList(), observer, () -> {
+      EmbeddingRowsBatch.Builder reply = EmbeddingRowsBatch.newBuilder();
+      for (EmbeddingPullRequest r : batch.getTablesList()) {
+        reply.addTables(rows(r));
+      }
+      return reply.build();
+    });
+  }
+
+  private EmbeddingRows rows(EmbeddingPullRequest r) {
+    return EmbeddingRows.newBuilder().setValues(PackedArrays.ofFloats(
+        embeddings.pull(r.getTable(), PackedArrays.longs(r.getIds(), "ids"), r.getStep(), r.getTrain()))).build();
+  }
+
+  /** Replies with {@code rows} once no training pull of {@code pulls} waits for other workers (bounded). */
+  private void whenRowsReadable(List<EmbeddingPullRequest> pulls, StreamObserver<EmbeddingRowsBatch> observer,
+      Supplier<EmbeddingRowsBatch> rows) {
+    Supplier<String> blocker = () -> {
+      for (EmbeddingPullRequest r : pulls) {
+        String blocked = r.getTrain() ? embeddings.blocker(r.getTable(), r.getWorker(), r.getStep()) : null;
+        if (blocked != null) {
+          return blocked;
+        }
+      }
+      return null;
+    };
     String blocked;
     try {
-      blocked = r.getTrain() ? embeddings.blocker(r.getTable(), r.getWorker(), r.getStep()) : null;
+      blocked = blocker.get();
     } catch (RuntimeException e) {
       observer.onError(StatusMapping.toStatus(e).asRuntimeException());
       return;
     }
     if (blocked == null) {
-      send.run(); // an ASYNC table, a read, or nothing to wait for: answered on this thread, no hand-off
+      reply(observer, rows); // ASYNC tables, reads, or nothing to wait for: answered on this thread, no hand-off
       return;
     }
-    long timeout = boundedWait(r.getTimeoutMs());
-    bounded(observer, () -> embeddings.blocker(r.getTable(), r.getWorker(), r.getStep()), timeout, send,
-        missing -> "waited " + timeout + " ms: " + missing);
+    long timeout = boundedWait(pulls.stream().mapToLong(EmbeddingPullRequest::getTimeoutMs).max().orElse(0));
+    bounded(observer, blocker, timeout, () -> reply(observer, rows), missing -> "waited " + timeout + " ms: " + missing);
+  }
+
+  /**
+   * Applies pushes (gradients, or a refill's rows) table by table, once all are checked, and wakes
+   * the pulls that wait for them.
+   */
+  private UpdateReply pushEmbeddings(List<EmbeddingPushRequest> pushes) {
+    List<long[]> ids = new ArrayList<>(pushes.size());
+    List<float[]> values = new ArrayList<>(pushes.size());
+    for (EmbeddingPushRequest r : pushes) {
+      ids.add(PackedArrays.longs(r.getIds(), "ids"));
+      values.add(PackedArrays.floats(r.getGradients(), r.getAssign() ? "rows" : "gradients"));
+      embeddings.check(r.getTable(), ids.get(ids.size() - 1), values.get(values.size() - 1));
+    }
+    for (int i = 0; i < pushes.size(); i++) {
+      EmbeddingPushRequest r = pushes.get(i);
+      if (r.getAssign()) {
+        embeddings.assign(r.getTable(), ids.get(i), values.get(i), r.getStep());
+      } else {
+        embeddings.push(r.getTable(), r.getWorker(), ids.get(i), values.get(i), r.getStep());
+      }
+    }
+    waiters.signal(); // a SYNC step applied, or an SSP clock moved: pulls may go on
+    return UpdateReply.getDefaultInstance();
   }
 
   private void pull(PullRequest request, StreamObserver<Frame> observer) {

@@ -10,9 +10,9 @@ import io.sparkps.ps.grpc.proto.AwaitInitializedRequest;
 import io.sparkps.ps.grpc.proto.CreateReply;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.EchoMessage;
-import io.sparkps.ps.grpc.proto.EmbeddingPullRequest;
-import io.sparkps.ps.grpc.proto.EmbeddingPushRequest;
-import io.sparkps.ps.grpc.proto.EmbeddingRows;
+import io.sparkps.ps.grpc.proto.EmbeddingPullBatch;
+import io.sparkps.ps.grpc.proto.EmbeddingPushBatch;
+import io.sparkps.ps.grpc.proto.EmbeddingRowsBatch;
 import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
 import io.sparkps.ps.grpc.proto.HelloReply;
 import io.sparkps.ps.grpc.proto.HelloRequest;
@@ -169,14 +169,14 @@ public final class ShardStub {
     return unary(PsMethods.CREATE_EMBEDDING, spec, callTimeout);
   }
 
-  /** Rows of ids this shard holds of a table. */
-  public CompletableFuture<EmbeddingRows> pullEmbedding(EmbeddingPullRequest request) {
-    return unary(PsMethods.PULL_EMBEDDING, request, callTimeout);
+  /** Rows of ids this shard holds of several tables, in one call. */
+  public CompletableFuture<EmbeddingRowsBatch> pullEmbeddings(EmbeddingPullBatch request) {
+    return unary(PsMethods.PULL_EMBEDDINGS, request, callTimeout);
   }
 
-  /** Row gradients for ids this shard holds of a table. */
-  public CompletableFuture<UpdateReply> pushEmbedding(EmbeddingPushRequest request) {
-    return unary(PsMethods.PUSH_EMBEDDING, request, callTimeout);
+  /** Row gradients for ids this shard holds of several tables, in one call. */
+  public CompletableFuture<UpdateReply> pushEmbeddings(EmbeddingPushBatch request) {
+    return unary(PsMethods.PUSH_EMBEDDINGS, request, callTimeout);
   }
 
   /** Asks the shard to stop. */

@@ -116,6 +116,11 @@ public final class EmbeddingTables {
     }
   }
 
+  /** Refuses a push of {@code values} to table {@code name}, as {@link #push} would, without applying it. */
+  public void check(String name, long[] ids, float[] values) {
+    checkRows(name, table(name).rows(), ids, values, "gradient values");
+  }
+
   /** Refuses {@code values} that are not a row of the table's dim for each of {@code ids}. */
   private static void checkRows(String name, EmbeddingShard rows, long[] ids, float[] values, String what) {
     if (values.length != (long) ids.length * rows.dim()) {
