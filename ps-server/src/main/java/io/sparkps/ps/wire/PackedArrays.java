@@ -1,6 +1,7 @@
 package io.sparkps.ps.wire;
 
 import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -12,14 +13,14 @@ public final class PackedArrays {
   public static ByteString ofLongs(long[] values) {
     ByteBuffer b = ByteBuffer.allocate(values.length * Long.BYTES).order(ByteOrder.LITTLE_ENDIAN);
     b.asLongBuffer().put(values);
-    return ByteString.copyFrom(b);
+    return UnsafeByteOperations.unsafeWrap(b.array()); // a new array nothing else holds: no second copy
   }
 
   /** {@code values} as 4 little-endian bytes each. */
   public static ByteString ofFloats(float[] values) {
     ByteBuffer b = ByteBuffer.allocate(values.length * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN);
     b.asFloatBuffer().put(values);
-    return ByteString.copyFrom(b);
+    return UnsafeByteOperations.unsafeWrap(b.array()); // a new array nothing else holds: no second copy
   }
 
   /** The longs of {@code bytes}; {@code field} names it in the error when its length is not a multiple of 8. */
