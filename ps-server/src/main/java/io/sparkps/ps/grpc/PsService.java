@@ -338,7 +338,7 @@ public final class PsService {
     for (EmbeddingPushRequest r : pushes) {
       ids.add(PackedArrays.longs(r.getIds(), "ids"));
       values.add(PackedArrays.floats(r.getGradients(), r.getAssign() ? "rows" : "gradients"));
-      embeddings.check(r.getTable(), ids.get(ids.size() - 1), values.get(values.size() - 1));
+      embeddings.check(r.getTable(), ids.get(ids.size() - 1), values.get(values.size() - 1), r.getAssign());
     }
     for (int i = 0; i < pushes.size(); i++) {
       EmbeddingPushRequest r = pushes.get(i);

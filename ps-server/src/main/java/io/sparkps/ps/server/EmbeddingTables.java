@@ -116,9 +116,12 @@ public final class EmbeddingTables {
     }
   }
 
-  /** Refuses a push of {@code values} to table {@code name}, as {@link #push} would, without applying it. */
-  public void check(String name, long[] ids, float[] values) {
-    checkRows(name, table(name).rows(), ids, values, "gradient values");
+  /**
+   * Refuses a push (or with {@code assign}, a refill) of {@code values} to table {@code name}, as
+   * {@link #push} ({@link #assign}) would, without applying it.
+   */
+  public void check(String name, long[] ids, float[] values, boolean assign) {
+    checkRows(name, table(name).rows(), ids, values, assign ? "row values" : "gradient values");
   }
 
   /** Refuses {@code values} that are not a row of the table's dim for each of {@code ids}. */
