@@ -281,6 +281,7 @@ final class GraphNet extends Net {
         .setActivationFn(new ActivationIdentity());
     ComputationGraph raw = new ComputationGraph(conf);
     raw.init(graph.params().dup(), false);
+    GemmConvolution.install(raw);
     return new GraphNet(raw);
   }
 }

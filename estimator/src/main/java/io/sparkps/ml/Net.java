@@ -55,6 +55,7 @@ abstract sealed class Net permits Net.Layers, GraphNet {
       checkSize(declaredParams(conf));
       ComputationGraph graph = new ComputationGraph(conf);
       graph.init();
+      GemmConvolution.install(graph);
       return new GraphNet(graph);
     }
     if (tree != null && tree.has("confs")) {
@@ -62,6 +63,7 @@ abstract sealed class Net permits Net.Layers, GraphNet {
       checkSize(declaredParams(conf));
       MultiLayerNetwork net = new MultiLayerNetwork(conf);
       net.init();
+      GemmConvolution.install(net.getLayers());
       return new Layers(net);
     }
     throw new IllegalArgumentException("networkJson is neither a MultiLayerConfiguration nor a "
@@ -400,6 +402,7 @@ abstract sealed class Net permits Net.Layers, GraphNet {
       ((BaseLayer) conf.getConf(conf.getConfs().size() - 1).getLayer()).setActivationFn(new ActivationIdentity());
       MultiLayerNetwork raw = new MultiLayerNetwork(conf);
       raw.init(net.params().dup(), false);
+      GemmConvolution.install(raw.getLayers());
       return new Layers(raw);
     }
   }

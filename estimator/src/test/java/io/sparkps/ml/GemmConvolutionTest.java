@@ -1,0 +1,214 @@
+package io.sparkps.ml;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+import org.deeplearning4j.nn.api.Layer;
+import org.deeplearning4j.nn.conf.CNN2DFormat;
+import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
+import org.deeplearning4j.nn.conf.ConvolutionMode;
+import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.dropout.Dropout;
+import org.deeplearning4j.nn.conf.inputs.InputType;
+import org.deeplearning4j.nn.conf.layers.ConvolutionLayer;
+import org.deeplearning4j.nn.conf.layers.Convolution1DLayer;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.deeplearning4j.nn.conf.layers.SubsamplingLayer;
+import org.deeplearning4j.nn.gradient.Gradient;
+import org.deeplearning4j.nn.graph.ComputationGraph;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.junit.jupiter.api.Test;
+import org.nd4j.common.primitives.Pair;
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.dataset.DataSet;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
+
+/** The convolutions computed as one matrix product per pass give DL4J's outputs and gradients, wherever they are used. */
+class GemmConvolutionTest {
+  private static NeuralNetConfiguration.ListBuilder base() {
+    return new NeuralNetConfiguration.Builder().seed(11).dataType(DataType.FLOAT).updater(new Adam(1e-2)).list();
+  }
+
+  /** The LeNet preset's shape: 5x5 convolutions of 20 and 50 filters with max pools, a dense layer, softmax. */
+  private static MultiLayerConfiguration lenet() {
+    return base()
+        .layer(new ConvolutionLayer.Builder(5, 5).nOut(20).activation(Activation.IDENTITY).build())
+        .layer(new SubsamplingLayer.Builder(SubsamplingLayer.PoolingType.MAX).kernelSize(2, 2).stride(2, 2).build())
+        .layer(new ConvolutionLayer.Builder(5, 5).nOut(50).activation(Activation.IDENTITY).build())
+        .layer(new SubsamplingLayer.Builder(SubsamplingLayer.PoolingType.MAX).kernelSize(2, 2).stride(2, 2).build())
+        .layer(new DenseLayer.Builder().nOut(100).activation(Activation.RELU).build())
+        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(10).activation(Activation.SOFTMAX)
+            .build())
+        .setInputType(InputType.convolutionalFlat(28, 28, 1)).build();
+  }
+
+  /**
+   * What the LeNet preset does not exercise: three channels, strides, padding, a non-square
+   * kernel, no bias, ReLU and tanh, Same mode with its uneven padding, and dropout on a
+   * convolution's input.
+   */
+  private static MultiLayerConfiguration odd() {
+    return base()
+        .layer(new ConvolutionLayer.Builder(3, 2).stride(2, 1).padding(1, 2).nOut(6).activation(Activation.RELU)
+            .build())
+        .layer(new ConvolutionLayer.Builder(3, 3).stride(2, 2).convolutionMode(ConvolutionMode.Same).nOut(5)
+            .hasBias(false).activation(Activation.TANH).build())
+        .layer(new ConvolutionLayer.Builder(2, 2).nOut(4).dropOut(new Dropout(0.7)).activation(Activation.SIGMOID)
+            .build())
+        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(3).activation(Activation.SOFTMAX)
+            .build())
+        .setInputType(InputType.convolutional(11, 9, 3)).build();
+  }
+
+  private static MultiLayerNetwork network(MultiLayerConfiguration conf, boolean gemm) {
+    MultiLayerNetwork net = new MultiLayerNetwork(conf.clone());
+    net.init();
+    if (gemm) {
+      GemmConvolution.install(net.getLayers());
+    }
+    return net;
+  }
+
+  private static INDArray labels(int rows, int classes) {
+    INDArray y = Nd4j.zeros(DataType.FLOAT, rows, classes);
+    for (int i = 0; i < rows; i++) {
+      y.putScalar(i, (i * 7) % classes, 1f);
+    }
+    return y;
+  }
+
+  private static double relativeDifference(INDArray a, INDArray b) {
+    return a.sub(b).norm2Number().doubleValue() / Math.max(1e-12, b.norm2Number().doubleValue());
+  }
+
+  /** Gradients (every parameter's and the input's) and outputs of both, on one minibatch. */
+  private static void assertSameAsDl4j(MultiLayerConfiguration conf, INDArray x, INDArray y, int convolutions) {
+    MultiLayerNetwork dl4j = network(conf, false);
+    MultiLayerNetwork gemm = network(conf, true);
+    long replaced = java.util.Arrays.stream(gemm.getLayers()).filter(l -> l instanceof GemmConvolution).count();
+    assertEquals(convolutions, replaced, "convolution layers replaced");
+    assertEquals(dl4j.params(), gemm.params());
+
+    assertTrue(relativeDifference(gemm.output(x), dl4j.output(x)) < 1e-5, "outputs alike");
+    Nd4j.getRandom().setSeed(3);
+    Pair<Gradient, INDArray> expected = dl4j.calculateGradients(x, y, null, null);
+    Nd4j.getRandom().setSeed(3);
+    Pair<Gradient, INDArray> actual = gemm.calculateGradients(x, y, null, null);
+    Map<String, INDArray> want = expected.getFirst().gradientForVariable();
+    Map<String, INDArray> got = actual.getFirst().gradientForVariable();
+    assertEquals(want.keySet(), got.keySet());
+    for (String name : want.keySet()) {
+      assertTrue(want.get(name).norm2Number().doubleValue() > 0, name + " has a gradient");
+      double d = relativeDifference(got.get(name), want.get(name));
+      assertTrue(d < 1e-5, name + ": relative difference " + d);
+    }
+    double d = relativeDifference(actual.getSecond(), expected.getSecond());
+    assertTrue(d < 1e-5, "input gradient: relative difference " + d);
+    assertEquals(dl4j.getFlattenedGradients().length(), gemm.getFlattenedGradients().length());
+    assertTrue(relativeDifference(gemm.getFlattenedGradients(), dl4j.getFlattenedGradients()) < 1e-5,
+        "the flat gradient views alike");
+  }
+
+  @Test
+  void lenetGradientsAndOutputsAreDl4js() {
+    Nd4j.getRandom().setSeed(1);
+    assertSameAsDl4j(lenet(), Nd4j.rand(DataType.FLOAT, 16, 784), labels(16, 10), 2);
+  }
+
+  @Test
+  void stridesPaddingSameModeNoBiasAndDropoutAreDl4js() {
+    Nd4j.getRandom().setSeed(2);
+    INDArray x = Nd4j.rand(DataType.FLOAT, 7, 3, 11, 9).subi(0.5);
+    assertSameAsDl4j(odd(), x, labels(7, 3), 3);
+  }
+
+  @Test
+  void trainingStepsStayWithDl4jAndComputeEachForwardPassOnce() {
+    MultiLayerNetwork dl4j = network(lenet(), false);
+    MultiLayerNetwork gemm = network(lenet(), true);
+    Nd4j.getRandom().setSeed(4);
+    for (int step = 0; step < 5; step++) {
+      DataSet batch = new DataSet(Nd4j.rand(DataType.FLOAT, 32, 784), labels(32, 10));
+      dl4j.fit(batch);
+      gemm.fit(batch);
+    }
+    double d = relativeDifference(gemm.params(), dl4j.params());
+    assertTrue(d < 1e-4, "parameters after 5 Adam steps: relative difference " + d);
+    assertTrue(relativeDifference(gemm.params(), network(lenet(), false).params()) > 1e-3, "training moved them");
+    for (Layer layer : gemm.getLayers()) {
+      if (layer instanceof GemmConvolution conv) {
+        assertEquals(5, conv.computed, "pre-activations computed once per step, the forward pass's kept for the backward");
+      }
+    }
+  }
+
+  @Test
+  void graphsAndRebuiltNetworksGetThemToo() {
+    ComputationGraphConfiguration conf = new NeuralNetConfiguration.Builder().seed(3).dataType(DataType.FLOAT)
+        .updater(new Adam(1e-3)).graphBuilder().addInputs("in")
+        .addLayer("conv", new ConvolutionLayer.Builder(3, 3).nOut(4).activation(Activation.RELU).build(), "in")
+        .addLayer("out", new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(2)
+            .activation(Activation.SOFTMAX).build(), "conv")
+        .setOutputs("out").setInputTypes(InputType.convolutional(6, 6, 1)).build();
+    ComputationGraph dl4j = new ComputationGraph(conf.clone());
+    dl4j.init();
+    Net net = Net.fromJson(conf.toJson());
+    ComputationGraph gemm = (ComputationGraph) net.model();
+    assertTrue(gemm.getLayer("conv") instanceof GemmConvolution, "the vertex's layer");
+    assertTrue(java.util.Arrays.stream(gemm.getLayers()).anyMatch(l -> l instanceof GemmConvolution), "the graph's list");
+    gemm.setParams(dl4j.params());
+    INDArray x = Nd4j.rand(DataType.FLOAT, 5, 1, 6, 6);
+    assertTrue(relativeDifference(gemm.outputSingle(x), dl4j.outputSingle(x)) < 1e-5);
+    Net identity = net.withIdentityOutput();
+    assertTrue(((ComputationGraph) identity.model()).getLayer("conv") instanceof GemmConvolution);
+
+    Net layers = Net.fromJson(lenet().toJson());
+    assertEquals(2, java.util.Arrays.stream(((MultiLayerNetwork) layers.model()).getLayers())
+        .filter(l -> l instanceof GemmConvolution).count(), "a network built from JSON");
+    assertEquals(2, java.util.Arrays.stream(((MultiLayerNetwork) layers.withIdentityOutput().model()).getLayers())
+        .filter(l -> l instanceof GemmConvolution).count(), "its identity-output copy");
+  }
+
+  @Test
+  void leavesWhatItDoesNotComputeToDl4j() {
+    MultiLayerNetwork nhwc = network(base()
+        .layer(new ConvolutionLayer.Builder(3, 3).nOut(4).dataFormat(CNN2DFormat.NHWC).build())
+        .layer(new ConvolutionLayer.Builder(3, 3).nOut(4).dilation(2, 2).build())
+        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nOut(2).activation(Activation.SOFTMAX)
+            .build())
+        .setInputType(InputType.convolutional(12, 12, 1, CNN2DFormat.NHWC)).build(), true);
+    assertFalse(nhwc.getLayer(0) instanceof GemmConvolution, "channels last");
+    assertFalse(nhwc.getLayer(1) instanceof GemmConvolution, "dilated");
+    MultiLayerNetwork oneD = network(base()
+        .layer(new Convolution1DLayer.Builder(3).nOut(4).build())
+        .layer(new org.deeplearning4j.nn.conf.layers.RnnOutputLayer.Builder(LossFunctions.LossFunction.MCXENT)
+            .nOut(2).activation(Activation.SOFTMAX).build())
+        .setInputType(InputType.recurrent(3, 10)).build(), true);
+    assertFalse(oneD.getLayer(0) instanceof GemmConvolution, "1-D");
+  }
+
+  @Test
+  void theSystemPropertyChoosesDl4jsOwnAndRefusesOtherValues() {
+    try {
+      System.setProperty(GemmConvolution.PROPERTY, "dl4j");
+      assertEquals(0, GemmConvolution.install(network(lenet(), false).getLayers()));
+      System.setProperty(GemmConvolution.PROPERTY, "fast");
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> GemmConvolution.install(network(lenet(), false).getLayers()));
+      assertTrue(e.getMessage().contains("sparkps.convolutions is 'fast'") && e.getMessage().contains("gemm")
+          && e.getMessage().contains("dl4j"), e.getMessage());
+    } finally {
+      System.clearProperty(GemmConvolution.PROPERTY);
+    }
+    assertEquals(2, GemmConvolution.install(network(lenet(), false).getLayers()));
+  }
+}
