@@ -30,7 +30,8 @@ import org.nd4j.linalg.factory.Nd4j;
  * kernel row, kernel column) by (example, output row, output column), and each pass is one BLAS
  * product against it: the forward pass, the weights' gradient and the input's gradient (scattered
  * back from the patches); about 40 ms for the same two layers. The training forward pass keeps its
- * pre-activations for the backward pass, as {@link ForwardReuse} does for dense layers.
+ * pre-activations and patch matrix for the backward pass (as {@link ForwardReuse} does for dense
+ * layers), which uses them once, for that very input.
  *
  * <p>Only layers whose computation is exactly that are replaced: DL4J's {@code ConvolutionLayer}
  * itself (not its 1-D, depthwise, separable or transposed kinds), channels first, no dilation, no
@@ -49,6 +50,7 @@ final class GemmConvolution extends ConvolutionLayer {
   private transient float[] inputFloats;
   private transient float[] patchFloats;
   private transient INDArray patches;
+  private transient INDArray patchGradient;
   private transient INDArray product;
   /** How many times this layer computed its pre-activations (for tests). */
   transient long computed;
@@ -166,6 +168,7 @@ final class GemmConvolution extends ConvolutionLayer {
     validateInputRank();
     validateInputDepth(layerConf().getNIn());
     computed++;
+    keptFor = null; // the patch matrix is about to be another input's
     Shape s = shape(input);
     INDArray patchMatrix = patches(input, s);
     INDArray w = getParam(ConvolutionParamInitializer.WEIGHT_KEY).reshape('c', s.filters(), s.rows());
@@ -198,19 +201,19 @@ final class GemmConvolution extends ConvolutionLayer {
     }
     assertInputSet(true);
     INDArray z;
-    if (keptFor != null && keptFor == input) {
-      z = kept;
-      keptFor = null; // used once: the activation's backward pass overwrites it
-    } else {
+    if (keptFor == null || keptFor != input) {
       z = preOutput(true, true, workspaceMgr).getFirst();
+    } else {
+      z = kept; // and the patch matrix is still this input's
     }
+    keptFor = null; // used once: the activation's backward pass overwrites it
     Shape s = shape(input);
     INDArray delta = layerConf().getActivationFn().backprop(z, epsilon).getFirst();
     // delta as filters by (example, output position), the patch matrix's columns
     INDArray delta2 = product(s.filters(), s.columns());
     delta2.reshape('c', s.filters(), s.n(), (long) s.outHeight() * s.outWidth())
         .assign(delta.reshape('c', s.n(), s.filters(), (long) s.outHeight() * s.outWidth()).permute(1, 0, 2));
-    INDArray patchMatrix = patches(input, s);
+    INDArray patchMatrix = patches;
     Gradient gradient = new DefaultGradient();
     if (hasBias()) {
       INDArray biasGradient = gradientViews.get(ConvolutionParamInitializer.BIAS_KEY);
@@ -222,10 +225,15 @@ final class GemmConvolution extends ConvolutionLayer {
     gradient.gradientForVariable().put(ConvolutionParamInitializer.WEIGHT_KEY, weightGradient);
     // the input's gradient: the weights' transpose times delta, scattered back from the patches
     INDArray w = getParam(ConvolutionParamInitializer.WEIGHT_KEY).reshape('c', s.filters(), s.rows());
-    Nd4j.gemm(w, delta2, patchMatrix, true, false, 1.0, 0.0);
+    if (patchGradient == null || !Arrays.equals(patchGradient.shape(), patchMatrix.shape())) {
+      try (MemoryWorkspace none = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
+        patchGradient = Nd4j.createUninitialized(DataType.FLOAT, patchMatrix.shape(), 'c');
+      }
+    }
+    Nd4j.gemm(w, delta2, patchGradient, true, false, 1.0, 0.0);
     INDArray epsilonNext = workspaceMgr.createUninitialized(ArrayType.ACTIVATION_GRAD, DataType.FLOAT,
         input.shape(), 'c');
-    scatter(patchMatrix, s, epsilonNext);
+    scatter(patchGradient, s, epsilonNext);
     return new Pair<>(gradient, backpropDropOutIfPresent(epsilonNext));
   }
 

@@ -22,6 +22,7 @@ import org.deeplearning4j.nn.conf.layers.SubsamplingLayer;
 import org.deeplearning4j.nn.gradient.Gradient;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
 import org.junit.jupiter.api.Test;
 import org.nd4j.common.primitives.Pair;
 import org.nd4j.linalg.activations.Activation;
@@ -149,6 +150,35 @@ class GemmConvolutionTest {
         assertEquals(5, conv.computed, "pre-activations computed once per step, the forward pass's kept for the backward");
       }
     }
+  }
+
+  @Test
+  void aBackwardPassAfterAnotherInputsForwardPassUsesItsOwnInput() {
+    MultiLayerNetwork dl4j = network(lenet(), false);
+    MultiLayerNetwork gemm = network(lenet(), true);
+    dl4j.initGradientsView();
+    gemm.initGradientsView();
+    Layer d = dl4j.getLayer(0);
+    Layer g = gemm.getLayer(0);
+    LayerWorkspaceMgr none = LayerWorkspaceMgr.noWorkspaces();
+    Nd4j.getRandom().setSeed(6);
+    INDArray a = Nd4j.rand(DataType.FLOAT, 8, 1, 28, 28);
+    INDArray b = Nd4j.rand(DataType.FLOAT, 8, 1, 28, 28).muli(3);
+    INDArray epsilon = Nd4j.rand(DataType.FLOAT, 8, 20, 24, 24).subi(0.5);
+    g.setInput(a, none);
+    g.activate(true, none);
+    g.setInput(b, none);
+    g.activate(false, none); // an evaluation's pass in between: the patch matrix is b's now
+    g.setInput(a, none);
+    Pair<Gradient, INDArray> got = g.backpropGradient(epsilon.dup(), none);
+    d.setInput(a, none);
+    d.activate(true, none);
+    Pair<Gradient, INDArray> want = d.backpropGradient(epsilon.dup(), none);
+    for (String name : want.getFirst().gradientForVariable().keySet()) {
+      double diff = relativeDifference(got.getFirst().getGradientFor(name), want.getFirst().getGradientFor(name));
+      assertTrue(diff < 1e-5, name + ": relative difference " + diff);
+    }
+    assertTrue(relativeDifference(got.getSecond(), want.getSecond()) < 1e-5, "input gradient");
   }
 
   @Test
