@@ -10,7 +10,8 @@ and the chief as processes), PyTorch's TorchDistributor (2 processes, DDP over g
 Python with the requirements' torch lines when it is not this one), spark-tensorflow-distributor's
 MirroredStrategyRunner (the MLP only: 2 Spark tasks, synchronous all-reduce), and SparkPS ASYNC and SYNC
 (2 workers, 1 ps); with PEERS_PRESCOTT=1 also SparkPS ASYNC on ND4J's OpenBLAS SSE3 kernels, as it ran before
-it set them itself.
+it set them itself, and with PEERS_DL4J_CONVOLUTIONS=1 also SparkPS ASYNC on DL4J's own convolution layer, as it
+ran before it computed each convolution's pass as one matrix product.
 The model is ``mlp``, the large MLP 784-1024-1024-10 (target 88%), or ``lenet``, DL4J's LeNet-like preset
 (target 90%); Adam 0.001, 64 examples per worker and step (128 in the one process). Or ``ctr``, the click-through
 model on 3,000,000 generated rows of Criteo's shape (ctr_data.py writes the peers' copy first): 26 fields of
@@ -73,6 +74,8 @@ def systems(epochs: int, model: str, eval_every: float):
         # SparkPS as it ran before it chose ND4J's OpenBLAS kernels itself: on a CPU newer than OpenBLAS 0.3.19
         # knows, its SSE3 (Prescott) kernels.
         out["sparkps-async-prescott"] = out["sparkps-async"] + ["--blas-kernels", "Prescott"]
+    if os.environ.get("PEERS_DL4J_CONVOLUTIONS"):
+        out["sparkps-async-dl4j-convolutions"] = out["sparkps-async"] + ["--convolutions", "dl4j"]
     return out
 
 

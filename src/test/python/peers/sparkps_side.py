@@ -47,8 +47,10 @@ def main(args) -> None:
     if args.blas_kernels:  # before the JVM starts: OpenBLAS reads it when it loads
         os.environ["OPENBLAS_CORETYPE"] = args.blas_kernels
     # A task slot each for the ps, the 2 workers and the evaluator.
-    spark = sparkps.local_session("local[%d]" % (args.ps + 3), "peers-sparkps", {"spark.ui.enabled": "false",
-                                                                                    "spark.driver.memory": "8g"})
+    conf = {"spark.ui.enabled": "false", "spark.driver.memory": "8g"}
+    if args.convolutions:  # a system property of the local JVM, read as the networks are built
+        conf["spark.driver.extraJavaOptions"] = "-Dsparkps.convolutions=" + args.convolutions
+    spark = sparkps.local_session("local[%d]" % (args.ps + 3), "peers-sparkps", conf)
     spark.sparkContext.setLogLevel("ERROR")
     if args.model == "ctr":
         train, test, estimator = click_data(spark, args)
@@ -82,6 +84,7 @@ def main(args) -> None:
     print(json.dumps(dict({"system": "sparkps-" + args.consistency.lower(), "model": args.model, "workers": 2,
                            "ps": args.ps, "epochs": args.epochs,
                            "blas_kernels": os.environ.get("OPENBLAS_CORETYPE"),
+                           "convolutions": args.convolutions or "gemm",
                            "examples_per_s": round(n * args.epochs / (summary["elapsedMillis"] / 1000.0)),
                            "seconds_to_target": reached, "target": args.target}, **score, history=history)),
           flush=True)
@@ -95,5 +98,7 @@ if __name__ == "__main__":
     training_args(parser, epochs=5)
     parser.add_argument("--consistency", default="ASYNC")
     parser.add_argument("--blas-kernels", help="OPENBLAS_CORETYPE for ND4J's OpenBLAS (default: sparkps's choice)")
+    parser.add_argument("--convolutions", choices=["gemm", "dl4j"],
+                        help="SparkPS's convolutions (gemm, the default) or DL4J's own layer's (dl4j)")
     parser.add_argument("--eval-every", type=float, default=5.0, help="0: no evaluator (throughput alone)")
     main(parser.parse_args())
