@@ -8,8 +8,6 @@ import org.deeplearning4j.nn.conf.BackpropType;
 import org.deeplearning4j.nn.gradient.DefaultGradient;
 import org.deeplearning4j.nn.gradient.Gradient;
 import org.deeplearning4j.nn.graph.ComputationGraph;
-import org.deeplearning4j.nn.graph.vertex.GraphVertex;
-import org.deeplearning4j.nn.graph.vertex.impl.LayerVertex;
 import org.deeplearning4j.nn.layers.feedforward.dense.DenseLayer;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.nn.params.DefaultParamInitializer;
@@ -83,26 +81,8 @@ final class ForwardReuse {
     if (graph.getConfiguration().getBackpropType() != BackpropType.Standard) {
       return 0;
     }
-    Layer[] layers = graph.getLayers();
-    int replaced = 0;
-    for (GraphVertex vertex : graph.getVertices()) {
-      if (!(vertex instanceof LayerVertex lv)) {
-        continue;
-      }
-      Layer original = lv.getLayer();
-      Layer reusing = eligibleOutput(original) ? new Output((org.deeplearning4j.nn.layers.OutputLayer) original)
-          : eligible(original) ? new Dense((DenseLayer) original, true) : null;
-      if (reusing != null) {
-        lv.setLayer(reusing);
-        for (int i = 0; i < layers.length; i++) {
-          if (layers[i] == original) {
-            layers[i] = reusing;
-          }
-        }
-        replaced++;
-      }
-    }
-    return replaced;
+    return GraphNet.replaceLayers(graph, l -> eligibleOutput(l) ? new Output((org.deeplearning4j.nn.layers.OutputLayer) l)
+        : eligible(l) ? new Dense((DenseLayer) l, true) : null);
   }
 
   private static boolean eligible(Layer layer) {

@@ -8,8 +8,6 @@ import org.deeplearning4j.nn.conf.ConvolutionMode;
 import org.deeplearning4j.nn.gradient.DefaultGradient;
 import org.deeplearning4j.nn.gradient.Gradient;
 import org.deeplearning4j.nn.graph.ComputationGraph;
-import org.deeplearning4j.nn.graph.vertex.GraphVertex;
-import org.deeplearning4j.nn.graph.vertex.impl.LayerVertex;
 import org.deeplearning4j.nn.layers.convolution.ConvolutionLayer;
 import org.deeplearning4j.nn.params.ConvolutionParamInitializer;
 import org.deeplearning4j.nn.workspace.ArrayType;
@@ -100,22 +98,7 @@ final class GemmConvolution extends ConvolutionLayer {
     if (!enabled()) {
       return 0;
     }
-    Layer[] layers = graph.getLayers();
-    int replaced = 0;
-    for (GraphVertex vertex : graph.getVertices()) {
-      if (vertex instanceof LayerVertex lv && eligible(lv.getLayer())) {
-        Layer original = lv.getLayer();
-        Layer gemm = new GemmConvolution((ConvolutionLayer) original);
-        lv.setLayer(gemm);
-        for (int i = 0; i < layers.length; i++) {
-          if (layers[i] == original) {
-            layers[i] = gemm;
-          }
-        }
-        replaced++;
-      }
-    }
-    return replaced;
+    return GraphNet.replaceLayers(graph, l -> eligible(l) ? new GemmConvolution((ConvolutionLayer) l) : null);
   }
 
   static boolean eligible(Layer layer) {
@@ -260,73 +243,65 @@ final class GemmConvolution extends ConvolutionLayer {
       }
       patchFloats = new float[Math.multiplyExact(rows, columns)];
     }
-    float[] in = floats(x);
-    float[] out = patchFloats;
-    int planes = s.outHeight() * s.outWidth();
-    for (int c = 0; c < s.channels(); c++) {
-      for (int ky = 0; ky < s.kh(); ky++) {
-        for (int kx = 0; kx < s.kw(); kx++) {
-          int row = ((c * s.kh() + ky) * s.kw() + kx) * columns;
-          // the output columns whose input column lies inside the image
-          int first = Math.max(0, ceilDiv(s.pw() - kx, s.sw()));
-          int last = Math.min(s.outWidth(), ceilDiv(s.width() + s.pw() - kx, s.sw()));
-          for (int i = 0; i < s.n(); i++) {
-            for (int oy = 0; oy < s.outHeight(); oy++) {
-              int iy = oy * s.sh() - s.ph() + ky;
-              int o = row + i * planes + oy * s.outWidth();
-              if (iy < 0 || iy >= s.height() || first >= last) {
-                Arrays.fill(out, o, o + s.outWidth(), 0f);
-                continue;
-              }
-              int source = ((i * s.channels() + c) * s.height() + iy) * s.width() - s.pw() + kx;
-              Arrays.fill(out, o, o + first, 0f);
-              if (s.sw() == 1) {
-                System.arraycopy(in, source + first, out, o + first, last - first);
-              } else {
-                for (int ox = first; ox < last; ox++) {
-                  out[o + ox] = in[source + ox * s.sw()];
-                }
-              }
-              Arrays.fill(out, o + last, o + s.outWidth(), 0f);
-            }
-          }
-        }
-      }
-    }
-    patches.data().asNioFloat().put(out, 0, out.length);
+    move(floats(x), patchFloats, s, true);
+    patches.data().asNioFloat().put(patchFloats, 0, patchFloats.length);
     return patches;
   }
 
   /** Adds each patch's values back where they came from in {@code target} (the input's shape), zero elsewhere. */
   private void scatter(INDArray patchMatrix, Shape s, INDArray target) {
+    patchMatrix.data().asNioFloat().get(patchFloats, 0, patchFloats.length);
+    float[] image = new float[Math.toIntExact(target.length())];
+    move(image, patchFloats, s, false);
+    target.data().asNioFloat().put(image, 0, image.length);
+  }
+
+  /**
+   * Between an image batch (C order) and its patch matrix: with {@code toPatches} each patch's
+   * values from the image (zero on the padding), else each patch's values added back into it.
+   */
+  private static void move(float[] image, float[] matrix, Shape s, boolean toPatches) {
     int columns = s.columns();
-    float[] in = patchFloats;
-    patchMatrix.data().asNioFloat().get(in, 0, in.length);
-    float[] out = new float[(int) target.length()];
     int planes = s.outHeight() * s.outWidth();
+    int width = s.outWidth();
     for (int c = 0; c < s.channels(); c++) {
       for (int ky = 0; ky < s.kh(); ky++) {
         for (int kx = 0; kx < s.kw(); kx++) {
           int row = ((c * s.kh() + ky) * s.kw() + kx) * columns;
-          int first = Math.max(0, ceilDiv(s.pw() - kx, s.sw()));
-          int last = Math.min(s.outWidth(), ceilDiv(s.width() + s.pw() - kx, s.sw()));
+          // the output columns whose input column lies inside the image
+          int first = Math.min(width, Math.max(0, ceilDiv(s.pw() - kx, s.sw())));
+          int last = Math.max(first, Math.min(width, ceilDiv(s.width() + s.pw() - kx, s.sw())));
           for (int i = 0; i < s.n(); i++) {
             for (int oy = 0; oy < s.outHeight(); oy++) {
               int iy = oy * s.sh() - s.ph() + ky;
+              int o = row + i * planes + oy * width;
               if (iy < 0 || iy >= s.height()) {
+                if (toPatches) {
+                  Arrays.fill(matrix, o, o + width, 0f);
+                }
                 continue;
               }
-              int o = row + i * planes + oy * s.outWidth();
-              int target0 = ((i * s.channels() + c) * s.height() + iy) * s.width() - s.pw() + kx;
-              for (int ox = first; ox < last; ox++) {
-                out[target0 + ox * s.sw()] += in[o + ox];
+              int base = ((i * s.channels() + c) * s.height() + iy) * s.width() - s.pw() + kx;
+              if (!toPatches) {
+                for (int ox = first; ox < last; ox++) {
+                  image[base + ox * s.sw()] += matrix[o + ox];
+                }
+                continue;
               }
+              Arrays.fill(matrix, o, o + first, 0f);
+              if (s.sw() == 1) {
+                System.arraycopy(image, base + first, matrix, o + first, last - first);
+              } else {
+                for (int ox = first; ox < last; ox++) {
+                  matrix[o + ox] = image[base + ox * s.sw()];
+                }
+              }
+              Arrays.fill(matrix, o + last, o + width, 0f);
             }
           }
         }
       }
     }
-    target.data().asNioFloat().put(out, 0, out.length);
   }
 
   /** The floats of {@code x} in C order, through a reused array. */

@@ -284,4 +284,30 @@ final class GraphNet extends Net {
     GemmConvolution.install(raw);
     return new GraphNet(raw);
   }
+
+  /**
+   * Replaces, in place, each layer of {@code graph} for which {@code replacement} gives another
+   * (null: keep it), in its vertex and in the graph's list of layers; returns how many.
+   */
+  static int replaceLayers(ComputationGraph graph, java.util.function.UnaryOperator<Layer> replacement) {
+    Layer[] layers = graph.getLayers();
+    int replaced = 0;
+    for (org.deeplearning4j.nn.graph.vertex.GraphVertex vertex : graph.getVertices()) {
+      if (!(vertex instanceof org.deeplearning4j.nn.graph.vertex.impl.LayerVertex lv)) {
+        continue;
+      }
+      Layer original = lv.getLayer();
+      Layer next = replacement.apply(original);
+      if (next != null) {
+        lv.setLayer(next);
+        for (int i = 0; i < layers.length; i++) {
+          if (layers[i] == original) {
+            layers[i] = next;
+          }
+        }
+        replaced++;
+      }
+    }
+    return replaced;
+  }
 }
