@@ -20,8 +20,8 @@ dim 8 on AdaGrad 0.1 (sharded over 2 ps where the system has them), the 13 numbe
 0.01. (MirroredStrategyRunner runs the MLP only.) The peers score the test
 images after each epoch, off the clock; SparkPS's evaluator scores them every ``eval`` seconds as it trains
 (default 0: no evaluator, examples/s alone, no time to the target). Prints each run's JSON line, then per
-system the median examples/s, test accuracy and seconds to the target, and the ratio of SparkPS's examples/s
-to each peer's.
+system the median examples/s, test accuracy and seconds to the target, and the median over the rounds of the
+ratio of SparkPS's examples/s to each peer's in the same round.
 """
 
 import json
@@ -118,7 +118,10 @@ def main(rounds: int, epochs: int, model: str, eval_every: float) -> None:
             name, rate, metric.replace("_", " "), score, epochs, "never" if seconds is None else "%.1f s" % seconds))
     for ours in [name for name in medians if name.startswith("sparkps")]:
         for peer in [name for name in medians if not name.startswith("sparkps")]:
-            print("%s / %s examples/s: %.2fx" % (ours, peer, medians[ours][0] / medians[peer][0]))
+            # each round's ratio, side by side in that round: the machine's swing between rounds cancels
+            ratios = [a["examples_per_s"] / b["examples_per_s"] for a, b in zip(results[ours], results[peer])]
+            print("%s / %s examples/s: %.2fx (rounds %s)" % (ours, peer, statistics.median(ratios),
+                                                           ", ".join("%.2f" % r for r in ratios)))
 
 
 if __name__ == "__main__":
