@@ -40,6 +40,12 @@ final class GemmConvolution extends ConvolutionLayer {
   private static final long serialVersionUID = 1L;
   /** The system property that chooses DL4J's own convolutions ({@code dl4j}) over these ({@code gemm}, the default). */
   static final String PROPERTY = "sparkps.convolutions";
+  /**
+   * The largest patch matrix, in floats, a pass lays out (16M floats, 64 MiB; it is held three
+   * times: in ND4J's memory, its gradient, and on the heap). A larger minibatch of larger images
+   * goes through DL4J's own layer, which lays out as many patches in its workspaces.
+   */
+  static long maxPatchFloats = 16L << 20;
 
   /** The pre-activations of the last training forward pass (outside any workspace), and for which input. */
   private transient INDArray kept;
@@ -139,7 +145,11 @@ final class GemmConvolution extends ConvolutionLayer {
   }
 
   private boolean handles(INDArray x) {
-    return x != null && x.rank() == 4 && x.dataType() == DataType.FLOAT && maskArray == null;
+    if (x == null || x.rank() != 4 || x.dataType() != DataType.FLOAT || maskArray != null) {
+      return false;
+    }
+    Shape s = shape(x);
+    return (long) s.rows() * s.columns() <= maxPatchFloats;
   }
 
   @Override

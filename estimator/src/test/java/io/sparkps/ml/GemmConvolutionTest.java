@@ -227,6 +227,26 @@ class GemmConvolutionTest {
   }
 
   @Test
+  void aPatchMatrixOverTheLimitGoesThroughDl4jsOwnLayer() {
+    long limit = GemmConvolution.maxPatchFloats;
+    try {
+      // the first convolution's patch matrix is 25 x (8 x 24 x 24) = 115,200 floats, the second's 500 x (8 x 8 x 8) = 256,000
+      GemmConvolution.maxPatchFloats = 200_000;
+      MultiLayerNetwork dl4j = network(lenet(), false);
+      MultiLayerNetwork gemm = network(lenet(), true);
+      Nd4j.getRandom().setSeed(8);
+      DataSet batch = new DataSet(Nd4j.rand(DataType.FLOAT, 8, 784), labels(8, 10));
+      dl4j.fit(batch);
+      gemm.fit(batch);
+      assertEquals(1, ((GemmConvolution) gemm.getLayer(0)).computed, "under the limit: its own pass");
+      assertEquals(0, ((GemmConvolution) gemm.getLayer(2)).computed, "over it: DL4J's");
+      assertTrue(relativeDifference(gemm.params(), dl4j.params()) < 1e-5, "the same step either way");
+    } finally {
+      GemmConvolution.maxPatchFloats = limit;
+    }
+  }
+
+  @Test
   void theSystemPropertyChoosesDl4jsOwnAndRefusesOtherValues() {
     try {
       System.setProperty(GemmConvolution.PROPERTY, "dl4j");
