@@ -18,6 +18,7 @@ import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
 
 /**
  * DL4J's 2-D convolution layer computed as one matrix product per pass over the whole minibatch,
@@ -41,15 +42,18 @@ final class GemmConvolution extends ConvolutionLayer {
   /** The system property that chooses DL4J's own convolutions ({@code dl4j}) over these ({@code gemm}, the default). */
   static final String PROPERTY = "sparkps.convolutions";
   /**
-   * The largest patch matrix, in floats, a pass lays out (16M floats, 64 MiB; it is held three
-   * times: in ND4J's memory, its gradient, and on the heap). A larger minibatch of larger images
-   * goes through DL4J's own layer, which lays out as many patches in its workspaces.
+   * The largest patch matrix, in floats, a pass lays out at a time (16M floats, 64 MiB; it is
+   * held three times: in ND4J's memory, its gradient, and on the heap). A minibatch whose patches
+   * are more is laid out a part of its examples at a time; an example whose patches alone are more
+   * goes through DL4J's own layer.
    */
   static long maxPatchFloats = 16L << 20;
 
   /** The pre-activations of the last training forward pass (outside any workspace), and for which input. */
   private transient INDArray kept;
   private transient INDArray keptFor;
+  /** Whether the patch matrix still holds the whole of that input's minibatch (laid out at once). */
+  private transient boolean keptPatches;
   /** Scratch, reused from step to step: the input's floats, the patch matrix, and products of its shape. */
   private transient float[] inputFloats;
   private transient float[] patchFloats;
@@ -123,10 +127,6 @@ final class GemmConvolution extends ConvolutionLayer {
     int rows() {
       return channels * kh * kw;
     }
-
-    int columns() {
-      return n * outHeight * outWidth;
-    }
   }
 
   private Shape shape(INDArray x) {
@@ -149,7 +149,13 @@ final class GemmConvolution extends ConvolutionLayer {
       return false;
     }
     Shape s = shape(x);
-    return (long) s.rows() * s.columns() <= maxPatchFloats;
+    return (long) s.rows() * s.outHeight() * s.outWidth() <= maxPatchFloats; // one example's patches at least
+  }
+
+  /** How many examples a pass lays out at a time: all of them when their patch matrix is within {@link #maxPatchFloats}. */
+  private static int examplesAtATime(Shape s) {
+    long one = (long) s.rows() * s.outHeight() * s.outWidth();
+    return (int) Math.max(1, Math.min(s.n(), maxPatchFloats / one));
   }
 
   @Override
@@ -163,17 +169,24 @@ final class GemmConvolution extends ConvolutionLayer {
     computed++;
     keptFor = null; // the patch matrix is about to be another input's
     Shape s = shape(input);
-    INDArray patchMatrix = patches(input, s);
+    long positions = (long) s.outHeight() * s.outWidth();
     INDArray w = getParam(ConvolutionParamInitializer.WEIGHT_KEY).reshape('c', s.filters(), s.rows());
-    INDArray z2 = product(s.filters(), s.columns());
-    Nd4j.gemm(w, patchMatrix, z2, false, false, 1.0, 0.0);
-    if (hasBias()) {
-      z2.addiColumnVector(getParam(ConvolutionParamInitializer.BIAS_KEY).reshape(s.filters(), 1));
-    }
     INDArray z = workspaceMgr.createUninitialized(ArrayType.ACTIVATIONS, DataType.FLOAT,
         new long[] {s.n(), s.filters(), s.outHeight(), s.outWidth()}, 'c');
-    z.reshape('c', s.n(), s.filters(), (long) s.outHeight() * s.outWidth())
-        .assign(z2.reshape('c', s.filters(), s.n(), (long) s.outHeight() * s.outWidth()).permute(1, 0, 2));
+    INDArray z3 = z.reshape('c', s.n(), s.filters(), positions);
+    float[] image = floats(input);
+    int step = examplesAtATime(s);
+    for (int first = 0; first < s.n(); first += step) {
+      int last = Math.min(s.n(), first + step);
+      INDArray patchMatrix = patches(image, s, first, last);
+      INDArray z2 = product(s.filters(), (last - first) * positions);
+      Nd4j.gemm(w, patchMatrix, z2, false, false, 1.0, 0.0);
+      if (hasBias()) {
+        z2.addiColumnVector(getParam(ConvolutionParamInitializer.BIAS_KEY).reshape(s.filters(), 1));
+      }
+      z3.get(NDArrayIndex.interval(first, last), NDArrayIndex.all(), NDArrayIndex.all())
+          .assign(z2.reshape('c', s.filters(), last - first, positions).permute(1, 0, 2));
+    }
     if (training && !forBackprop) {
       if (kept == null || !Arrays.equals(kept.shape(), z.shape())) {
         try (MemoryWorkspace none = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
@@ -182,6 +195,7 @@ final class GemmConvolution extends ConvolutionLayer {
       }
       kept.assign(z); // the activation function works in place on z
       keptFor = input;
+      keptPatches = step >= s.n(); // the patch matrix holds the whole minibatch's
     }
     return new Pair<>(z, null);
   }
@@ -194,84 +208,119 @@ final class GemmConvolution extends ConvolutionLayer {
     }
     assertInputSet(true);
     INDArray z;
+    boolean reusePatches;
     if (keptFor == null || keptFor != input) {
       z = preOutput(true, true, workspaceMgr).getFirst();
+      reusePatches = examplesAtATime(shape(input)) >= input.size(0);
     } else {
-      z = kept; // and the patch matrix is still this input's
+      z = kept;
+      reusePatches = keptPatches;
     }
     keptFor = null; // used once: the activation's backward pass overwrites it
     Shape s = shape(input);
-    INDArray delta = layerConf().getActivationFn().backprop(z, epsilon).getFirst();
-    // delta as filters by (example, output position), the patch matrix's columns
-    INDArray delta2 = product(s.filters(), s.columns());
-    delta2.reshape('c', s.filters(), s.n(), (long) s.outHeight() * s.outWidth())
-        .assign(delta.reshape('c', s.n(), s.filters(), (long) s.outHeight() * s.outWidth()).permute(1, 0, 2));
-    INDArray patchMatrix = patches;
-    Gradient gradient = new DefaultGradient();
-    if (hasBias()) {
-      INDArray biasGradient = gradientViews.get(ConvolutionParamInitializer.BIAS_KEY);
-      biasGradient.assign(delta2.sum(1).reshape(biasGradient.shape()));
-      gradient.gradientForVariable().put(ConvolutionParamInitializer.BIAS_KEY, biasGradient);
-    }
-    INDArray weightGradient = gradientViews.get(ConvolutionParamInitializer.WEIGHT_KEY);
-    Nd4j.gemm(delta2, patchMatrix, weightGradient.reshape('c', s.filters(), s.rows()), false, true, 1.0, 0.0);
-    gradient.gradientForVariable().put(ConvolutionParamInitializer.WEIGHT_KEY, weightGradient);
-    // the input's gradient: the weights' transpose times delta, scattered back from the patches
+    long positions = (long) s.outHeight() * s.outWidth();
+    INDArray delta3 = layerConf().getActivationFn().backprop(z, epsilon).getFirst()
+        .reshape('c', s.n(), s.filters(), positions);
     INDArray w = getParam(ConvolutionParamInitializer.WEIGHT_KEY).reshape('c', s.filters(), s.rows());
-    if (patchGradient == null || !Arrays.equals(patchGradient.shape(), patchMatrix.shape())) {
-      try (MemoryWorkspace none = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
-        patchGradient = Nd4j.createUninitialized(DataType.FLOAT, patchMatrix.shape(), 'c');
-      }
-    }
-    Nd4j.gemm(w, delta2, patchGradient, true, false, 1.0, 0.0);
+    INDArray weightGradient = gradientViews.get(ConvolutionParamInitializer.WEIGHT_KEY);
+    INDArray weightGradient2 = weightGradient.reshape('c', s.filters(), s.rows());
+    INDArray biasGradient = hasBias() ? gradientViews.get(ConvolutionParamInitializer.BIAS_KEY) : null;
     INDArray epsilonNext = workspaceMgr.createUninitialized(ArrayType.ACTIVATION_GRAD, DataType.FLOAT,
         input.shape(), 'c');
-    scatter(patchGradient, s, epsilonNext);
+    float[] image = reusePatches ? null : floats(input);
+    int step = examplesAtATime(s);
+    for (int first = 0; first < s.n(); first += step) {
+      int last = Math.min(s.n(), first + step);
+      long columns = (last - first) * positions;
+      INDArray patchMatrix = reusePatches ? patches : patches(image, s, first, last);
+      // delta as filters by (example, output position), the patch matrix's columns
+      INDArray delta2 = product(s.filters(), columns);
+      delta2.reshape('c', s.filters(), last - first, positions)
+          .assign(delta3.get(NDArrayIndex.interval(first, last), NDArrayIndex.all(), NDArrayIndex.all())
+              .permute(1, 0, 2));
+      if (biasGradient != null) {
+        INDArray sums = delta2.sum(1).reshape(biasGradient.shape());
+        if (first == 0) {
+          biasGradient.assign(sums);
+        } else {
+          biasGradient.addi(sums);
+        }
+      }
+      Nd4j.gemm(delta2, patchMatrix, weightGradient2, false, true, 1.0, first == 0 ? 0.0 : 1.0);
+      // the input's gradient: the weights' transpose times delta, scattered back from the patches
+      INDArray patchGradient = patchGradient(s.rows(), columns);
+      Nd4j.gemm(w, delta2, patchGradient, true, false, 1.0, 0.0);
+      scatter(patchGradient, s, first, last, epsilonNext);
+    }
+    Gradient gradient = new DefaultGradient();
+    if (biasGradient != null) {
+      gradient.gradientForVariable().put(ConvolutionParamInitializer.BIAS_KEY, biasGradient);
+    }
+    gradient.gradientForVariable().put(ConvolutionParamInitializer.WEIGHT_KEY, weightGradient);
     return new Pair<>(gradient, backpropDropOutIfPresent(epsilonNext));
   }
 
   /** A scratch matrix of filters by columns, reused while the shape stays. */
-  private INDArray product(int rows, int columns) {
-    if (product == null || product.size(0) != rows || product.size(1) != columns) {
-      try (MemoryWorkspace none = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
-        product = Nd4j.createUninitialized(DataType.FLOAT, new long[] {rows, columns}, 'c');
-      }
-    }
+  private INDArray product(int rows, long columns) {
+    product = scratch(product, rows, columns);
     return product;
   }
 
-  /**
-   * The patch matrix of {@code x}: row (channel, kernel row, kernel column), column (example,
-   * output row, output column), zero where the kernel lies on the padding.
-   */
-  private INDArray patches(INDArray x, Shape s) {
-    int rows = s.rows();
-    int columns = s.columns();
-    if (patches == null || patches.size(0) != rows || patches.size(1) != columns) {
-      try (MemoryWorkspace none = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
-        patches = Nd4j.createUninitialized(DataType.FLOAT, new long[] {rows, columns}, 'c');
-      }
-      patchFloats = new float[Math.multiplyExact(rows, columns)];
+  private INDArray patchGradient(int rows, long columns) {
+    patchGradient = scratch(patchGradient, rows, columns);
+    return patchGradient;
+  }
+
+  private static INDArray scratch(INDArray current, int rows, long columns) {
+    if (current != null && current.size(0) == rows && current.size(1) == columns) {
+      return current;
     }
-    move(floats(x), patchFloats, s, true);
-    patches.data().asNioFloat().put(patchFloats, 0, patchFloats.length);
+    try (MemoryWorkspace none = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
+      return Nd4j.createUninitialized(DataType.FLOAT, new long[] {rows, columns}, 'c');
+    }
+  }
+
+  /**
+   * The patch matrix of examples {@code first} to {@code last} (exclusive) of {@code image} (the
+   * input's floats): row (channel, kernel row, kernel column), column (example, output row, output
+   * column), zero where the kernel lies on the padding.
+   */
+  private INDArray patches(float[] image, Shape s, int first, int last) {
+    long columns = (long) (last - first) * s.outHeight() * s.outWidth();
+    patches = scratch(patches, s.rows(), columns);
+    int length = Math.toIntExact(s.rows() * columns);
+    if (patchFloats == null || patchFloats.length < length) {
+      patchFloats = new float[length];
+    }
+    move(image, 0, patchFloats, s, first, last, true);
+    patches.data().asNioFloat().put(patchFloats, 0, length);
     return patches;
   }
 
-  /** Adds each patch's values back where they came from in {@code target} (the input's shape), zero elsewhere. */
-  private void scatter(INDArray patchMatrix, Shape s, INDArray target) {
-    patchMatrix.data().asNioFloat().get(patchFloats, 0, patchFloats.length);
-    float[] image = new float[Math.toIntExact(target.length())];
-    move(image, patchFloats, s, false);
-    target.data().asNioFloat().put(image, 0, image.length);
+  /**
+   * Adds each patch's values of examples {@code first} to {@code last} back where they came from
+   * in {@code target} (the input's shape), whose other examples it leaves.
+   */
+  private void scatter(INDArray patchMatrix, Shape s, int first, int last, INDArray target) {
+    int length = Math.toIntExact(patchMatrix.length());
+    if (patchFloats == null || patchFloats.length < length) {
+      patchFloats = new float[length];
+    }
+    patchMatrix.data().asNioFloat().get(patchFloats, 0, length);
+    int perExample = s.channels() * s.height() * s.width();
+    float[] image = new float[(last - first) * perExample];
+    move(image, first, patchFloats, s, first, last, false);
+    target.data().asNioFloat().put(first * perExample, image, 0, image.length);
   }
 
   /**
-   * Between an image batch (C order) and its patch matrix: with {@code toPatches} each patch's
-   * values from the image (zero on the padding), else each patch's values added back into it.
+   * Between images (C order, the first of them example {@code imageFirst}) and the patch matrix
+   * of examples {@code first} to {@code last}: with {@code toPatches} each patch's values from
+   * the images (zero on the padding), else each patch's values added back into them.
    */
-  private static void move(float[] image, float[] matrix, Shape s, boolean toPatches) {
-    int columns = s.columns();
+  private static void move(float[] image, int imageFirst, float[] matrix, Shape s, int first, int last,
+      boolean toPatches) {
+    int columns = (last - first) * s.outHeight() * s.outWidth();
     int planes = s.outHeight() * s.outWidth();
     int width = s.outWidth();
     for (int c = 0; c < s.channels(); c++) {
@@ -279,34 +328,34 @@ final class GemmConvolution extends ConvolutionLayer {
         for (int kx = 0; kx < s.kw(); kx++) {
           int row = ((c * s.kh() + ky) * s.kw() + kx) * columns;
           // the output columns whose input column lies inside the image
-          int first = Math.min(width, Math.max(0, ceilDiv(s.pw() - kx, s.sw())));
-          int last = Math.max(first, Math.min(width, ceilDiv(s.width() + s.pw() - kx, s.sw())));
-          for (int i = 0; i < s.n(); i++) {
+          int from = Math.min(width, Math.max(0, ceilDiv(s.pw() - kx, s.sw())));
+          int to = Math.max(from, Math.min(width, ceilDiv(s.width() + s.pw() - kx, s.sw())));
+          for (int i = first; i < last; i++) {
             for (int oy = 0; oy < s.outHeight(); oy++) {
               int iy = oy * s.sh() - s.ph() + ky;
-              int o = row + i * planes + oy * width;
+              int o = row + (i - first) * planes + oy * width;
               if (iy < 0 || iy >= s.height()) {
                 if (toPatches) {
                   Arrays.fill(matrix, o, o + width, 0f);
                 }
                 continue;
               }
-              int base = ((i * s.channels() + c) * s.height() + iy) * s.width() - s.pw() + kx;
+              int base = (((i - imageFirst) * s.channels() + c) * s.height() + iy) * s.width() - s.pw() + kx;
               if (!toPatches) {
-                for (int ox = first; ox < last; ox++) {
+                for (int ox = from; ox < to; ox++) {
                   image[base + ox * s.sw()] += matrix[o + ox];
                 }
                 continue;
               }
-              Arrays.fill(matrix, o, o + first, 0f);
+              Arrays.fill(matrix, o, o + from, 0f);
               if (s.sw() == 1) {
-                System.arraycopy(image, base + first, matrix, o + first, last - first);
+                System.arraycopy(image, base + from, matrix, o + from, to - from);
               } else {
-                for (int ox = first; ox < last; ox++) {
+                for (int ox = from; ox < to; ox++) {
                   matrix[o + ox] = image[base + ox * s.sw()];
                 }
               }
-              Arrays.fill(matrix, o + last, o + width, 0f);
+              Arrays.fill(matrix, o + to, o + width, 0f);
             }
           }
         }

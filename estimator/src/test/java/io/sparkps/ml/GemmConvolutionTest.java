@@ -227,11 +227,35 @@ class GemmConvolutionTest {
   }
 
   @Test
-  void aPatchMatrixOverTheLimitGoesThroughDl4jsOwnLayer() {
+  void aMinibatchOverTheLimitIsLaidOutAPartAtATime() {
     long limit = GemmConvolution.maxPatchFloats;
     try {
-      // the first convolution's patch matrix is 25 x (8 x 24 x 24) = 115,200 floats, the second's 500 x (8 x 8 x 8) = 256,000
-      GemmConvolution.maxPatchFloats = 200_000;
+      // one example's patches: 25 x 24 x 24 = 14,400 floats in the first convolution, 500 x 8 x 8 = 32,000 in the
+      // second; so 6 and 3 examples at a time, the last part of 16 examples 4 and 1
+      GemmConvolution.maxPatchFloats = 100_000;
+      Nd4j.getRandom().setSeed(9);
+      assertSameAsDl4j(lenet(), Nd4j.rand(DataType.FLOAT, 16, 784), labels(16, 10), 2);
+      Nd4j.getRandom().setSeed(10);
+      assertSameAsDl4j(odd(), Nd4j.rand(DataType.FLOAT, 7, 3, 11, 9).subi(0.5), labels(7, 3), 3);
+      MultiLayerNetwork dl4j = network(lenet(), false);
+      MultiLayerNetwork gemm = network(lenet(), true);
+      for (int step = 0; step < 3; step++) {
+        DataSet batch = new DataSet(Nd4j.rand(DataType.FLOAT, 16, 784), labels(16, 10));
+        dl4j.fit(batch);
+        gemm.fit(batch);
+      }
+      assertTrue(relativeDifference(gemm.params(), dl4j.params()) < 1e-4, "3 steps in parts, as DL4J's");
+      assertEquals(3, ((GemmConvolution) gemm.getLayer(2)).computed, "the kept pre-activations used in parts too");
+    } finally {
+      GemmConvolution.maxPatchFloats = limit;
+    }
+  }
+
+  @Test
+  void anExampleOverTheLimitGoesThroughDl4jsOwnLayer() {
+    long limit = GemmConvolution.maxPatchFloats;
+    try {
+      GemmConvolution.maxPatchFloats = 20_000; // over one example's patches of the first convolution, under the second's
       MultiLayerNetwork dl4j = network(lenet(), false);
       MultiLayerNetwork gemm = network(lenet(), true);
       Nd4j.getRandom().setSeed(8);
