@@ -95,8 +95,9 @@ final class GemmConvolution extends ConvolutionLayer {
     }
     int replaced = 0;
     for (int i = 0; i < layers.length; i++) {
-      if (eligible(layers[i])) {
-        layers[i] = new GemmConvolution((ConvolutionLayer) layers[i]);
+      Layer next = replacement(layers[i]);
+      if (next != null) {
+        layers[i] = next;
         replaced++;
       }
     }
@@ -108,7 +109,12 @@ final class GemmConvolution extends ConvolutionLayer {
     if (!enabled()) {
       return 0;
     }
-    return GraphNet.replaceLayers(graph, l -> eligible(l) ? new GemmConvolution((ConvolutionLayer) l) : null);
+    return GraphNet.replaceLayers(graph, GemmConvolution::replacement);
+  }
+
+  /** The layer that takes {@code layer}'s place, or null. */
+  private static Layer replacement(Layer layer) {
+    return eligible(layer) ? new GemmConvolution((ConvolutionLayer) layer) : null;
   }
 
   static boolean eligible(Layer layer) {
@@ -365,14 +371,21 @@ final class GemmConvolution extends ConvolutionLayer {
 
   /** The floats of {@code x} in C order, through a reused array. */
   private float[] floats(INDArray x) {
-    INDArray c = x.isView() || x.ordering() != 'c' ? x.dup('c') : x;
-    int length = Math.toIntExact(c.length());
-    if (inputFloats == null || inputFloats.length != length) {
-      inputFloats = new float[length];
-    }
-    FloatBuffer buffer = c.data().asNioFloat();
-    buffer.get(inputFloats, 0, length);
+    inputFloats = floats(x, inputFloats);
     return inputFloats;
+  }
+
+  /** The floats of {@code x} in C order, in {@code reuse} when it has their length. */
+  static float[] floats(INDArray x, float[] reuse) {
+    // (a permuted array can say 'c' and not be a view, with its strides in another order)
+    boolean plain = x.ordering() == 'c' && !x.isView() && x.offset() == 0
+        && org.nd4j.linalg.api.shape.Shape.hasDefaultStridesForShape(x);
+    INDArray c = plain ? x : x.dup('c');
+    int length = Math.toIntExact(c.length());
+    float[] out = reuse != null && reuse.length == length ? reuse : new float[length];
+    FloatBuffer buffer = c.data().asNioFloat();
+    buffer.get(out, 0, length);
+    return out;
   }
 
   private static int ceilDiv(int a, int b) {

@@ -150,6 +150,7 @@ class GemmConvolutionTest {
         assertEquals(5, conv.computed, "pre-activations computed once per step, the forward pass's kept for the backward");
       }
     }
+
   }
 
   @Test
@@ -227,6 +228,16 @@ class GemmConvolutionTest {
   }
 
   @Test
+  void anInputWhoseStridesAreInAnotherOrder_isReadInItsOwn() {
+    MultiLayerNetwork dl4j = network(odd(), false);
+    MultiLayerNetwork gemm = network(odd(), true);
+    Nd4j.getRandom().setSeed(12);
+    // channels last, permuted to channels first: C order by its flag, not a view, strides in another order
+    INDArray x = Nd4j.rand(DataType.FLOAT, 5, 11, 9, 3).subi(0.5).permute(0, 3, 1, 2);
+    assertTrue(relativeDifference(gemm.output(x), dl4j.output(x)) < 1e-5, "outputs alike");
+  }
+
+  @Test
   void aMinibatchOverTheLimitIsLaidOutAPartAtATime() {
     long limit = GemmConvolution.maxPatchFloats;
     try {
@@ -264,7 +275,8 @@ class GemmConvolutionTest {
       gemm.fit(batch);
       assertEquals(1, ((GemmConvolution) gemm.getLayer(0)).computed, "under the limit: its own pass");
       assertEquals(0, ((GemmConvolution) gemm.getLayer(2)).computed, "over it: DL4J's");
-      assertTrue(relativeDifference(gemm.params(), dl4j.params()) < 1e-5, "the same step either way");
+      double d = relativeDifference(gemm.params(), dl4j.params());
+      assertTrue(d < 1e-5, "the same step either way: relative difference " + d);
     } finally {
       GemmConvolution.maxPatchFloats = limit;
     }
