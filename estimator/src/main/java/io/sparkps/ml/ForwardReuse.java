@@ -96,7 +96,7 @@ final class ForwardReuse {
   }
 
   /** Gives {@code copy} the place, parameter and gradient views and listeners of the layer it replaces. */
-  private static void takeOver(Layer copy, Layer original) {
+  static void takeOver(Layer copy, Layer original) {
     copy.setIndex(original.getIndex());
     copy.setParamTable(original.paramTable());
     copy.setParamsViewArray(original.params());

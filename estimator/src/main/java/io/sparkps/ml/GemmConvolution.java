@@ -52,8 +52,8 @@ final class GemmConvolution extends ConvolutionLayer {
   /** The pre-activations of the last training forward pass (outside any workspace), and for which input. */
   private transient INDArray kept;
   private transient INDArray keptFor;
-  /** Whether the patch matrix still holds the whole of that input's minibatch (laid out at once). */
-  private transient boolean keptPatches;
+  /** Whether the last pass laid out the patches of its whole minibatch at once (the patch matrix still holds them). */
+  private transient boolean wholePatches;
   /** Scratch, reused from step to step: the input's floats, the patch matrix, and products of its shape. */
   private transient float[] inputFloats;
   private transient float[] patchFloats;
@@ -65,13 +65,7 @@ final class GemmConvolution extends ConvolutionLayer {
 
   GemmConvolution(ConvolutionLayer original) {
     super(original.conf(), original.params().dataType());
-    setIndex(original.getIndex());
-    setParamTable(original.paramTable());
-    setParamsViewArray(original.params());
-    if (original.getGradientsViewArray() != null) {
-      setBackpropGradientsViewArray(original.getGradientsViewArray());
-    }
-    setListeners(original.getListeners());
+    ForwardReuse.takeOver(this, original);
     helper = null;
   }
 
@@ -150,12 +144,13 @@ final class GemmConvolution extends ConvolutionLayer {
         kernel[0], kernel[1], strides[0], strides[1], pad[0], pad[1], out[0], out[1]);
   }
 
-  private boolean handles(INDArray x) {
+  /** The geometry of a pass over {@code x}, or null when this layer does not compute it (DL4J's does). */
+  private Shape handled(INDArray x) {
     if (x == null || x.rank() != 4 || x.dataType() != DataType.FLOAT || maskArray != null) {
-      return false;
+      return null;
     }
     Shape s = shape(x);
-    return (long) s.rows() * s.outHeight() * s.outWidth() <= maxPatchFloats; // one example's patches at least
+    return (long) s.rows() * s.outHeight() * s.outWidth() <= maxPatchFloats ? s : null; // one example's patches
   }
 
   /** How many examples a pass lays out at a time: all of them when their patch matrix is within {@link #maxPatchFloats}. */
@@ -166,7 +161,8 @@ final class GemmConvolution extends ConvolutionLayer {
 
   @Override
   protected Pair<INDArray, INDArray> preOutput(boolean training, boolean forBackprop, LayerWorkspaceMgr workspaceMgr) {
-    if (!handles(input)) {
+    Shape s = handled(input);
+    if (s == null) {
       return super.preOutput(training, forBackprop, workspaceMgr);
     }
     assertInputSet(false);
@@ -174,7 +170,6 @@ final class GemmConvolution extends ConvolutionLayer {
     validateInputDepth(layerConf().getNIn());
     computed++;
     keptFor = null; // the patch matrix is about to be another input's
-    Shape s = shape(input);
     long positions = (long) s.outHeight() * s.outWidth();
     INDArray w = getParam(ConvolutionParamInitializer.WEIGHT_KEY).reshape('c', s.filters(), s.rows());
     INDArray z = workspaceMgr.createUninitialized(ArrayType.ACTIVATIONS, DataType.FLOAT,
@@ -193,6 +188,7 @@ final class GemmConvolution extends ConvolutionLayer {
       z3.get(NDArrayIndex.interval(first, last), NDArrayIndex.all(), NDArrayIndex.all())
           .assign(z2.reshape('c', s.filters(), last - first, positions).permute(1, 0, 2));
     }
+    wholePatches = step >= s.n();
     if (training && !forBackprop) {
       if (kept == null || !Arrays.equals(kept.shape(), z.shape())) {
         try (MemoryWorkspace none = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
@@ -201,29 +197,23 @@ final class GemmConvolution extends ConvolutionLayer {
       }
       kept.assign(z); // the activation function works in place on z
       keptFor = input;
-      keptPatches = step >= s.n(); // the patch matrix holds the whole minibatch's
     }
     return new Pair<>(z, null);
   }
 
   @Override
   public Pair<Gradient, INDArray> backpropGradient(INDArray epsilon, LayerWorkspaceMgr workspaceMgr) {
-    if (!handles(input) || epsilon.dataType() != DataType.FLOAT) {
+    Shape s = handled(input);
+    if (s == null || epsilon.dataType() != DataType.FLOAT) {
       keptFor = null;
       return super.backpropGradient(epsilon, workspaceMgr);
     }
     assertInputSet(true);
-    INDArray z;
-    boolean reusePatches;
-    if (keptFor == null || keptFor != input) {
-      z = preOutput(true, true, workspaceMgr).getFirst();
-      reusePatches = examplesAtATime(shape(input)) >= input.size(0);
-    } else {
-      z = kept;
-      reusePatches = keptPatches;
-    }
+    // the training forward pass's pre-activations, or this input's computed again; either way the
+    // last pass was over this input, so its patch matrix is this input's when it laid out all of it
+    INDArray z = keptFor == input ? kept : preOutput(true, true, workspaceMgr).getFirst();
+    boolean reusePatches = wholePatches;
     keptFor = null; // used once: the activation's backward pass overwrites it
-    Shape s = shape(input);
     long positions = (long) s.outHeight() * s.outWidth();
     INDArray delta3 = layerConf().getActivationFn().backprop(z, epsilon).getFirst()
         .reshape('c', s.n(), s.filters(), positions);
@@ -371,21 +361,17 @@ final class GemmConvolution extends ConvolutionLayer {
 
   /** The floats of {@code x} in C order, through a reused array. */
   private float[] floats(INDArray x) {
-    inputFloats = floats(x, inputFloats);
-    return inputFloats;
-  }
-
-  /** The floats of {@code x} in C order, in {@code reuse} when it has their length. */
-  static float[] floats(INDArray x, float[] reuse) {
     // (a permuted array can say 'c' and not be a view, with its strides in another order)
     boolean plain = x.ordering() == 'c' && !x.isView() && x.offset() == 0
         && org.nd4j.linalg.api.shape.Shape.hasDefaultStridesForShape(x);
     INDArray c = plain ? x : x.dup('c');
     int length = Math.toIntExact(c.length());
-    float[] out = reuse != null && reuse.length == length ? reuse : new float[length];
+    if (inputFloats == null || inputFloats.length != length) {
+      inputFloats = new float[length];
+    }
     FloatBuffer buffer = c.data().asNioFloat();
-    buffer.get(out, 0, length);
-    return out;
+    buffer.get(inputFloats, 0, length);
+    return inputFloats;
   }
 
   private static int ceilDiv(int a, int b) {
