@@ -46,7 +46,7 @@ public final class FaultSoak {
         throw new IllegalArgumentException("unknown fault '" + f + "': one of " + FAULTS);
       }
     }
-    Faults cluster = Faults.start(Files.createTempDirectory("sparkps-soak"), 4, 1, 1536, "fault-soak");
+    Faults cluster = Faults.start(Files.createTempDirectory("sparkps-soak"), 4, 1, 1536, "fault-soak", 60_000);
     int code = 0;
     try {
       Run clean = run(cluster, null, 0, Double.NaN);

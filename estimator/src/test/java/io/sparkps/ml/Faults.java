@@ -16,8 +16,9 @@ import org.apache.spark.sql.SparkSession;
 
 /**
  * What the fault tests and the fault soak share: a {@code local-cluster} with Fashion-MNIST cached
- * (train, 2,000 test images for the evaluator, the whole test set to score), and waits on a
- * running fit (for the chief to reach a step, for a lost ps to be declared lost and refilled).
+ * (the first rows of the training set, 2,000 test images for the evaluator, the whole test set to
+ * score), and waits on a running fit (for the chief to reach a step, for a lost ps to be declared
+ * lost and refilled).
  */
 final class Faults {
   final JavaSparkContext sc;
@@ -25,22 +26,30 @@ final class Faults {
   final Dataset<Row> train;
   final Dataset<Row> eval;
   final FashionMnistTestSet test;
+  /** How many of the training set's images {@link #train} holds. */
+  final long trainRows;
 
-  private Faults(JavaSparkContext sc) throws IOException {
+  private Faults(JavaSparkContext sc, int trainRows) throws IOException {
     this.sc = sc;
     this.spark = SparkSession.builder().sparkContext(sc.sc()).getOrCreate();
-    this.train = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 2).cache();
-    train.count();
+    Dataset<Row> all = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 2);
+    this.train = (trainRows < 60_000 ? all.limit(trainRows).repartition(2) : all).cache();
+    this.trainRows = train.count();
     this.eval = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "t10k", 1).limit(2000).cache();
     eval.count();
     this.test = FashionMnistTestSet.read();
   }
 
-  /** {@code local-cluster[executors,cores,memoryMb]} (SPARK_HOME below {@code home}) with the data cached. */
-  static Faults start(Path home, int executors, int cores, int memoryMb, String name) throws IOException {
+  /**
+   * {@code local-cluster[executors,cores,memoryMb]} (SPARK_HOME below {@code home}) with the data
+   * cached: the first {@code trainRows} images of the training set (all 60,000 at most), in 2
+   * partitions.
+   */
+  static Faults start(Path home, int executors, int cores, int memoryMb, String name, int trainRows)
+      throws IOException {
     JavaSparkContext sc = LocalClusters.start(home, executors, cores, memoryMb, LocalClusters.conf().setAppName(name));
     try {
-      return new Faults(sc);
+      return new Faults(sc, trainRows);
     } catch (IOException | RuntimeException e) {
       // No data (e.g. Fashion-MNIST not installed): the cluster goes, or it fails the next class's start too.
       LocalClusters.stop(sc);
