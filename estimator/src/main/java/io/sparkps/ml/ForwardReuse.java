@@ -26,6 +26,7 @@ import org.nd4j.linalg.factory.Nd4j;
  * a copy of its pre-activations from the forward pass and backpropagates from it, and the first
  * layer skips the input's gradient: on the 784-1024-1024-10 MLP about a third of a gradient's
  * time, with bit-for-bit the same gradients (the same operations on the same values, fewer of them).
+ * A first layer that is a {@link GemmConvolution} skips its input's gradient too.
  * The output layer computes its pre-activations twice too (in its backward pass, and again for the
  * loss); here the loss reuses the backward pass's.
  *
@@ -46,7 +47,8 @@ final class ForwardReuse {
   /**
    * Replaces the network's eligible dense layers (initialized, before its first training step)
    * with ones that reuse the forward pass; returns how many were replaced. The network must not
-   * be asked for the gradient with respect to its input afterwards (its first layer skips it).
+   * be asked for the gradient with respect to its input afterwards (its first layer, dense or a
+   * {@link GemmConvolution}, skips it).
    */
   static int install(MultiLayerNetwork net) {
     return install(net, false);
@@ -58,6 +60,9 @@ final class ForwardReuse {
       return 0;
     }
     Layer[] layers = net.getLayers();
+    if (!inputGradient && layers.length > 0 && layers[0] instanceof GemmConvolution first) {
+      first.skipInputGradient(); // its zeros satisfy an input preprocessor's backward pass as well
+    }
     int replaced = 0;
     for (int i = 0; i < layers.length; i++) {
       if (eligibleOutput(layers[i])) {

@@ -60,8 +60,14 @@ final class GemmConvolution extends ConvolutionLayer {
   private transient INDArray patches;
   private transient INDArray patchGradient;
   private transient INDArray product;
-  /** How many times this layer computed its pre-activations (for tests). */
+  /**
+   * Whether the backward pass computes the input's gradient; a network's first layer does not
+   * when nothing reads it ({@link ForwardReuse#install(org.deeplearning4j.nn.multilayer.MultiLayerNetwork, boolean)}).
+   */
+  private transient boolean inputGradient = true;
+  /** How many times this layer computed its pre-activations, and its input's gradient (for tests). */
   transient long computed;
+  transient long inputGradients;
 
   GemmConvolution(ConvolutionLayer original) {
     super(original.conf(), original.params().dataType());
@@ -243,10 +249,16 @@ final class GemmConvolution extends ConvolutionLayer {
         }
       }
       Nd4j.gemm(delta2, patchMatrix, weightGradient2, false, true, 1.0, first == 0 ? 0.0 : 1.0);
-      // the input's gradient: the weights' transpose times delta, scattered back from the patches
-      INDArray patchGradient = patchGradient(s.rows(), columns);
-      Nd4j.gemm(w, delta2, patchGradient, true, false, 1.0, 0.0);
-      scatter(patchGradient, s, first, last, epsilonNext);
+      if (inputGradient) {
+        // the input's gradient: the weights' transpose times delta, scattered back from the patches
+        INDArray patchGradient = patchGradient(s.rows(), columns);
+        Nd4j.gemm(w, delta2, patchGradient, true, false, 1.0, 0.0);
+        scatter(patchGradient, s, first, last, epsilonNext);
+        inputGradients++;
+      }
+    }
+    if (!inputGradient) {
+      epsilonNext.assign(0); // read by nothing but an input preprocessor's reshape, which needs an array
     }
     Gradient gradient = new DefaultGradient();
     if (biasGradient != null) {
@@ -254,6 +266,11 @@ final class GemmConvolution extends ConvolutionLayer {
     }
     gradient.gradientForVariable().put(ConvolutionParamInitializer.WEIGHT_KEY, weightGradient);
     return new Pair<>(gradient, backpropDropOutIfPresent(epsilonNext));
+  }
+
+  /** Makes the backward pass leave the input's gradient out (zeros in its place): for a network's first layer. */
+  void skipInputGradient() {
+    inputGradient = false;
   }
 
   /** A scratch matrix of filters by columns, reused while the shape stays. */

@@ -209,6 +209,41 @@ class GemmConvolutionTest {
         .filter(l -> l instanceof GemmConvolution).count(), "its identity-output copy");
   }
 
+  /**
+   * A worker's network (the forward pass reused, no input gradient wanted): its first convolution
+   * leaves the input's gradient out, through the input preprocessor, and every gradient stays DL4J's.
+   */
+  @Test
+  void theFirstConvolutionLeavesOutTheInputsGradient_whenNothingReadsIt() {
+    MultiLayerNetwork dl4j = network(lenet(), false);
+    MultiLayerNetwork gemm = network(lenet(), true);
+    ForwardReuse.install(gemm, false);
+    Nd4j.getRandom().setSeed(15);
+    INDArray x = Nd4j.rand(DataType.FLOAT, 12, 784);
+    INDArray y = labels(12, 10);
+    for (MultiLayerNetwork net : new MultiLayerNetwork[] {dl4j, gemm}) {
+      net.setInput(x);
+      net.setLabels(y);
+      net.computeGradientAndScore();
+    }
+    Map<String, INDArray> want = dl4j.gradient().gradientForVariable();
+    Map<String, INDArray> got = gemm.gradient().gradientForVariable();
+    assertEquals(want.keySet(), got.keySet());
+    for (String name : want.keySet()) {
+      double d = relativeDifference(got.get(name), want.get(name));
+      assertTrue(d < 1e-5, name + ": relative difference " + d);
+    }
+    assertEquals(dl4j.score(), gemm.score(), 1e-5);
+    assertEquals(0, ((GemmConvolution) gemm.getLayer(0)).inputGradients, "the first convolution's input gradient");
+    assertEquals(1, ((GemmConvolution) gemm.getLayer(2)).inputGradients, "the second's, which the first needs");
+
+    MultiLayerNetwork embedding = network(lenet(), true);
+    ForwardReuse.install(embedding, true); // a network whose input's gradient is read
+    assertTrue(relativeDifference(embedding.calculateGradients(x, y, null, null).getSecond(),
+        dl4j.calculateGradients(x, y, null, null).getSecond()) < 1e-5, "the input's gradient when it is wanted");
+    assertEquals(1, ((GemmConvolution) embedding.getLayer(0)).inputGradients);
+  }
+
   @Test
   void leavesWhatItDoesNotComputeToDl4j() {
     MultiLayerNetwork nhwc = network(base()
