@@ -100,9 +100,9 @@ public final class ParameterServer implements AutoCloseable {
     }
     PsService service = new PsService(store, waiters, pool, config.chunkBytes / 4,
         config.inProcessName != null, config.maxWait.toMillis(), bulkPort, localId, this::closeInBackground);
-    // Interceptors run last-added first: the token is checked before a call is counted.
-    var definition = ServerInterceptors.intercept(service.definition(), countCalls(),
-        Auth.server(config.token, "ps " + config.shardIndex));
+    // Interceptors run last-added first: the token is checked before a call is counted and logged.
+    var definition = ServerInterceptors.intercept(service.definition(), new io.sparkps.ps.grpc.CallLog(
+        "ps " + config.shardIndex), countCalls(), Auth.server(config.token, "ps " + config.shardIndex));
     try {
       if (config.inProcessName != null) {
         server = InProcessServerBuilder.forName(config.inProcessName).executor(executor)

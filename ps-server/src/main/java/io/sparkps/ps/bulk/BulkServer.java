@@ -31,6 +31,7 @@ import java.util.concurrent.ThreadFactory;
  * connection awaiting its handshake holds, and at most {@value #MAX_PENDING} of them exist.
  */
 public final class BulkServer implements AutoCloseable {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(BulkServer.class);
   /** Connections waiting to authenticate, at the most. */
   public static final int MAX_PENDING = 32;
   /** How long a connection may take to send its handshake. */
@@ -41,6 +42,7 @@ public final class BulkServer implements AutoCloseable {
   private final java.util.concurrent.atomic.AtomicLong refused = new java.util.concurrent.atomic.AtomicLong();
   private final java.util.concurrent.ScheduledExecutorService deadlines;
   private final ServerSocketChannel server;
+  private final int port;
   private final byte[] token;
   private final ShardAccess access;
   private final String localId;
@@ -59,6 +61,7 @@ public final class BulkServer implements AutoCloseable {
     this.tls = tls;
     this.deadlines = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(threads);
     this.server = ServerSocketChannel.open().bind(new InetSocketAddress(host, 0));
+    this.port = ((InetSocketAddress) server.socket().getLocalSocketAddress()).getPort();
     this.token = token.secret().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
     this.access = new ShardAccess(updates, reads, pool);
     this.localId = LocalShards.register(this.token, access);
@@ -73,7 +76,7 @@ public final class BulkServer implements AutoCloseable {
 
   /** The bound port. */
   public int port() {
-    return ((InetSocketAddress) server.socket().getLocalSocketAddress()).getPort();
+    return port;
   }
 
   private void acceptLoop() {
@@ -119,7 +122,7 @@ public final class BulkServer implements AutoCloseable {
     try {
       try {
         ch = tls == null ? socket : tls.acceptBulk(socket);
-        admitted = handshake(ch);
+        admitted = handshake(ch, socket);
       } finally {
         deadline.cancel(false);
         pending.decrementAndGet();
@@ -127,12 +130,14 @@ public final class BulkServer implements AutoCloseable {
       if (!admitted) {
         return;
       }
+      LOG.debug("bulk port {}: serving {}", port(), remote(socket));
       BulkConnection c = new BulkConnection(ch, access); // its buffer, only now that the token is verified
       while (!closed) {
         c.serveOne();
       }
     } catch (IOException e) {
       // the client closed the connection, failed the TLS handshake, missed the deadline, or the server is stopping
+      LOG.debug("bulk port {}: the connection from {} ended: {}", port(), remote(socket), e.toString());
     } finally {
       if (admitted) {
         serving.decrementAndGet();
@@ -143,18 +148,21 @@ public final class BulkServer implements AutoCloseable {
   }
 
   /** Checks the client's hello (magic, version, token) and takes a connection slot; false when refused. */
-  private boolean handshake(ByteChannel ch) throws IOException {
+  private boolean handshake(ByteChannel ch, SocketChannel socket) throws IOException {
     ByteBuffer hello = BulkWire.read(ch, 12);
     int magic = hello.getInt();
     int version = hello.getInt();
     int length = hello.getInt();
     if (magic != BulkWire.MAGIC || version != BulkWire.VERSION) {
+      LOG.warn("bulk port {}: refused {}: not a SparkPS bulk client of protocol version {}", port(), remote(socket),
+          BulkWire.VERSION);
       BulkWire.writeFully(ch, BulkWire.head(Status.Code.UNIMPLEMENTED.value(),
           BulkWire.utf8("not a SparkPS bulk client of protocol version " + BulkWire.VERSION), 0));
       return false;
     }
     byte[] given = length >= 0 && length <= 4096 ? BulkWire.read(ch, length).array() : new byte[0];
     if (!MessageDigest.isEqual(token, given)) {
+      LOG.warn("bulk port {}: refused {}: a wrong SparkPS token (not a task of this run)", port(), remote(socket));
       BulkWire.writeFully(ch, BulkWire.head(Status.Code.UNAUTHENTICATED.value(),
           BulkWire.utf8("wrong SparkPS token on the bulk port: it accepts only tasks of its own run"), 0));
       return false;
@@ -162,12 +170,23 @@ public final class BulkServer implements AutoCloseable {
     if (serving.incrementAndGet() > maxConnections) {
       serving.decrementAndGet();
       refused.incrementAndGet();
+      LOG.warn("bulk port {}: refused {}: it serves {} connections at the most (the ps's maxBulkConnections)", port(),
+          remote(socket), maxConnections);
       BulkWire.writeFully(ch, BulkWire.head(Status.Code.RESOURCE_EXHAUSTED.value(), BulkWire.utf8("the bulk port "
           + "serves " + maxConnections + " connections at the most, and has them: the ps's maxBulkConnections"), 0));
       return false;
     }
     BulkWire.writeFully(ch, ByteBuffer.wrap(new byte[] {0}));
     return true;
+  }
+
+  /** The address a connection comes from, for the log. */
+  private static Object remote(SocketChannel socket) {
+    try {
+      return socket.getRemoteAddress();
+    } catch (IOException e) {
+      return "a closed connection";
+    }
   }
 
   /** Connections refused so far: over the pending or the authenticated cap. */

@@ -55,6 +55,7 @@ import java.util.function.Supplier;
  * an initialization wait is pending. Every wait ends by its timeout or with its call.
  */
 public final class PsService {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(PsService.class);
   private final ShardStore store;
   private final Updates updates;
   private final Reads reads;
@@ -98,7 +99,7 @@ public final class PsService {
     FrameMarshaller frames = FrameMarshaller.pooled(pool);
     return ServerServiceDefinition.builder(PsMethods.SERVICE)
         .addMethod(PsMethods.CREATE, ServerCalls.asyncUnaryCall((CreateRequest r, StreamObserver<CreateReply> o) ->
-            reply(o, () -> CreateReply.newBuilder().setCreated(store.create(r)).build())))
+            reply(o, () -> CreateReply.newBuilder().setCreated(created(r)).build())))
         .addMethod(PsMethods.AWAIT_INITIALIZED, ServerCalls.asyncUnaryCall(this::awaitInitialized))
         .addMethod(PsMethods.LIST_VARIABLES, ServerCalls.asyncUnaryCall((r, o) -> reply(o, store::list)))
         .addMethod(PsMethods.update(frames, false), ServerCalls.asyncUnaryCall((Frame f, StreamObserver<UpdateReply> o) ->
@@ -106,7 +107,7 @@ public final class PsService {
         .addMethod(PsMethods.update(frames, true), ServerCalls.asyncClientStreamingCall(this::updateStream))
         .addMethod(PsMethods.pull(frames), ServerCalls.asyncServerStreamingCall(this::pull))
         .addMethod(PsMethods.SNAPSHOT, ServerCalls.asyncUnaryCall((SnapshotRequest r, StreamObserver<SnapshotReply> o) ->
-            reply(o, () -> io(() -> withTables(snapshots().save(r.getPath()), tableSnapshots().save(r.getPath(), r.getWhole()))))))
+            reply(o, () -> io(() -> saved(r)))))
         .addMethod(PsMethods.RESTORE, ServerCalls.asyncUnaryCall((SnapshotRequest r, StreamObserver<SnapshotReply> o) ->
             reply(o, () -> io(() -> {
               // The tables are read and checked before the variables are replaced, so a damaged
@@ -123,7 +124,13 @@ public final class PsService {
               if (tables != null && !r.getVerifyOnly()) {
                 tables.commit();
               }
-              return withTables(variables, tables == null ? null : tables.result());
+              SnapshotReply restored = withTables(variables, tables == null ? null : tables.result());
+              if (!r.getVerifyOnly()) {
+                LOG.info("{}: restored {} variables ({} bytes){} from {}", name, restored.getVariables(),
+                    restored.getBytes(), restored.getTables() == 0 ? "" : " and " + restored.getTables()
+                        + " embedding tables (" + restored.getTableRows() + " rows)", r.getPath());
+              }
+              return restored;
             }))))
         .addMethod(PsMethods.AWAIT_READABLE, ServerCalls.asyncUnaryCall(this::awaitReadable))
         .addMethod(PsMethods.HELLO, ServerCalls.asyncUnaryCall((HelloRequest r, StreamObserver<HelloReply> o) ->
@@ -132,7 +139,7 @@ public final class PsService {
         .addMethod(PsMethods.ECHO, ServerCalls.asyncUnaryCall((r, o) -> reply(o, () -> r)))
         .addMethod(PsMethods.CREATE_EMBEDDING, ServerCalls.asyncUnaryCall((EmbeddingSpecProto r,
             StreamObserver<CreateReply> o) -> reply(o, () -> CreateReply.newBuilder().setCreated(
-                embeddings.create(r) ? 1 : 0).build())))
+                createdTable(r) ? 1 : 0).build())))
         .addMethod(PsMethods.PULL_EMBEDDINGS, ServerCalls.asyncUnaryCall(this::pullEmbeddings))
         .addMethod(PsMethods.PUSH_EMBEDDINGS, ServerCalls.asyncUnaryCall((EmbeddingPushBatch r,
             StreamObserver<UpdateReply> o) -> reply(o, () -> pushEmbeddings(r.getTablesList()))))
@@ -141,10 +148,38 @@ public final class PsService {
         .addMethod(PsMethods.RESTORE_OPTIMIZER_STATE, ServerCalls.asyncUnaryCall((OptimizerState r,
             StreamObserver<UpdateReply> o) -> reply(o, () -> states.restore(r))))
         .addMethod(PsMethods.SHUTDOWN, ServerCalls.asyncUnaryCall((r, o) -> {
+          LOG.info("{}: a client asked it to shut down", name);
           reply(o, ShutdownReply::getDefaultInstance);
           onShutdown.run();
         }))
         .build();
+  }
+
+  private int created(CreateRequest request) {
+    int created = store.create(request);
+    if (created > 0) {
+      LOG.info("{}: created {} variable slices ({} floats on this ps now)", name, created, store.elements());
+    }
+    return created;
+  }
+
+  private boolean createdTable(EmbeddingSpecProto spec) {
+    boolean created = embeddings.create(spec);
+    if (created) {
+      LOG.info("{}: created embedding table '{}' of {} dimensions", name, spec.getName(), spec.getDim());
+    }
+    return created;
+  }
+
+  private SnapshotReply saved(SnapshotRequest request) throws IOException {
+    long started = System.nanoTime();
+    SnapshotReply saved = withTables(snapshots().save(request.getPath()),
+        tableSnapshots().save(request.getPath(), request.getWhole()));
+    LOG.info("{}: saved {} variables ({} bytes){} to {} in {} ms", name, saved.getVariables(), saved.getBytes(),
+        saved.getTables() == 0 ? "" : " and " + saved.getTables() + " embedding tables (" + saved.getTablesBytes()
+            + " bytes" + (saved.getTablesIncremental() ? ", changed rows only)" : ")"),
+        request.getPath(), (System.nanoTime() - started) / 1_000_000);
+    return saved;
   }
 
   /** Created on first use, as {@link #snapshots()}. */
