@@ -54,7 +54,10 @@ final class ForwardReuse {
     return install(net, false);
   }
 
-  /** As {@link #install(MultiLayerNetwork)}; with {@code inputGradient} the first layer computes its input's gradient too. */
+  /**
+   * As {@link #install(MultiLayerNetwork)}; with {@code inputGradient} the first layer computes its
+   * input's gradient too.
+   */
   static int install(MultiLayerNetwork net, boolean inputGradient) {
     if (net.getLayerWiseConfigurations().getBackpropType() != BackpropType.Standard) {
       return 0;
@@ -86,7 +89,8 @@ final class ForwardReuse {
     if (graph.getConfiguration().getBackpropType() != BackpropType.Standard) {
       return 0;
     }
-    return GraphNet.replaceLayers(graph, l -> eligibleOutput(l) ? new Output((org.deeplearning4j.nn.layers.OutputLayer) l)
+    return GraphNet.replaceLayers(graph, l -> eligibleOutput(l)
+        ? new Output((org.deeplearning4j.nn.layers.OutputLayer) l)
         : eligible(l) ? new Dense((DenseLayer) l, true) : null);
   }
 

@@ -159,7 +159,10 @@ final class GemmConvolution extends ConvolutionLayer {
     return (long) s.rows() * s.outHeight() * s.outWidth() <= maxPatchFloats ? s : null; // one example's patches
   }
 
-  /** How many examples a pass lays out at a time: all of them when their patch matrix is within {@link #maxPatchFloats}. */
+  /**
+   * How many examples a pass lays out at a time: all of them when their patch matrix is within
+   * {@link #maxPatchFloats}.
+   */
   private static int examplesAtATime(Shape s) {
     long one = (long) s.rows() * s.outHeight() * s.outWidth();
     return (int) Math.max(1, Math.min(s.n(), maxPatchFloats / one));

@@ -41,7 +41,7 @@ public final class CallLog implements ServerInterceptor {
   private void ended(ServerCall<?, ?> call, Status status, long millis) {
     boolean failed = status.getCode() == Status.Code.INTERNAL || status.getCode() == Status.Code.UNKNOWN
         || status.getCode() == Status.Code.DATA_LOSS;
-    if (failed && LOG.isWarnEnabled()) {
+    if (failed) {
       LOG.warn("{}: {} from {} failed after {} ms: {} {}", server, call.getMethodDescriptor().getBareMethodName(),
           call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR), millis, status.getCode(),
           status.getDescription(), status.getCause());
