@@ -71,5 +71,5 @@ def test_the_sessions_jvm_runs_the_kernels_its_cpu_runs(spark):
         pytest.skip("a CPU without AVX2: OpenBLAS's own choice stands")
     assert jvm.System.getenv("OPENBLAS_CORETYPE") == kernels
     assert spark.sparkContext.getConf().get("spark.executorEnv.OPENBLAS_CORETYPE") == kernels
-    assert jvm.io.sparkps.ml.BlasKernels.chosen().toString() == "Optional[%s]" % kernels.upper()
-    assert jvm.io.sparkps.ml.BlasKernels.advice().isPresent() is False
+    assert jvm.io.sparkps.ml.network.BlasKernels.chosen().toString() == "Optional[%s]" % kernels.upper()
+    assert jvm.io.sparkps.ml.network.BlasKernels.advice().isPresent() is False

@@ -1,16 +1,16 @@
 package io.sparkps.bench;
 
-import io.sparkps.ml.Dl4jTrainer;
-import io.sparkps.ml.TrainingConfig;
-import io.sparkps.ps.Consistency;
-import io.sparkps.spark.ClusterSpec;
-import io.sparkps.spark.TrainingJob;
 import io.sparkps.ml.data.IdxDataFrames;
 import io.sparkps.ml.data.Prototypes;
+import io.sparkps.ml.param.TrainingConfig;
+import io.sparkps.ml.training.Dl4jTrainer;
+import io.sparkps.ps.Consistency;
+import io.sparkps.spark.ClusterSpec;
 import io.sparkps.spark.ExecutorPeaks;
 import io.sparkps.spark.LocalClusters;
 import io.sparkps.spark.Role;
 import io.sparkps.spark.TaskProgress;
+import io.sparkps.spark.TrainingJob;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,12 +24,12 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
-import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.factory.Nd4j;
 import org.deeplearning4j.nn.conf.layers.DenseLayer;
 import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.learning.config.Adam;
 import org.nd4j.linalg.lossfunctions.LossFunctions;
 

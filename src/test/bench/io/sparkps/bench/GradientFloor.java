@@ -31,7 +31,7 @@ final class GradientFloor {
     for (int w = 0; w < workers; w++) {
       MultiLayerNetwork net = new MultiLayerNetwork(conf.clone());
       net.init();
-      if (workersBackprop && io.sparkps.ml.BenchDenseBackprop.install(net) == 0) {
+      if (workersBackprop && io.sparkps.ml.network.BenchDenseBackprop.install(net) == 0) {
         throw new IllegalStateException("no dense layer of the benchmark's network takes the workers' backward pass");
       }
       nets.add(net);

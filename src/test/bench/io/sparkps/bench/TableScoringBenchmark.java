@@ -57,7 +57,7 @@ public final class TableScoringBenchmark {
         .getOrCreate();
     spark.sparkContext().setLogLevel("WARN");
     // the line saying how auto chose to read the tables
-    org.apache.logging.log4j.core.config.Configurator.setLevel("io.sparkps.ml.TableJoin",
+    org.apache.logging.log4j.core.config.Configurator.setLevel("io.sparkps.ml.embedding.TableJoin",
         org.apache.logging.log4j.Level.INFO);
     try {
       if (args[0].equals("train")) {

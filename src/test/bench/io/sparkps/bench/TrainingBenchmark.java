@@ -329,7 +329,7 @@ public final class TrainingBenchmark {
         .setGradientAccumulation(option.startsWith("accumulate ") ? Integer.parseInt(option.split("[ ,]")[1]) : 1);
     System.setProperty(PsClient.SAME_JVM_PROPERTY, String.valueOf(sameJvm));
     if (option.endsWith("DL4J backprop")) {
-      train.sparkSession().conf().set(io.sparkps.ml.BenchDenseBackprop.conf(), "false");
+      train.sparkSession().conf().set(io.sparkps.ml.network.BenchDenseBackprop.conf(), "false");
     }
     if (option.equals("transfers between passes") || option.equals("overlapped transfers")) {
       train.sparkSession().conf().set(io.sparkps.spark.SparkPsConf.TRAIN_OVERLAP_TRANSFERS.key(),
@@ -352,7 +352,7 @@ public final class TrainingBenchmark {
     } finally {
       System.clearProperty(PsClient.SAME_JVM_PROPERTY);
       System.clearProperty(io.sparkps.ps.bulk.BulkClient.SIMULATED_LINK_PROPERTY);
-      train.sparkSession().conf().unset(io.sparkps.ml.BenchDenseBackprop.conf());
+      train.sparkSession().conf().unset(io.sparkps.ml.network.BenchDenseBackprop.conf());
       train.sparkSession().conf().unset(io.sparkps.spark.SparkPsConf.TRAIN_OVERLAP_TRANSFERS.key());
     }
   }

@@ -4,8 +4,8 @@ import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.max;
 
 import io.sparkps.ml.Dl4jEstimator;
-import io.sparkps.ml.TrainingConfig;
-import io.sparkps.ml.TrainingConfigBuilder;
+import io.sparkps.ml.param.TrainingConfig;
+import io.sparkps.ml.param.TrainingConfigBuilder;
 import io.sparkps.ps.Consistency;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;

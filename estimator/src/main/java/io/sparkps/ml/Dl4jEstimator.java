@@ -1,5 +1,8 @@
 package io.sparkps.ml;
 
+import io.sparkps.ml.data.Schemas;
+import io.sparkps.ml.network.Net;
+import io.sparkps.ml.param.TrainingConfig;
 import io.sparkps.ps.Consistency;
 import org.apache.spark.ml.param.ParamMap;
 import org.apache.spark.ml.util.DefaultParamsReader;

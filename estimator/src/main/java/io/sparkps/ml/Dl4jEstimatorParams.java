@@ -1,5 +1,6 @@
 package io.sparkps.ml;
 
+import io.sparkps.ml.param.TrainingConfig;
 import org.apache.spark.ml.Estimator;
 import org.apache.spark.ml.param.IntParam;
 import org.apache.spark.ml.param.LongParam;

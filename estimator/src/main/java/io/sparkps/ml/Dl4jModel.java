@@ -1,5 +1,11 @@
 package io.sparkps.ml;
 
+import io.sparkps.ml.data.Schemas;
+import io.sparkps.ml.embedding.TableJoin;
+import io.sparkps.ml.embedding.TableScoring;
+import io.sparkps.ml.network.Net;
+import io.sparkps.ml.scoring.DenseScoring;
+import io.sparkps.ml.scoring.ModelScoring;
 import io.sparkps.spark.TaskProgress;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -8,12 +14,11 @@ import java.io.UncheckedIOException;
 import java.util.Map;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.ml.Model;
 import org.apache.spark.ml.param.Param;
 import org.apache.spark.ml.param.ParamMap;
-import org.apache.spark.ml.util.DefaultParamsReader;
 import org.apache.spark.ml.util.DefaultParamsReader$;
+import org.apache.spark.ml.util.DefaultParamsReader;
 import org.apache.spark.ml.util.DefaultParamsWriter$;
 import org.apache.spark.ml.util.MLReader;
 import org.apache.spark.ml.util.MLWritable;
@@ -36,8 +41,8 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
   private final float[] parameters;
   private Map<String, String> provenance = Map.of();
   private TrainingSummary summary;
-  /** An embedding model's tables, or null when the network reads the features column. */
-  private EmbeddingModels.Tables tables;
+  /** How the network reads its input: the features column, or an embedding model's tables. */
+  private ModelScoring scoring = DenseScoring.INSTANCE;
   /** The start of {@link #toString()}, which reads the network's JSON once. */
   private transient String description;
 
@@ -135,20 +140,20 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
     return this;
   }
 
-  Dl4jModel withTables(EmbeddingModels.Tables tables) {
-    this.tables = tables;
+  Dl4jModel withScoring(ModelScoring scoring) {
+    this.scoring = scoring;
     this.description = null;
     return this;
   }
 
-  /** The model's tables, or null (a dense model). */
-  EmbeddingModels.Tables tables() {
-    return tables;
+  /** How the network reads its input when scoring: the features column, or an embedding model's tables. */
+  public ModelScoring scoring() {
+    return scoring;
   }
 
   /** Whether this model looks categorical columns up in embedding tables (saved beside it). */
   public boolean hasEmbeddings() {
-    return tables != null;
+    return scoring.readsTables();
   }
 
   Dl4jModel withProvenance(Map<String, String> provenance) {
@@ -214,58 +219,19 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
       throw new IllegalStateException("Dl4jModel " + uid + " holds no network: a model to score with comes from "
           + "Dl4jEstimator.fit or Dl4jModel.load");
     }
-    if (tables != null) {
-      tables.inputs().check(schema);
-      return Schemas.addOutputs(schema, outputs(Net.fromJson(networkJson)));
-    }
-    return Schemas.withPredictions(schema, getOrDefault(featuresCol), outputs(Net.fromJson(networkJson)));
+    return scoring.transformSchema(schema, getOrDefault(featuresCol), outputs(Net.fromJson(networkJson)));
   }
 
   @Override
   public Dataset<Row> transform(Dataset<?> dataset) {
     StructType out = transformSchema(dataset.schema());
-    String json = networkJson;
-    float[] params = parameters;
-    StructType in = dataset.schema();
-    EmbeddingModels.Tables t = tables;
-    int featureIndex = t != null ? -1 : in.fieldIndex(getOrDefault(featuresCol));
-    if (t != null && TableJoin.joins(getOrDefault(tablesScoring), t, dataset.sparkSession())) {
-      JavaRDD<Row> rows = TableJoin.score(dataset.toDF(), t, (it, input) -> Predictions.of(it, input, json, params,
-          () -> { }));
-      return dataset.sparkSession().createDataFrame(rows, out);
-    }
-    if (t == null) {
-      org.apache.spark.sql.types.DataType featureType = in.fields()[featureIndex].dataType();
-      java.util.Optional<org.apache.spark.rdd.RDD<org.apache.spark.sql.catalyst.InternalRow>> internal =
-          InternalFrames.rows(dataset);
-      if (internal.isPresent()) {
-        java.util.Optional<Dataset<Row>> scored = InternalFrames.frame(dataset.sparkSession(), internal.get()
-            .toJavaRDD().mapPartitions(it -> Predictions.internal(it, featureIndex, featureType, out, json, params))
-            .rdd(), out);
-        if (scored.isPresent()) {
-          return scored.get();
-        }
-      }
-    }
-    JavaRDD<Row> rows = dataset.toDF().javaRDD().mapPartitions(it -> {
-      if (t == null) {
-        return Predictions.of(it, batch -> Predictions.denseInput(batch, featureIndex), json, params, () -> { });
-      }
-      // The scorer holds the loaded tables until the partition is scored, or its task ends first.
-      EmbeddingModels.Scorer scorer = new EmbeddingModels.Scorer(t, in);
-      Runnable release = new Predictions.Once(scorer::close);
-      org.apache.spark.TaskContext task = org.apache.spark.TaskContext.get();
-      if (task != null) {
-        task.addTaskCompletionListener((org.apache.spark.util.TaskCompletionListener) ctx -> release.run());
-      }
-      return Predictions.of(it, scorer::input, json, params, release);
-    });
-    return dataset.sparkSession().createDataFrame(rows, out);
+    return scoring.score(dataset, out, getOrDefault(featuresCol), getOrDefault(tablesScoring), networkJson,
+        parameters);
   }
 
   @Override
   public Dl4jModel copy(ParamMap extra) {
-    Dl4jModel copy = new Dl4jModel(uid, networkJson, parameters).withProvenance(provenance).withTables(tables);
+    Dl4jModel copy = new Dl4jModel(uid, networkJson, parameters).withProvenance(provenance).withScoring(scoring);
     copy.summary = summary;
     return copyValues(copy, extra).setParent(parent());
   }
@@ -299,9 +265,7 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
               out.write(model.summary.toJson().getBytes(java.nio.charset.StandardCharsets.UTF_8));
             }
           }
-          if (model.tables != null) {
-            EmbeddingModels.save(model.tables, data, sc().hadoopConfiguration());
-          }
+          model.scoring.save(data, sc().hadoopConfiguration());
         } catch (IOException e) {
           throw new UncheckedIOException("could not save the network under " + path, e);
         }
@@ -361,7 +325,8 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
               props.forEach((k, v) -> map.put(String.valueOf(k), String.valueOf(v)));
               model.withProvenance(map);
             }
-            model.withTables(EmbeddingModels.load(new Path(path, "data"), sc().hadoopConfiguration()));
+            model.withScoring(TableScoring.load(new Path(path, "data"), sc().hadoopConfiguration())
+                .orElse(DenseScoring.INSTANCE));
             Path summary = new Path(new Path(path, "data"), "summary.json");
             if (fs.exists(summary)) {
               try (java.io.InputStream sin = fs.open(summary)) {

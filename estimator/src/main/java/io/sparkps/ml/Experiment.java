@@ -1,5 +1,7 @@
 package io.sparkps.ml;
 
+import io.sparkps.ml.network.Net;
+import io.sparkps.ml.param.TrainingConfigBuilder;
 import java.io.Serializable;
 import java.util.Map;
 import java.util.Objects;

@@ -1,5 +1,6 @@
 package io.sparkps.ml;
 
+import io.sparkps.ml.training.Dl4jTrainer;
 import io.sparkps.spark.ClusterView;
 import io.sparkps.spark.JobStatus;
 import io.sparkps.spark.RunResult;

@@ -1,18 +1,22 @@
 package io.sparkps.ml;
 
-import io.sparkps.ml.data.LabelKind;
-import io.sparkps.ml.data.Minibatches;
+import io.sparkps.ml.checkpoint.AutoCheckpoints;
+import io.sparkps.ml.embedding.EmbeddingInputs;
+import io.sparkps.ml.embedding.EmbeddingTraining;
+import io.sparkps.ml.network.Net;
+import io.sparkps.ml.param.TrainingConfig;
+import io.sparkps.ml.training.DenseInputs;
+import io.sparkps.ml.training.Dl4jTrainer;
+import io.sparkps.ml.training.EvalWorker;
+import io.sparkps.ml.training.ModelInputs;
 import io.sparkps.spark.ClusterSpec;
 import io.sparkps.spark.JobStatus;
 import io.sparkps.spark.ProgressListener;
 import io.sparkps.spark.TaskProgress;
-import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
 
 /**
  * One {@link Dl4jEstimator#fitAsync} from params to a running job: checks the data against the
@@ -36,13 +40,12 @@ final class Fitting {
         // a deferred evaluator scores its copies after training: up to 256 MiB of them
         .optEvaluatorGrace(config.evalDeferred() ? DEFERRED_GRACE : null).build();
     String json = e.getOrDefault(e.networkJson());
-    io.sparkps.ml.embedding.EmbeddingInputs inputs = e.embeddingInputs();
+    EmbeddingInputs inputs = e.embeddingInputs();
+    // The one place a fit tells an embedding model from a dense one: the trainer only sees its inputs.
     // (The trained tables outlive the fit, in the model: never below the fit's own checkpoint directory.)
-    EmbeddingModels.Fit tables = inputs == null ? null
-        : EmbeddingModels.fit(dataset.sparkSession(), inputs, checkpoints.automatic() ? null : checkpoints.dir());
-    EvalWorker evaluator = evaluation == null ? null
-        : inputs != null ? embeddingEvalWorker(e, config, evaluation, probe, inputs)
-        : evalWorker(e, config, evaluation, probe);
+    ModelInputs model = inputs == null ? DenseInputs.of(dataset.sparkSession())
+        : EmbeddingTraining.of(dataset.sparkSession(), inputs, checkpoints.automatic() ? null : checkpoints.dir());
+    EvalWorker evaluator = evaluation == null ? null : evalWorker(e, config, evaluation, probe, model);
     // What the fit holds until it ends: the evaluator's data, and its own checkpoints (they served its faults).
     Runnable release = () -> {
       if (evaluator != null) {
@@ -52,7 +55,7 @@ final class Fitting {
     };
     Dl4jTrainer.Launch launch;
     try {
-      launch = Dl4jTrainer.launch(dataset.sparkSession(), spec, dataset.toDF(), json, config, evaluator, probe, tables,
+      launch = Dl4jTrainer.launch(dataset.sparkSession(), spec, dataset.toDF(), json, config, model, evaluator, probe,
           checkpoints.automatic());
     } catch (RuntimeException failure) {
       release.run();
@@ -71,48 +74,23 @@ final class Fitting {
     Map<String, String> provenance = new TreeMap<>(Provenance.of(e, dataset.schema(), dataset.sparkSession().version()));
     provenance.putAll(e.experimentRecord());
     return new FitJob(launch, result -> {
-      Dl4jModel model = new Dl4jModel(e.uid(), json, result.chief()).withProvenance(provenance)
+      Dl4jModel trained = new Dl4jModel(e.uid(), json, result.chief()).withProvenance(provenance)
           .withSummary(TrainingSummary.of(result))
-          .withTables(tables == null ? null : new EmbeddingModels.Tables(inputs, tables.tablesDir(), spec.numPs(),
-          config.tablesGroup(config.numWorkers())));
-      model.set(model.featuresCol(), config.featuresCol()).set(model.predictionCol(), e.getOrDefault(e.predictionCol()))
-          .set(model.probabilityCol(), e.getOrDefault(e.probabilityCol()))
-          .set(model.rawPredictionCol(), e.getOrDefault(e.rawPredictionCol()));
-      return model.setParent(e);
+          .withScoring(model.scoring(spec.numPs(), config.tablesGroup(config.numWorkers())));
+      trained.set(trained.featuresCol(), config.featuresCol())
+          .set(trained.predictionCol(), e.getOrDefault(e.predictionCol()))
+          .set(trained.probabilityCol(), e.getOrDefault(e.probabilityCol()))
+          .set(trained.rawPredictionCol(), e.getOrDefault(e.rawPredictionCol()));
+      return trained.setParent(e);
     });
   }
 
-  /** An embedding model's evaluator: the held-out rows read into categorical rows, then broadcast. */
-  private static EvalWorker embeddingEvalWorker(Dl4jEstimator e, TrainingConfig config, Dataset<?> evaluation, Net probe,
-      io.sparkps.ml.embedding.EmbeddingInputs inputs) {
-    e.transformSchema(evaluation.schema(), probe);
-    List<Row> rows = new EmbeddingModels.Fit(inputs, null).select(evaluation.toDF(), config.labelCol()).collectAsList();
-    if (rows.isEmpty()) {
-      throw new IllegalArgumentException("the evaluation DataFrame is empty: give held-out rows or no evaluation data");
-    }
-    io.sparkps.ml.embedding.CategoricalRows held = EmbeddingStep.read(rows.iterator(), inputs, probe.classification(),
-        (int) probe.outputs(), -1);
-    JavaSparkContext sc = JavaSparkContext.fromSparkContext(evaluation.sparkSession().sparkContext());
-    return new EvalWorker(e.getOrDefault(e.networkJson()), sc.broadcast(new EvalWorker.Rows(null, null, held.size())),
-        (long) (1000 * config.evalEverySeconds()), config.evalDeferred(), sc.broadcast(held),
-        config.tablesGroup(config.numWorkers()));
-  }
-
   /** The evaluator of {@code evaluation}: its rows checked like training rows, then broadcast. */
-  private static EvalWorker evalWorker(Dl4jEstimator e, TrainingConfig config, Dataset<?> evaluation, Net probe) {
+  private static EvalWorker evalWorker(Dl4jEstimator e, TrainingConfig config, Dataset<?> evaluation, Net probe,
+      ModelInputs model) {
     e.transformSchema(evaluation.schema(), probe);
-    String featuresCol = config.featuresCol();
-    String labelCol = config.labelCol();
-    LabelKind kind = Schemas.labelKind(evaluation.schema(), labelCol, probe.classification(), probe.outputs());
-    List<Row> rows = evaluation.toDF().select(featuresCol, labelCol).collectAsList();
-    if (rows.isEmpty()) {
-      throw new IllegalArgumentException("the evaluation DataFrame is empty: give held-out rows or no evaluation data");
-    }
-    Minibatches checked = Minibatches.of(rows.iterator(), -1, featuresCol, labelCol, (int) probe.inputWidth(), kind,
-        (int) probe.outputs());
-    Broadcast<EvalWorker.Rows> broadcast = JavaSparkContext.fromSparkContext(evaluation.sparkSession().sparkContext())
-        .broadcast(new EvalWorker.Rows(checked.features(), checked.labels(), checked.size()));
-    return new EvalWorker(e.getOrDefault(e.networkJson()), broadcast,
-        (long) (1000 * config.evalEverySeconds()), config.evalDeferred());
+    JavaSparkContext sc = JavaSparkContext.fromSparkContext(evaluation.sparkSession().sparkContext());
+    return new EvalWorker(e.getOrDefault(e.networkJson()), model.heldOut(sc, evaluation.toDF(), config, probe,
+        config.evalDeferred()), (long) (1000 * config.evalEverySeconds()), config.evalDeferred());
   }
 }

@@ -1,6 +1,12 @@
 /**
- * Deeplearning4j networks trained against SparkPS variables: the mapping of a network's
- * parameters to variables (with each layer's updater and regularization moved to the servers)
- * and the worker's training step. The Spark ML Estimator builds on these (issue 4, in progress).
+ * SparkPS's public API for training Deeplearning4j networks from Spark: the Spark ML
+ * {@link io.sparkps.ml.Dl4jEstimator} and {@link io.sparkps.ml.Dl4jModel}, a fit's handle
+ * {@link io.sparkps.ml.FitJob} and its {@link io.sparkps.ml.TrainingSummary},
+ * {@link io.sparkps.ml.Experiment} with its {@link io.sparkps.ml.TrainSpec} and
+ * {@link io.sparkps.ml.EvalSpec}, the networks' presets and Keras import. The training options
+ * are {@link io.sparkps.ml.param.TrainingConfig}; the embedding columns,
+ * {@link io.sparkps.ml.embedding.EmbeddingColumn}. Everything else in the subpackages is the
+ * estimator's own machinery: {@code training} (the loop), {@code network} (DL4J adapters),
+ * {@code checkpoint}, {@code scoring}, {@code data}.
  */
 package io.sparkps.ml;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sparkps.ml.checkpoint.Checkpoints;
 import io.sparkps.ml.data.IdxDataFrames;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

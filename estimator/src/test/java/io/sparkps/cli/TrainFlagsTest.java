@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sparkps.ml.TrainingConfig;
-import io.sparkps.ml.TrainingConfigTest;
+import io.sparkps.ml.param.TrainingConfig;
+import io.sparkps.ml.param.TrainingConfigTest;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;

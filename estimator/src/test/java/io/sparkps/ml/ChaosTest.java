@@ -3,6 +3,9 @@ package io.sparkps.ml;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkps.ml.network.Net;
+import io.sparkps.ml.param.TrainingConfig;
+import io.sparkps.ml.training.Dl4jTrainer;
 import io.sparkps.ps.Consistency;
 import io.sparkps.spark.ClusterSpec;
 import io.sparkps.spark.LocalClusters;

@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkps.ml.network.BlasKernels;
+import io.sparkps.ml.scoring.InternalFrames;
+import io.sparkps.ml.training.EvalWorker;
 import io.sparkps.ps.Consistency;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkps.ml.data.Minibatches;
+import io.sparkps.ml.network.Net;
+import io.sparkps.ml.network.NetworkVariables;
+import io.sparkps.ml.training.OverlappedTransfers;
 import io.sparkps.ps.PsClient;
 import java.util.ArrayList;
 import java.util.Iterator;

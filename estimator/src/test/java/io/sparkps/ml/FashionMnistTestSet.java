@@ -16,7 +16,7 @@ import org.nd4j.linalg.learning.config.Adam;
 import org.nd4j.linalg.lossfunctions.LossFunctions;
 
 /** Fashion-MNIST's 10,000 test images (Debian's package), the tests' 784-256-10 MLP, and its accuracy. */
-final class FashionMnistTestSet {
+public final class FashionMnistTestSet {
   private final INDArray images;
   private final float[] labels;
 
@@ -37,7 +37,7 @@ final class FashionMnistTestSet {
   }
 
   /** A 784-256-10 MLP (ReLU, softmax, Adam 1e-3, seed 42) as JSON. */
-  static String mlp() {
+  public static String mlp() {
     return new NeuralNetConfiguration.Builder().seed(42).dataType(DataType.FLOAT).updater(new Adam(1e-3)).list()
         .layer(new DenseLayer.Builder().nIn(784).nOut(256).activation(Activation.RELU).build())
         .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(256).nOut(10)

@@ -3,6 +3,8 @@ package io.sparkps.ml;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkps.ml.data.IdxDataFrames;
+import io.sparkps.ml.param.TrainingConfig;
+import io.sparkps.ml.training.Dl4jTrainer;
 import io.sparkps.ps.Consistency;
 import io.sparkps.spark.ClusterSpec;
 import java.io.IOException;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkps.ml.network.Net;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;

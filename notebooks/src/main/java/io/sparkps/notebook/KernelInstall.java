@@ -1,6 +1,6 @@
 package io.sparkps.notebook;
 
-import io.sparkps.ml.BlasKernels;
+import io.sparkps.ml.network.BlasKernels;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -16,11 +16,11 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine;
 
 /**
  * Installs the Java (SparkPS) kernelspec: a folder {@code kernels/NAME} with a {@code kernel.json}

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sparkps.ml.network.BlasKernels;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -49,7 +50,7 @@ class KernelInstallTest {
     assertEquals("1", json.get("env").get("OMP_NUM_THREADS").asText());
     assertEquals("127.0.0.1", json.get("env").get("SPARK_LOCAL_IP").asText());
     String kernels = java.util.Optional.ofNullable(System.getenv("OPENBLAS_CORETYPE"))
-        .or(() -> io.sparkps.ml.BlasKernels.suggested(io.sparkps.ml.BlasKernels.cpuFlags())).orElse(null);
+        .or(() -> BlasKernels.suggested(BlasKernels.cpuFlags())).orElse(null);
     assertEquals(kernels, json.get("env").has("OPENBLAS_CORETYPE") ? json.get("env").get("OPENBLAS_CORETYPE").asText()
         : null, "ND4J's OpenBLAS kernels for this CPU");
     List<String> argv = new ArrayList<>();

@@ -1,0 +1,38 @@
+package io.sparkps.ml.training;
+
+import io.sparkps.ml.data.Minibatches;
+import io.sparkps.spark.SparkPsConf;
+import java.io.File;
+import java.nio.file.Path;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * How training data reaches and stays with the workers: the {@code spark.sparkps.data.*} settings
+ * of {@link SparkPsConf} as the trainer uses them, and where a worker's spill file goes.
+ */
+public final class DataConf {
+  private DataConf() {}
+
+  /** Whether the input is shuffled even when its partitions could be given to the workers as they are. */
+  static boolean alwaysShuffle(SparkSession spark) {
+    return SparkPsConf.DATA_ALWAYS_SHUFFLE.get(spark.conf());
+  }
+
+  static Minibatches.Limits limits(SparkSession spark) {
+    return new Minibatches.Limits(SparkPsConf.DATA_IN_MEMORY_MAX.get(spark.conf()),
+        SparkPsConf.DATA_SHUFFLE_WINDOW.get(spark.conf()));
+  }
+
+  /** A local directory of this executor for task {@code index}'s spill file (java.io.tmpdir outside Spark). */
+  static Path spillDir(int index) {
+    SparkEnv env = SparkEnv.get();
+    if (env != null && env.blockManager() != null) {
+      File[] dirs = env.blockManager().diskBlockManager().localDirs();
+      if (dirs.length > 0) {
+        return dirs[Math.floorMod(index, dirs.length)].toPath();
+      }
+    }
+    return Path.of(System.getProperty("java.io.tmpdir"));
+  }
+}
