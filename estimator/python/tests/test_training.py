@@ -146,7 +146,7 @@ def test_embedding_columns_go_to_the_jvm_as_the_json_it_reads(spark):
     assert columns.size() == 2
     assert columns.get(1).column() == "C2" and columns.get(1).buckets() == 1000
     assert columns.get(1).pooling().name() == "MEAN"
-    assert columns.get(0).optimizer() == "ROWWISE_ADAGRAD", "what Python leaves out takes the JVM's default"
+    assert columns.get(0).optimizer().name() == "ROWWISE_ADAGRAD", "what Python leaves out takes the JVM's default"
 
 
 def test_progress_shows_as_the_command_line_prints_it():

@@ -19,17 +19,16 @@ final class DataOptions {
       + "(a prefix P with P-images-idx3-ubyte.gz and P-labels-idx1-ubyte.gz); default: from the path")
   String format;
 
-  @Option(names = "--features", paramLabel = "COL", defaultValue = "features",
+  @Option(names = "--features", paramLabel = "COL",
       description = "the features column, a vector or an array of numbers (default: ${DEFAULT-VALUE})")
-  String featuresCol;
+  String featuresCol = TrainCommand.DEFAULTS.featuresCol();
 
   @Option(names = "--feature-cols", paramLabel = "COL", split = ",",
       description = "numeric columns to assemble into the features column instead")
   List<String> featureCols;
 
-  @Option(names = "--label", paramLabel = "COL", defaultValue = "label",
-      description = "the label column (default: ${DEFAULT-VALUE})")
-  String labelCol;
+  @Option(names = "--label", paramLabel = "COL", description = "the label column (default: ${DEFAULT-VALUE})")
+  String labelCol = TrainCommand.DEFAULTS.labelCol();
 
   /** Reads {@code path} (the value of {@code flag}) as a DataFrame with the features column assembled if asked. */
   Dataset<Row> load(SparkSession spark, String path, String flag, int partitions) {

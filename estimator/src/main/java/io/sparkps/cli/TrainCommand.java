@@ -4,9 +4,11 @@ import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.max;
 
 import io.sparkps.ml.Dl4jEstimator;
+import io.sparkps.ml.embedding.EmbeddingColumn;
 import io.sparkps.ml.param.TrainingConfig;
 import io.sparkps.ml.param.TrainingConfigBuilder;
 import io.sparkps.ps.Consistency;
+import io.sparkps.ps.EmbeddingSpec;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import org.apache.spark.ml.linalg.Vector;
@@ -20,6 +22,11 @@ import picocli.CommandLine.Option;
 /** {@code sparkps train}: trains a network on a data set into a run directory. */
 @Command(name = "train", mixinStandardHelpOptions = true, description = "Train a network; results go to a run directory.")
 final class TrainCommand implements Callable<Integer> {
+  /** Where every training option's default comes from (the flags' defaults are these, never written here). */
+  static final TrainingConfig DEFAULTS = TrainingConfig.defaults();
+  /** Where the embedding columns' defaults come from (an embedding column as {@code EmbeddingColumn.of} makes it). */
+  private static final EmbeddingColumn COLUMN_DEFAULTS = EmbeddingColumn.of("defaults", 8);
+
   @Mixin
   CommonOptions common = new CommonOptions();
 
@@ -37,30 +44,29 @@ final class TrainCommand implements Callable<Integer> {
       + "(default: ${DEFAULT-VALUE})")
   String network;
 
-  @Option(names = "--workers", defaultValue = "2", description = "workers, the chief included (default: ${DEFAULT-VALUE})")
-  int workers;
+  @Option(names = "--workers", description = "workers, the chief included (default: ${DEFAULT-VALUE})")
+  int workers = DEFAULTS.numWorkers();
 
-  @Option(names = "--ps", defaultValue = "1", description = "parameter servers (default: ${DEFAULT-VALUE})")
-  int ps;
+  @Option(names = "--ps", description = "parameter servers (default: ${DEFAULT-VALUE})")
+  int ps = DEFAULTS.numPs();
 
-  @Option(names = "--consistency", defaultValue = "SYNC", description = "SYNC, ASYNC or SSP (default: ${DEFAULT-VALUE})")
-  Consistency consistency;
+  @Option(names = "--consistency", description = "${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE})")
+  Consistency consistency = DEFAULTS.consistency();
 
-  @Option(names = "--staleness", defaultValue = "2", description = "SSP's staleness bound (default: ${DEFAULT-VALUE})")
-  int staleness;
+  @Option(names = "--staleness", description = "SSP's staleness bound (default: ${DEFAULT-VALUE})")
+  int staleness = DEFAULTS.staleness();
 
-  @Option(names = "--epochs", defaultValue = "1", description = "passes over the data (default: ${DEFAULT-VALUE})")
-  int epochs;
+  @Option(names = "--epochs", description = "passes over the data (default: ${DEFAULT-VALUE})")
+  int epochs = DEFAULTS.epochs();
 
-  @Option(names = "--steps", defaultValue = "0", description = "steps per worker instead of epochs")
-  long steps;
+  @Option(names = "--steps", description = "steps per worker instead of epochs")
+  long steps = DEFAULTS.maxSteps();
 
-  @Option(names = "--batch-size", defaultValue = "64", description = "examples per minibatch and worker "
-      + "(default: ${DEFAULT-VALUE})")
-  int batchSize;
+  @Option(names = "--batch-size", description = "examples per minibatch and worker (default: ${DEFAULT-VALUE})")
+  int batchSize = DEFAULTS.batchSize();
 
-  @Option(names = "--seed", defaultValue = "0", description = "seed of the network and the shuffles")
-  long seed;
+  @Option(names = "--seed", description = "seed of the network and the shuffles (default: ${DEFAULT-VALUE})")
+  long seed = DEFAULTS.seed();
 
   @Option(names = "--learning-rate", defaultValue = "0.001", description = "Adam's learning rate for the presets "
       + "(default: ${DEFAULT-VALUE})")
@@ -78,17 +84,17 @@ final class TrainCommand implements Callable<Integer> {
       + "shares and deletes; none: no checkpoints)")
   String checkpointDir;
 
-  @Option(names = "--checkpoint-interval", defaultValue = "0", description = "steps between checkpoints (default: "
-      + "0, automatic: saving takes at most 1%% of the chief's time)")
-  int checkpointInterval;
+  @Option(names = "--checkpoint-interval", description = "steps between checkpoints (default: ${DEFAULT-VALUE}, "
+      + "automatic: saving takes at most 1%% of the chief's time)")
+  int checkpointInterval = DEFAULTS.checkpointInterval();
 
-  @Option(names = "--gradient-accumulation", paramLabel = "K", defaultValue = "1", description = "minibatches whose "
-      + "mean gradient a worker pushes as one step (default: ${DEFAULT-VALUE}, every minibatch)")
-  int gradientAccumulation = 1;
+  @Option(names = "--gradient-accumulation", paramLabel = "K", description = "minibatches whose mean gradient a "
+      + "worker pushes as one step (default: ${DEFAULT-VALUE}, every minibatch)")
+  int gradientAccumulation = DEFAULTS.gradientAccumulation();
 
-  @Option(names = "--checkpoints-kept", defaultValue = "3", description = "how many of the newest checkpoints are "
-      + "kept (default: ${DEFAULT-VALUE})")
-  int checkpointsKept = 3;
+  @Option(names = "--checkpoints-kept", description = "how many of the newest checkpoints are kept (default: "
+      + "${DEFAULT-VALUE})")
+  int checkpointsKept = DEFAULTS.checkpointsKept();
 
   @Option(names = "--staleness-aware-rate", description = "ASYNC and SSP: apply each gradient at the learning rate "
       + "divided by 1 + its staleness")
@@ -97,12 +103,12 @@ final class TrainCommand implements Callable<Integer> {
   @Option(names = "--bf16", description = "gradients and parameters travel as bfloat16 between executors")
   boolean bf16;
 
-  @Option(names = "--sparse-density", paramLabel = "D", defaultValue = "0", description = "ASYNC and SSP: the fraction "
-      + "of each large variable's elements pushes and pulls send (default: ${DEFAULT-VALUE}, dense)")
-  double sparseDensity;
+  @Option(names = "--sparse-density", paramLabel = "D", description = "ASYNC and SSP: the fraction of each large "
+      + "variable's elements pushes and pulls send (default: ${DEFAULT-VALUE}, dense)")
+  double sparseDensity = DEFAULTS.sparseDensity();
 
-  @Option(names = "--eval-every", defaultValue = "1", description = "least seconds between evaluations")
-  double evalEverySeconds = 1;
+  @Option(names = "--eval-every", description = "least seconds between evaluations (default: ${DEFAULT-VALUE})")
+  double evalEverySeconds = DEFAULTS.evalEverySeconds();
 
   @Option(names = "--eval-deferred", description = "the evaluator copies the variables while training runs and "
       + "scores the copies after it (no cores taken from training)")
@@ -117,25 +123,23 @@ final class TrainCommand implements Callable<Integer> {
       + "numeric columns the network reads after the embeddings")
   java.util.List<String> numericCols = java.util.List.of();
 
-  @Option(names = "--embedding-dim", defaultValue = "8", description = "floats per embedding row (default: "
-      + "${DEFAULT-VALUE})")
+  @Option(names = "--embedding-dim", description = "floats per embedding row (default: ${DEFAULT-VALUE})")
   int embeddingDim = 8;
 
-  @Option(names = "--embedding-optimizer", paramLabel = "NAME", defaultValue = "ROWWISE_ADAGRAD", description = "the "
-      + "tables' optimizer: SGD, ADAGRAD, ROWWISE_ADAGRAD, LAZY_ADAM or FTRL (default: ${DEFAULT-VALUE})")
-  String embeddingOptimizer = "ROWWISE_ADAGRAD";
+  @Option(names = "--embedding-optimizer", paramLabel = "NAME", completionCandidates = TableOptimizers.class,
+      description = "the tables' optimizer: ${COMPLETION-CANDIDATES}, in any case (default: ${DEFAULT-VALUE})")
+  String embeddingOptimizer = COLUMN_DEFAULTS.optimizer().name();
 
-  @Option(names = "--embedding-learning-rate", defaultValue = "0.05", description = "the tables' learning rate "
-      + "(default: ${DEFAULT-VALUE})")
-  double embeddingLearningRate = 0.05;
+  @Option(names = "--embedding-learning-rate", description = "the tables' learning rate (default: ${DEFAULT-VALUE})")
+  double embeddingLearningRate = COLUMN_DEFAULTS.learningRate();
 
-  @Option(names = "--embedding-buckets", defaultValue = "0", description = "hash each column's ids into this many rows "
-      + "(default: ${DEFAULT-VALUE}: a row per distinct id)")
-  long embeddingBuckets;
+  @Option(names = "--embedding-buckets", description = "hash each column's ids into this many rows (default: "
+      + "${DEFAULT-VALUE}: a row per distinct id)")
+  long embeddingBuckets = COLUMN_DEFAULTS.buckets();
 
-  @Option(names = "--embedding-min-count", defaultValue = "1", description = "an id gets a row of its own once seen "
-      + "this many times; rarer ones share the default row (default: ${DEFAULT-VALUE})")
-  int embeddingMinCount = 1;
+  @Option(names = "--embedding-min-count", description = "an id gets a row of its own once seen this many times; "
+      + "rarer ones share the default row (default: ${DEFAULT-VALUE})")
+  int embeddingMinCount = COLUMN_DEFAULTS.minCount();
 
   @Option(names = "--factorization-term", description = "with --categorical-cols: the network also reads the sum of "
       + "the pooled embeddings' pairwise dot products (DeepFM's factorization machine)")
@@ -283,5 +287,13 @@ final class TrainCommand implements Callable<Integer> {
           + "the presets; index string labels first, or give --network a JSON configuration");
     }
     return Math.max(2, (int) n.doubleValue() + 1);
+  }
+
+  /** The embedding tables' optimizers, as {@code --embedding-optimizer}'s help lists them. */
+  static final class TableOptimizers implements Iterable<String> {
+    @Override
+    public java.util.Iterator<String> iterator() {
+      return java.util.Arrays.stream(EmbeddingSpec.Optimizer.values()).map(Enum::name).iterator();
+    }
   }
 }

@@ -61,15 +61,7 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
    * the one place where a {@link TrainingConfig} becomes this estimator's Params.
    */
   public Dl4jEstimator setConfig(TrainingConfig config) {
-    set(featuresCol, config.featuresCol()).set(labelCol, config.labelCol()).set(numWorkers, config.numWorkers())
-        .set(numPs, config.numPs()).set(batchSize, config.batchSize()).set(epochs, config.epochs())
-        .set(maxSteps, config.maxSteps()).set(consistency, config.consistency().name())
-        .set(staleness, config.staleness()).set(stalenessAwareRate, config.stalenessAwareRate())
-        .set(asyncTables, config.asyncTables()).set(seed, config.seed())
-        .set(checkpointInterval, config.checkpointInterval()).set(checkpointsKept, config.checkpointsKept())
-        .set(gradientAccumulation, config.gradientAccumulation()).set(bf16Transfers, config.bf16Transfers())
-        .set(sparseDensity, config.sparseDensity()).set(evalEverySeconds, config.evalEverySeconds())
-        .set(evalDeferred, config.evalDeferred());
+    putConfig(config, this::set);
     if (config.checkpointDir() == null) {
       clear(checkpointDir);
     } else {

@@ -82,27 +82,20 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     seed = new LongParam(this, "seed", "seed of the minibatch shuffles");
     evalEverySeconds = new org.apache.spark.ml.param.DoubleParam(this, "evalEverySeconds",
         "seconds between evaluations at the least (> 0)", ParamValidators.gt(0));
-    setDefault(evalEverySeconds, 1.0);
     evalDeferred = new org.apache.spark.ml.param.BooleanParam(this, "evalDeferred", "whether the evaluator only "
         + "copies the variables while training runs and scores the copies after it (no cores taken from training)");
-    setDefault(evalDeferred, false);
     stalenessAwareRate = new org.apache.spark.ml.param.BooleanParam(this, "stalenessAwareRate", "ASYNC and SSP: "
         + "whether each gradient is applied at the learning rate divided by 1 + its staleness (the updates other "
         + "workers made since it was computed)");
-    setDefault(stalenessAwareRate, false);
     asyncTables = new org.apache.spark.ml.param.BooleanParam(this, "asyncTables", "with embeddingColumns: the tables "
         + "apply each worker's row gradients at once (ASYNC), whatever the dense part's consistency");
-    setDefault(asyncTables, false);
     bf16Transfers = new org.apache.spark.ml.param.BooleanParam(this, "bf16Transfers", "whether gradients and "
         + "parameters travel as bfloat16 between executors (half the bytes; the ps keeps float32)");
-    setDefault(bf16Transfers, false);
     sparseDensity = new org.apache.spark.ml.param.DoubleParam(this, "sparseDensity", "ASYNC and SSP: the fraction "
         + "of each large variable's elements a worker's push and pull send, those that changed most, the rest kept "
         + "for later (0: dense)", ParamValidators.inRange(0, 1));
-    setDefault(sparseDensity, 0.0);
     gradientAccumulation = new IntParam(this, "gradientAccumulation", "minibatches whose mean gradient a worker "
         + "pushes as one step, all computed from one pull (>= 1; 1: every minibatch is a step)", ParamValidators.gtEq(1));
-    setDefault(gradientAccumulation, 1);
     embeddingColumns = new Param<>(this, "embeddingColumns", "categorical columns as embedding tables on the ps, as a "
         + "JSON list of {column, dim, buckets, optimizer, learningRate, pooling, minCount, evictAfterSteps, "
         + "maxRowsPerShard, initScale} (EmbeddingColumn.toJson); [] (the default): the network reads featuresCol");
@@ -118,21 +111,42 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
         + "column also has a 1-dimensional embedding (a weight per id, as Wide & Deep's wide part), read after the "
         + "numeric columns, one input per column");
     setDefault(widePart, false);
-    setDefault(featuresCol, "features");
-    setDefault(labelCol, "label");
     setDefault(predictionCol, "prediction");
     setDefault(probabilityCol, "probability");
     setDefault(rawPredictionCol, "rawPrediction");
-    setDefault(maxSteps, 0L);
-    setDefault(checkpointInterval, 0);
-    setDefault(checkpointsKept, 3);
-    setDefault(numWorkers, 2);
-    setDefault(numPs, 1);
-    setDefault(batchSize, 64);
-    setDefault(epochs, 1);
-    setDefault(consistency, "SYNC");
-    setDefault(staleness, 2);
-    setDefault(seed, 0L);
+    putConfig(TrainingConfig.defaults(), this::setDefault);
+  }
+
+  /** Where {@link #putConfig} puts each option's value: a Param's value, or its default. */
+  interface ParamSink {
+    <T> void put(Param<T> param, T value);
+  }
+
+  /**
+   * Puts every training option of {@code config} but the checkpoint directory into its Param
+   * through {@code to}: the one mapping from a {@link TrainingConfig} to the Params, which gives
+   * them their defaults ({@code TrainingConfig.defaults()}) and {@code setConfig} its values.
+   */
+  final void putConfig(TrainingConfig config, ParamSink to) {
+    to.put(featuresCol, config.featuresCol());
+    to.put(labelCol, config.labelCol());
+    to.put(numWorkers, config.numWorkers());
+    to.put(numPs, config.numPs());
+    to.put(batchSize, config.batchSize());
+    to.put(epochs, config.epochs());
+    to.put(maxSteps, config.maxSteps());
+    to.put(consistency, config.consistency().name());
+    to.put(staleness, config.staleness());
+    to.put(stalenessAwareRate, config.stalenessAwareRate());
+    to.put(asyncTables, config.asyncTables());
+    to.put(seed, config.seed());
+    to.put(checkpointInterval, config.checkpointInterval());
+    to.put(checkpointsKept, config.checkpointsKept());
+    to.put(gradientAccumulation, config.gradientAccumulation());
+    to.put(bf16Transfers, config.bf16Transfers());
+    to.put(sparseDensity, config.sparseDensity());
+    to.put(evalEverySeconds, config.evalEverySeconds());
+    to.put(evalDeferred, config.evalDeferred());
   }
 
   /**

@@ -1,7 +1,8 @@
 package io.sparkps.ps;
 
 import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
-import java.util.List;
+import java.util.Arrays;
+import java.util.Locale;
 
 /**
  * An embedding table: rows of {@code dim} floats keyed by 64-bit ids, sharded across the ps by
@@ -9,8 +10,42 @@ import java.util.List;
  * build one with {@link #builder()}.
  */
 public final class EmbeddingSpec {
-  /** The lazy optimizers a table can use (state per row, created on first touch). */
-  public static final List<String> OPTIMIZERS = List.of("SGD", "ADAGRAD", "ROWWISE_ADAGRAD", "LAZY_ADAM", "FTRL");
+  /**
+   * The lazy optimizers a table can use: a row's state is created when the row is first touched
+   * and changes only when a gradient for it arrives, so a step costs what it touches, not the
+   * table's size. On the wire, each is its name.
+   */
+  public enum Optimizer {
+    /** {@code w -= lr * g}; no state. */
+    SGD,
+    /**
+     * Per element: {@code s += g^2; w -= lr * g / (sqrt(s) + eps)}, each accumulator starting at
+     * {@code eps} (as ND4J's AdaGrad: a row's first small gradients then take small steps, not
+     * whole steps of {@code lr}).
+     */
+    ADAGRAD,
+    /** One accumulator per row (FBGEMM's and TorchRec's row-wise AdaGrad): {@code s += mean(g^2)}. */
+    ROWWISE_ADAGRAD,
+    /** Adam on the touched rows only, bias-corrected by each row's update count. */
+    LAZY_ADAM,
+    /** FTRL-Proximal (McMahan et al., 2013), with L1 and L2: sparse rows for wide models. */
+    FTRL;
+
+    /** The optimizer named {@code name}, in any case; a name that is none of them is refused, naming them. */
+    public static Optimizer of(String name) {
+      String upper = name == null ? "" : name.trim().toUpperCase(Locale.ROOT);
+      for (Optimizer o : values()) {
+        if (o.name().equals(upper)) {
+          return o;
+        }
+      }
+      throw new IllegalArgumentException("an embedding table's optimizer is one of " + Arrays.toString(values())
+          + ", got '" + name + "'");
+    }
+  }
+
+  /** The optimizer a table gets unless told otherwise. */
+  public static final Optimizer DEFAULT_OPTIMIZER = Optimizer.ROWWISE_ADAGRAD;
   private final EmbeddingSpecProto proto;
 
   private EmbeddingSpec(EmbeddingSpecProto proto) {
@@ -37,6 +72,11 @@ public final class EmbeddingSpec {
     return proto.getGroup();
   }
 
+  /** The table's optimizer. */
+  public Optimizer optimizer() {
+    return Optimizer.valueOf(proto.getOptimizer());
+  }
+
   /** The most rows one ps holds of this table. */
   public int maxRowsPerShard() {
     return proto.getMaxRowsPerShard();
@@ -53,7 +93,8 @@ public final class EmbeddingSpec {
 
   /** Builds an {@link EmbeddingSpec}. */
   public static final class Builder {
-    private final EmbeddingSpecProto.Builder b = EmbeddingSpecProto.newBuilder().setOptimizer("ROWWISE_ADAGRAD")
+    private final EmbeddingSpecProto.Builder b = EmbeddingSpecProto.newBuilder()
+        .setOptimizer(DEFAULT_OPTIMIZER.name())
         .setLearningRate(0.05).setBeta1(0.9).setBeta2(0.999).setEpsilon(1e-8).setFtrlBeta(1.0)
         .setMaxRowsPerShard(1_000_000).setMinCount(1).setSeed(1).setInitScale(0.01);
 
@@ -74,9 +115,15 @@ public final class EmbeddingSpec {
       return this;
     }
 
-    /** One of {@link #OPTIMIZERS} with its learning rate (default ROWWISE_ADAGRAD, 0.05). */
+    /** The table's optimizer with its learning rate (default {@link #DEFAULT_OPTIMIZER}, 0.05). */
+    public Builder optOptimizer(Optimizer optimizer, double learningRate) {
+      b.setOptimizer(optimizer.name()).setLearningRate(learningRate);
+      return this;
+    }
+
+    /** As above, by name in any case ({@link Optimizer#of}); {@link #build()} refuses a name that is none. */
     public Builder optOptimizer(String optimizer, double learningRate) {
-      b.setOptimizer(optimizer == null ? "" : optimizer).setLearningRate(learningRate);
+      b.setOptimizer(optimizer == null ? "" : optimizer.trim().toUpperCase(Locale.ROOT)).setLearningRate(learningRate);
       return this;
     }
 
@@ -134,7 +181,7 @@ public final class EmbeddingSpec {
 
     /** Validates and builds the spec. */
     public EmbeddingSpec build() {
-      if (!epsilonSet && b.getOptimizer().equals("ADAGRAD")) {
+      if (!epsilonSet && b.getOptimizer().equals(Optimizer.ADAGRAD.name())) {
         b.setEpsilon(1e-6);
       }
       if (b.getName().isBlank()) {
@@ -144,9 +191,11 @@ public final class EmbeddingSpec {
       if (b.getDim() < 1) {
         throw new IllegalArgumentException(at + "dim must be >= 1, got " + b.getDim());
       }
-      if (!OPTIMIZERS.contains(b.getOptimizer())) {
-        throw new IllegalArgumentException(at + "optimizer must be one of " + OPTIMIZERS + ", got '"
-            + b.getOptimizer() + "'");
+      try {
+        Optimizer.of(b.getOptimizer());
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(at + "optimizer must be one of " + Arrays.toString(Optimizer.values())
+            + ", got '" + b.getOptimizer() + "'", e);
       }
       if (!(b.getLearningRate() > 0)) {
         throw new IllegalArgumentException(at + "learningRate must be > 0, got " + b.getLearningRate());

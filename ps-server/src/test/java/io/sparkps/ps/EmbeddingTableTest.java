@@ -228,6 +228,10 @@ class EmbeddingTableTest {
         () -> spec("ad").optOptimizer("ADAMW", 0.1).build());
     assertEquals("embedding table 'ad': optimizer must be one of [SGD, ADAGRAD, ROWWISE_ADAGRAD, LAZY_ADAM, FTRL], "
         + "got 'ADAMW'", optimizer.getMessage());
+    // An optimizer is named in any case; the spec, the estimator's columns and the server know it by one enum.
+    assertEquals(EmbeddingSpec.Optimizer.LAZY_ADAM, spec("ad").optOptimizer(" lazy_Adam", 0.1).build().optimizer());
+    assertEquals(EmbeddingSpec.Optimizer.FTRL, EmbeddingSpec.Optimizer.of("ftrl"));
+    assertEquals(EmbeddingSpec.DEFAULT_OPTIMIZER, EmbeddingSpec.builder().setName("d").setDim(1).build().optimizer());
     EmbeddingTable ad = client.embeddingTable(spec("ad").build());
     IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class,
         () -> ad.push(new long[] {1L}, new float[3], 1));

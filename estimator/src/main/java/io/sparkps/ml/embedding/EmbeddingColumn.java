@@ -37,7 +37,7 @@ public final class EmbeddingColumn implements Serializable {
   private final String column;
   private final int dim;
   private final long buckets;
-  private final String optimizer;
+  private final EmbeddingSpec.Optimizer optimizer;
   private final double learningRate;
   private final Pooling pooling;
   private final int minCount;
@@ -45,7 +45,8 @@ public final class EmbeddingColumn implements Serializable {
   private final int maxRowsPerShard;
   private final double initScale;
 
-  private EmbeddingColumn(String column, int dim, long buckets, String optimizer, double learningRate, Pooling pooling,
+  private EmbeddingColumn(String column, int dim, long buckets, EmbeddingSpec.Optimizer optimizer, double learningRate,
+      Pooling pooling,
       int minCount, long evictAfterSteps, int maxRowsPerShard, double initScale) {
     this.column = column;
     this.dim = dim;
@@ -65,7 +66,8 @@ public final class EmbeddingColumn implements Serializable {
    * pooling, every id admitted, no eviction, 1,000,000 rows per ps at most, rows initialized in +-0.01.
    */
   public static EmbeddingColumn of(String column, int dim) {
-    return new EmbeddingColumn(column, dim, 0, "ROWWISE_ADAGRAD", 0.05, Pooling.SUM, 1, 0, 1_000_000, 0.01);
+    return new EmbeddingColumn(column, dim, 0, EmbeddingSpec.DEFAULT_OPTIMIZER, 0.05, Pooling.SUM, 1, 0, 1_000_000,
+        0.01);
   }
 
   /** Hashes the ids into {@code buckets} rows (plus one for missing values); 0: a row per distinct id. */
@@ -74,10 +76,25 @@ public final class EmbeddingColumn implements Serializable {
         maxRowsPerShard, initScale);
   }
 
-  /** The table's optimizer (one of {@link EmbeddingSpec#OPTIMIZERS}, state per row made on first touch) and rate. */
+  /** The table's optimizer (state per row, made on first touch) and its learning rate. */
+  public EmbeddingColumn withOptimizer(EmbeddingSpec.Optimizer optimizer, double learningRate) {
+    return new EmbeddingColumn(column, dim, buckets, optimizer, learningRate, pooling, minCount, evictAfterSteps,
+        maxRowsPerShard, initScale);
+  }
+
+  /** As above, by the optimizer's name in any case ({@link EmbeddingSpec.Optimizer}). */
   public EmbeddingColumn withOptimizer(String optimizer, double learningRate) {
-    return new EmbeddingColumn(column, dim, buckets, optimizer == null ? "" : optimizer.toUpperCase(Locale.ROOT),
-        learningRate, pooling, minCount, evictAfterSteps, maxRowsPerShard, initScale);
+    return withOptimizer(optimizer(column, optimizer), learningRate);
+  }
+
+  /** The optimizer named {@code name}; a name that is none refused, naming the column and the optimizers. */
+  private static EmbeddingSpec.Optimizer optimizer(String column, String name) {
+    try {
+      return EmbeddingSpec.Optimizer.of(name);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("embedding column '" + column + "': optimizer must be one of "
+          + java.util.Arrays.toString(EmbeddingSpec.Optimizer.values()) + ", got '" + name + "'", e);
+    }
   }
 
   /** How an array column's rows are pooled (default SUM). */
@@ -119,7 +136,7 @@ public final class EmbeddingColumn implements Serializable {
     return buckets;
   }
 
-  public String optimizer() {
+  public EmbeddingSpec.Optimizer optimizer() {
     return optimizer;
   }
 
@@ -170,13 +187,9 @@ public final class EmbeddingColumn implements Serializable {
           + "evictAfterSteps and initScale >= 0; got dim " + dim + ", buckets " + buckets + ", minCount " + minCount
           + ", maxRowsPerShard " + maxRowsPerShard + ", evictAfterSteps " + evictAfterSteps + ", initScale " + initScale);
     }
-    if (!EmbeddingSpec.OPTIMIZERS.contains(optimizer)) {
-      throw new IllegalArgumentException(at + "optimizer must be one of " + EmbeddingSpec.OPTIMIZERS + ", got '"
-          + optimizer + "'");
-    }
-    if (!(learningRate > 0) || pooling == null) {
-      throw new IllegalArgumentException(at + "learningRate must be > 0 and pooling SUM or MEAN, got " + learningRate
-          + " and " + pooling);
+    if (!(learningRate > 0) || pooling == null || optimizer == null) {
+      throw new IllegalArgumentException(at + "learningRate must be > 0, pooling SUM or MEAN and an optimizer given, "
+          + "got " + learningRate + ", " + pooling + " and " + optimizer);
     }
   }
 
@@ -188,7 +201,7 @@ public final class EmbeddingColumn implements Serializable {
       m.put("column", c.column);
       m.put("dim", c.dim);
       m.put("buckets", c.buckets);
-      m.put("optimizer", c.optimizer);
+      m.put("optimizer", c.optimizer.name());
       m.put("learningRate", c.learningRate);
       m.put("pooling", c.pooling.name());
       m.put("minCount", c.minCount);
@@ -230,7 +243,7 @@ public final class EmbeddingColumn implements Serializable {
             + m.get("pooling") + "'");
       }
       out.add(new EmbeddingColumn(d.column, d.dim, number(m, "buckets", 0).longValue(),
-          String.valueOf(m.getOrDefault("optimizer", d.optimizer)).toUpperCase(Locale.ROOT),
+          optimizer(d.column, String.valueOf(m.getOrDefault("optimizer", d.optimizer.name()))),
           number(m, "learningRate", d.learningRate).doubleValue(), Pooling.valueOf(pooling),
           number(m, "minCount", d.minCount).intValue(), number(m, "evictAfterSteps", 0).longValue(),
           number(m, "maxRowsPerShard", d.maxRowsPerShard).intValue(),

@@ -1,5 +1,6 @@
 package io.sparkps.ps.server;
 
+import io.sparkps.ps.EmbeddingSpec;
 import io.sparkps.ps.grpc.proto.ConsistencyMode;
 import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
 import io.sparkps.ps.grpc.proto.GroupSpec;
@@ -205,9 +206,8 @@ public final class EmbeddingTables {
   }
 
   static RowRule rule(EmbeddingSpecProto s) {
-    String kind = s.getOptimizer();
     try {
-      return switch (RowRule.Kind.valueOf(kind)) {
+      return switch (EmbeddingSpec.Optimizer.of(s.getOptimizer())) {
         case SGD -> RowRule.sgd(s.getLearningRate());
         case ADAGRAD -> RowRule.adaGrad(s.getLearningRate(), s.getEpsilon());
         case ROWWISE_ADAGRAD -> RowRule.rowwiseAdaGrad(s.getLearningRate(), s.getEpsilon());
@@ -215,8 +215,7 @@ public final class EmbeddingTables {
         case FTRL -> RowRule.ftrl(s.getLearningRate(), s.getFtrlBeta(), s.getL1(), s.getL2());
       };
     } catch (IllegalArgumentException e) {
-      throw PsError.invalid("embedding table '" + s.getName() + "': " + e.getMessage()
-          + " (optimizer '" + kind + "'; one of SGD, ADAGRAD, ROWWISE_ADAGRAD, LAZY_ADAM, FTRL)");
+      throw PsError.invalid("embedding table '" + s.getName() + "': " + e.getMessage());
     }
   }
 }

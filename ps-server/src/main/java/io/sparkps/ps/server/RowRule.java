@@ -1,50 +1,33 @@
 package io.sparkps.ps.server;
 
-/**
- * The lazy update rules of an embedding table: a row's optimizer state is created when the row is
- * first touched and changes only when a gradient for it arrives, so a step costs what it touches,
- * not the table's size. Adam and AdaGrad follow ND4J's formulas ({@link UpdateRule}) per row;
- * lazy Adam corrects its bias by the row's own update count, as TensorFlow Addons' LazyAdam does
- * by the global step for rows it touches.
- */
-record RowRule(Kind kind, float learningRate, float beta1, float beta2, float epsilon, float l1, float l2,
-    float ftrlBeta) {
-  /** The rules. */
-  enum Kind {
-    /** {@code w -= lr * g}; no state. */
-    SGD,
-    /**
-     * Per element: {@code s += g^2; w -= lr * g / (sqrt(s) + eps)}, each accumulator starting at
-     * {@code eps} (as ND4J's AdaGrad: a row's first small gradients then take small steps, not
-     * whole steps of {@code lr}).
-     */
-    ADAGRAD,
-    /** One accumulator per row (FBGEMM's and TorchRec's row-wise AdaGrad): {@code s += mean(g^2)}. */
-    ROWWISE_ADAGRAD,
-    /** Adam on the touched rows only, bias-corrected by each row's update count. */
-    LAZY_ADAM,
-    /** FTRL-Proximal (McMahan et al., 2013), with L1 and L2: sparse rows for wide models. */
-    FTRL
-  }
+import io.sparkps.ps.EmbeddingSpec.Optimizer;
 
+/**
+ * The lazy update rules of an embedding table ({@link Optimizer} says what each one does). Adam
+ * and AdaGrad follow ND4J's formulas ({@link UpdateRule}) per row; lazy Adam corrects its bias by
+ * the row's own update count, as TensorFlow Addons' LazyAdam does by the global step for rows it
+ * touches.
+ */
+record RowRule(Optimizer kind, float learningRate, float beta1, float beta2, float epsilon, float l1, float l2,
+    float ftrlBeta) {
   static RowRule sgd(double lr) {
-    return new RowRule(Kind.SGD, (float) lr, 0, 0, 0, 0, 0, 0);
+    return new RowRule(Optimizer.SGD, (float) lr, 0, 0, 0, 0, 0, 0);
   }
 
   static RowRule adaGrad(double lr, double epsilon) {
-    return new RowRule(Kind.ADAGRAD, (float) lr, 0, 0, (float) epsilon, 0, 0, 0);
+    return new RowRule(Optimizer.ADAGRAD, (float) lr, 0, 0, (float) epsilon, 0, 0, 0);
   }
 
   static RowRule rowwiseAdaGrad(double lr, double epsilon) {
-    return new RowRule(Kind.ROWWISE_ADAGRAD, (float) lr, 0, 0, (float) epsilon, 0, 0, 0);
+    return new RowRule(Optimizer.ROWWISE_ADAGRAD, (float) lr, 0, 0, (float) epsilon, 0, 0, 0);
   }
 
   static RowRule lazyAdam(double lr, double beta1, double beta2, double epsilon) {
-    return new RowRule(Kind.LAZY_ADAM, (float) lr, (float) beta1, (float) beta2, (float) epsilon, 0, 0, 0);
+    return new RowRule(Optimizer.LAZY_ADAM, (float) lr, (float) beta1, (float) beta2, (float) epsilon, 0, 0, 0);
   }
 
   static RowRule ftrl(double alpha, double beta, double l1, double l2) {
-    return new RowRule(Kind.FTRL, (float) alpha, 0, 0, 0, (float) l1, (float) l2, (float) beta);
+    return new RowRule(Optimizer.FTRL, (float) alpha, 0, 0, 0, (float) l1, (float) l2, (float) beta);
   }
 
   RowRule {
