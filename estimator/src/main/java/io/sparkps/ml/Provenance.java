@@ -15,7 +15,7 @@ import org.apache.spark.sql.types.StructType;
  * How a model was made: SparkPS, Spark and DL4J versions, every param of the estimator (the seed
  * among them), the input schema and when. Saved with the model.
  */
-public final class Provenance {
+final class Provenance {
   private Provenance() {}
 
   /** The record of a model trained by {@code estimator} on data of {@code schema}. */
