@@ -1,5 +1,6 @@
 package io.sparkps.ps;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -91,18 +92,29 @@ class ServerLogTest {
 
       // a stranger on the bulk port
       ParameterServer ps = cluster.servers.get(0);
-      try (Socket s = new Socket("127.0.0.1", ps.bulkPort())) {
-        byte[] guess = "guess".getBytes(StandardCharsets.US_ASCII);
-        DataOutputStream out = new DataOutputStream(s.getOutputStream());
-        out.writeInt(0x53504b42);
-        out.writeInt(1);
-        out.writeInt(guess.length);
-        out.write(guess);
-        out.flush();
-        s.getInputStream().readAllBytes(); // the refusal, then the close
-      }
+      guessToken(ps.bulkPort());
       assertLogged(Level.WARN, m -> m.matches("bulk port \\d+: refused /127\\.0\\.0\\.1:\\d+: a wrong SparkPS token.*"),
           "the refused stranger");
+      // a stranger who keeps trying: its refusals within the next seconds are counted, not logged (RefusalLogTest)
+      for (int i = 0; i < 20; i++) {
+        guessToken(ps.bulkPort());
+      }
+      assertEquals(1, events.stream().filter(e -> e.getMessage().getFormattedMessage().contains("a wrong SparkPS token"))
+          .count(), "one line for the flood of wrong tokens");
+    }
+  }
+
+  /** A connection to the bulk port with a SparkPS hello and a wrong token, read until the server closes it. */
+  private static void guessToken(int port) throws Exception {
+    try (Socket s = new Socket("127.0.0.1", port)) {
+      byte[] guess = "guess".getBytes(StandardCharsets.US_ASCII);
+      DataOutputStream out = new DataOutputStream(s.getOutputStream());
+      out.writeInt(0x53504b42);
+      out.writeInt(1);
+      out.writeInt(guess.length);
+      out.write(guess);
+      out.flush();
+      s.getInputStream().readAllBytes(); // the refusal, then the close
     }
   }
 }

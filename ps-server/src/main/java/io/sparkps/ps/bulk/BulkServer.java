@@ -49,6 +49,7 @@ public final class BulkServer implements AutoCloseable {
   private final ThreadFactory threads;
   private final PsTls tls;
   private final Set<SocketChannel> open = ConcurrentHashMap.newKeySet();
+  private final RefusalLog refusals = new RefusalLog(System::nanoTime);
   private volatile boolean closed;
 
   /**
@@ -154,15 +155,14 @@ public final class BulkServer implements AutoCloseable {
     int version = hello.getInt();
     int length = hello.getInt();
     if (magic != BulkWire.MAGIC || version != BulkWire.VERSION) {
-      LOG.warn("bulk port {}: refused {}: not a SparkPS bulk client of protocol version {}", port(), remote(socket),
-          BulkWire.VERSION);
+      warnRefused("protocol", socket, "not a SparkPS bulk client of protocol version " + BulkWire.VERSION);
       BulkWire.writeFully(ch, BulkWire.head(Status.Code.UNIMPLEMENTED.value(),
           BulkWire.utf8("not a SparkPS bulk client of protocol version " + BulkWire.VERSION), 0));
       return false;
     }
     byte[] given = length >= 0 && length <= 4096 ? BulkWire.read(ch, length).array() : new byte[0];
     if (!MessageDigest.isEqual(token, given)) {
-      LOG.warn("bulk port {}: refused {}: a wrong SparkPS token (not a task of this run)", port(), remote(socket));
+      warnRefused("token", socket, "a wrong SparkPS token (not a task of this run)");
       BulkWire.writeFully(ch, BulkWire.head(Status.Code.UNAUTHENTICATED.value(),
           BulkWire.utf8("wrong SparkPS token on the bulk port: it accepts only tasks of its own run"), 0));
       return false;
@@ -170,14 +170,22 @@ public final class BulkServer implements AutoCloseable {
     if (serving.incrementAndGet() > maxConnections) {
       serving.decrementAndGet();
       refused.incrementAndGet();
-      LOG.warn("bulk port {}: refused {}: it serves {} connections at the most (the ps's maxBulkConnections)", port(),
-          remote(socket), maxConnections);
+      warnRefused("full", socket, "it serves " + maxConnections + " connections at the most (the ps's "
+          + "maxBulkConnections)");
       BulkWire.writeFully(ch, BulkWire.head(Status.Code.RESOURCE_EXHAUSTED.value(), BulkWire.utf8("the bulk port "
           + "serves " + maxConnections + " connections at the most, and has them: the ps's maxBulkConnections"), 0));
       return false;
     }
     BulkWire.writeFully(ch, ByteBuffer.wrap(new byte[] {0}));
     return true;
+  }
+
+  /** A refused connection's line at WARN, unless one of its kind was written within {@link RefusalLog#INTERVAL}. */
+  private void warnRefused(String kind, SocketChannel socket, String why) {
+    long leftOut = refusals.admit(kind);
+    if (leftOut >= 0) {
+      LOG.warn("bulk port {}: refused {}: {}{}", port(), remote(socket), why, RefusalLog.since(leftOut));
+    }
   }
 
   /** The address a connection comes from, for the log. */
