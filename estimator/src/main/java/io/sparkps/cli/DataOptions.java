@@ -1,6 +1,7 @@
 package io.sparkps.cli;
 
 import io.sparkps.ml.data.IdxDataFrames;
+import io.sparkps.ml.param.TrainingConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,14 +22,14 @@ final class DataOptions {
 
   @Option(names = "--features", paramLabel = "COL",
       description = "the features column, a vector or an array of numbers (default: ${DEFAULT-VALUE})")
-  String featuresCol = TrainCommand.DEFAULTS.featuresCol();
+  String featuresCol = TrainingConfig.defaults().featuresCol();
 
   @Option(names = "--feature-cols", paramLabel = "COL", split = ",",
       description = "numeric columns to assemble into the features column instead")
   List<String> featureCols;
 
   @Option(names = "--label", paramLabel = "COL", description = "the label column (default: ${DEFAULT-VALUE})")
-  String labelCol = TrainCommand.DEFAULTS.labelCol();
+  String labelCol = TrainingConfig.defaults().labelCol();
 
   /** Reads {@code path} (the value of {@code flag}) as a DataFrame with the features column assembled if asked. */
   Dataset<Row> load(SparkSession spark, String path, String flag, int partitions) {

@@ -9,7 +9,6 @@ import io.sparkps.ml.param.TrainingConfig;
 import io.sparkps.ml.param.TrainingConfigBuilder;
 import io.sparkps.ps.Consistency;
 import io.sparkps.ps.EmbeddingSpec;
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import org.apache.spark.ml.linalg.Vector;
 import org.apache.spark.sql.Dataset;

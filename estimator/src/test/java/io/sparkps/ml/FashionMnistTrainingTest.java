@@ -6,7 +6,6 @@ import io.sparkps.ml.data.IdxDataFrames;
 import io.sparkps.ml.param.TrainingConfig;
 import io.sparkps.ml.training.Dl4jTrainer;
 import io.sparkps.ps.Consistency;
-import io.sparkps.spark.ClusterSpec;
 import java.io.IOException;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;

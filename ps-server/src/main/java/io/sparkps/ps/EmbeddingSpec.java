@@ -31,7 +31,10 @@ public final class EmbeddingSpec {
     /** FTRL-Proximal (McMahan et al., 2013), with L1 and L2: sparse rows for wide models. */
     FTRL;
 
-    /** The optimizer named {@code name}, in any case; a name that is none of them is refused, naming them. */
+    /**
+     * The optimizer named {@code name}, in any case; a name that is none is refused, naming the
+     * optimizers (callers put the table or column it was for before the message).
+     */
     public static Optimizer of(String name) {
       String upper = name == null ? "" : name.trim().toUpperCase(Locale.ROOT);
       for (Optimizer o : values()) {
@@ -39,8 +42,8 @@ public final class EmbeddingSpec {
           return o;
         }
       }
-      throw new IllegalArgumentException("an embedding table's optimizer is one of " + Arrays.toString(values())
-          + ", got '" + name + "'");
+      throw new IllegalArgumentException("optimizer must be one of " + Arrays.toString(values()) + ", got '" + name
+          + "'");
     }
   }
 
@@ -194,8 +197,7 @@ public final class EmbeddingSpec {
       try {
         Optimizer.of(b.getOptimizer());
       } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException(at + "optimizer must be one of " + Arrays.toString(Optimizer.values())
-            + ", got '" + b.getOptimizer() + "'", e);
+        throw new IllegalArgumentException(at + e.getMessage(), e);
       }
       if (!(b.getLearningRate() > 0)) {
         throw new IllegalArgumentException(at + "learningRate must be > 0, got " + b.getLearningRate());

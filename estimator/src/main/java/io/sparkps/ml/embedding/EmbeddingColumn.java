@@ -92,8 +92,7 @@ public final class EmbeddingColumn implements Serializable {
     try {
       return EmbeddingSpec.Optimizer.of(name);
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("embedding column '" + column + "': optimizer must be one of "
-          + java.util.Arrays.toString(EmbeddingSpec.Optimizer.values()) + ", got '" + name + "'", e);
+      throw new IllegalArgumentException("embedding column '" + column + "': " + e.getMessage(), e);
     }
   }
 

@@ -43,7 +43,7 @@ public final class EmbeddingModels {
    * A model's tables: its inputs, the directory of their export, the number of ps that wrote it and
    * the consistency group the tables were made in (their specs name it; "" for ASYNC tables).
    */
-  public record Tables(EmbeddingInputs inputs, String dir, int numPs, String group) implements Serializable {
+  record Tables(EmbeddingInputs inputs, String dir, int numPs, String group) implements Serializable {
     Tables(EmbeddingInputs inputs, String dir, int numPs) {
       this(inputs, dir, numPs, GROUP);
     }
@@ -148,11 +148,11 @@ public final class EmbeddingModels {
   }
 
   /** Batches of rows to score with the tables loaded in this JVM; it holds them until closed. */
-  public static final class Scorer implements AutoCloseable {
+  static final class Scorer implements AutoCloseable {
     private final Loaded loaded;
     private final BatchInput input;
 
-    public Scorer(Tables tables, StructType schema) {
+    Scorer(Tables tables, StructType schema) {
       int[] at = tables.inputs().positions(schema);
       this.loaded = load(tables); // after the columns are found: a scorer that could not be made holds nothing
       this.input = new BatchInput(tables.inputs(), at, loaded.lookup);

@@ -70,7 +70,7 @@ public final class EmbeddingStep {
   }
 
   /** The unique keys this worker's steps pulled so far (each step's, summed over its tables). */
-  public long keysPulled() {
+  long keysPulled() {
     return keysPulled;
   }
 

@@ -101,7 +101,7 @@ public final class TableJoin {
   }
 
   /** Scores a partition's rows, each batch's network input made by {@code input}. */
-  public interface PartitionScorer extends Serializable {
+  interface PartitionScorer extends Serializable {
     public Iterator<Row> score(Iterator<Row> rows, Function<List<Row>, INDArray> input);
   }
 

@@ -78,7 +78,7 @@ public final class GraphNet extends Net {
   }
 
   @Override
-  public FeedForwardLayer inputLayer() {
+  FeedForwardLayer inputLayer() {
     LayerVertex v = firstVertex();
     return v != null && v.getLayerConf().getLayer() instanceof FeedForwardLayer f ? f : null;
   }
@@ -105,13 +105,13 @@ public final class GraphNet extends Net {
   }
 
   @Override
-  public InputPreProcessor inputPreProcessor() {
+  InputPreProcessor inputPreProcessor() {
     LayerVertex v = firstVertex();
     return v == null ? null : v.getPreProcessor();
   }
 
   @Override
-  public BackpropType backpropType() {
+  BackpropType backpropType() {
     return graph.getConfiguration().getBackpropType();
   }
 
@@ -289,7 +289,7 @@ public final class GraphNet extends Net {
    * Replaces, in place, each layer of {@code graph} for which {@code replacement} gives another
    * (null: keep it), in its vertex and in the graph's list of layers; returns how many.
    */
-  public static int replaceLayers(ComputationGraph graph, java.util.function.UnaryOperator<Layer> replacement) {
+  static int replaceLayers(ComputationGraph graph, java.util.function.UnaryOperator<Layer> replacement) {
     Layer[] layers = graph.getLayers();
     int replaced = 0;
     for (org.deeplearning4j.nn.graph.vertex.GraphVertex vertex : graph.getVertices()) {

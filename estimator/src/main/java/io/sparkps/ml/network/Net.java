@@ -260,7 +260,7 @@ public abstract sealed class Net permits Net.Layers, GraphNet {
     }
   }
 
-  public static void checkUpdaterConfig(Layer layer, String name) {
+  static void checkUpdaterConfig(Layer layer, String name) {
     org.deeplearning4j.nn.conf.layers.Layer conf = layer.conf().getLayer();
     if (!(conf instanceof BaseLayer) && !(conf instanceof org.deeplearning4j.nn.conf.layers.BatchNormalization)) {
       throw new IllegalArgumentException("parameter '" + name + "' belongs to a " + conf.getClass().getSimpleName()
@@ -268,7 +268,7 @@ public abstract sealed class Net permits Net.Layers, GraphNet {
     }
   }
 
-  public static long offsetIn(INDArray flat, INDArray view) {
+  static long offsetIn(INDArray flat, INDArray view) {
     return view.offset() - flat.offset();
   }
 
@@ -309,17 +309,17 @@ public abstract sealed class Net permits Net.Layers, GraphNet {
     }
 
     @Override
-    public FeedForwardLayer inputLayer() {
+    FeedForwardLayer inputLayer() {
       return net.getLayerWiseConfigurations().getConf(0).getLayer() instanceof FeedForwardLayer f ? f : null;
     }
 
     @Override
-    public InputPreProcessor inputPreProcessor() {
+    InputPreProcessor inputPreProcessor() {
       return net.getLayerWiseConfigurations().getInputPreProcess(0);
     }
 
     @Override
-    public BackpropType backpropType() {
+    BackpropType backpropType() {
       return net.getLayerWiseConfigurations().getBackpropType();
     }
 

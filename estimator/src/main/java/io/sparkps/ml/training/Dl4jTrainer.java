@@ -60,7 +60,7 @@ public final class Dl4jTrainer {
    * Starts a run of a network on {@code model}'s inputs, with an evaluator (the spec must ask for
    * one) when {@code evaluator} is not null; {@code probe} is the network of {@code networkJson},
    * built once on the driver for the checks. {@code ownCheckpoints}: the checkpoint directory is
-   * the fit's own ({@link io.sparkps.ml.checkpoint.AutoCheckpoints}), deleted when it ends, so its
+   * the fit's own ({@link AutoCheckpoints}), deleted when it ends, so its
    * last save is made only when due like the others (nothing resumes from it).
    */
   public static Launch launch(SparkSession spark, ClusterSpec spec, Dataset<Row> data, String networkJson,
