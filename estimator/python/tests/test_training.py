@@ -142,7 +142,7 @@ def test_embedding_columns_go_to_the_jvm_as_the_json_it_reads(spark):
 
     est = Dl4jEstimator(embeddingColumns=[EmbeddingColumn("C1", 8), EmbeddingColumn("C2", 4, buckets=1000,
                                                                                        pooling="MEAN")])
-    columns = spark._jvm.io.sparkps.ml.embedding.EmbeddingColumn.fromJson(est.getEmbeddingColumns())
+    columns = spark._jvm.io.sparkps.ml.param.EmbeddingColumn.fromJson(est.getEmbeddingColumns())
     assert columns.size() == 2
     assert columns.get(1).column() == "C2" and columns.get(1).buckets() == 1000
     assert columns.get(1).pooling().name() == "MEAN"

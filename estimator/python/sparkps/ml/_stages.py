@@ -94,7 +94,7 @@ class _JvmParams:
         if param.name == "embeddingColumns":
             try:
                 with _errors.translated():
-                    _jvm().io.sparkps.ml.embedding.EmbeddingColumn.fromJson(value)
+                    _jvm().io.sparkps.ml.param.EmbeddingColumn.fromJson(value)
             except ValueError as e:
                 raise ValueError("embeddingColumns=%r is not valid: %s" % (value, e)) from None
 

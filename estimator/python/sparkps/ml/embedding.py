@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Optional
 
 
 class EmbeddingColumn:
-    """A categorical column as an embedding table (``io.sparkps.ml.embedding.EmbeddingColumn``).
+    """A categorical column as an embedding table (``io.sparkps.ml.param.EmbeddingColumn``).
 
     Only what is given is sent; the JVM fills in the rest with its defaults (dynamic ids, row-wise
     AdaGrad at 0.05, sum pooling, ...) and checks the whole when the estimator's Param is set::

@@ -2,7 +2,7 @@ package io.sparkps.bench;
 
 import io.sparkps.ml.Dl4jEstimator;
 import io.sparkps.ml.Dl4jModel;
-import io.sparkps.ml.embedding.EmbeddingColumn;
+import io.sparkps.ml.param.EmbeddingColumn;
 import io.sparkps.ps.Consistency;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;

@@ -4,7 +4,7 @@ import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.max;
 
 import io.sparkps.ml.Dl4jEstimator;
-import io.sparkps.ml.embedding.EmbeddingColumn;
+import io.sparkps.ml.param.EmbeddingColumn;
 import io.sparkps.ml.param.TrainingConfig;
 import io.sparkps.ml.param.TrainingConfigBuilder;
 import io.sparkps.ps.Consistency;
@@ -176,13 +176,8 @@ final class TrainCommand implements Callable<Integer> {
 
   Dl4jEstimator estimator(Dataset<Row> train) {
     TrainingConfig config = config();
-    if (categoricalCols != null && !categoricalCols.isEmpty()) {
+    if (config.hasEmbeddings()) {
       return embeddingEstimator(train, config);
-    }
-    if (wide || factorizationTerm || asyncTables || !numericCols.isEmpty()) {
-      throw new UsageException((wide ? "--wide" : factorizationTerm ? "--factorization-term" : asyncTables
-          ? "--async-tables" : "--numeric-cols")
-          + " belongs to an embedding model: name its categorical columns with --categorical-cols");
     }
     DataOptions.require(train, columns.featuresCol, columns.featureCols == null ? "--features" : "--feature-cols");
     DataOptions.require(train, columns.labelCol, "--label");
@@ -195,36 +190,37 @@ final class TrainCommand implements Callable<Integer> {
   /** An embedding model's estimator: a table per categorical column, the network reading them and the numeric columns. */
   private Dl4jEstimator embeddingEstimator(Dataset<Row> train, TrainingConfig config) {
     DataOptions.require(train, columns.labelCol, "--label");
-    java.util.List<io.sparkps.ml.embedding.EmbeddingColumn> specs = new java.util.ArrayList<>();
-    for (String c : categoricalCols) {
-      DataOptions.require(train, c, "--categorical-cols");
-      try {
-        specs.add(io.sparkps.ml.embedding.EmbeddingColumn.of(c, embeddingDim)
-            .withOptimizer(embeddingOptimizer, embeddingLearningRate).withBuckets(embeddingBuckets)
-            .withMinCount(embeddingMinCount));
-      } catch (IllegalArgumentException e) {
-        throw new UsageException("--categorical-cols / --embedding-*: " + e.getMessage());
-      }
-    }
-    numericCols.forEach(c -> DataOptions.require(train, c, "--numeric-cols"));
-    io.sparkps.ml.embedding.EmbeddingInputs inputs;
-    try {
-      inputs = new io.sparkps.ml.embedding.EmbeddingInputs(specs, numericCols, factorizationTerm, wide);
-    } catch (IllegalArgumentException bad) {
-      throw new UsageException("--categorical-cols / --numeric-cols: " + bad.getMessage());
-    }
+    config.embeddingColumns().forEach(c -> DataOptions.require(train, c.column(), "--categorical-cols"));
+    config.numericCols().forEach(c -> DataOptions.require(train, c, "--numeric-cols"));
+    io.sparkps.ml.embedding.EmbeddingInputs inputs = new io.sparkps.ml.embedding.EmbeddingInputs(
+        config.embeddingColumns(), config.numericCols(), config.factorizationTerm(), config.widePart());
     boolean preset = network.equals("mlp") || network.startsWith("mlp:");
     String json = preset && wide ? io.sparkps.ml.embedding.WideAndDeep.network(inputs, Networks.hidden(network),
         classes(train), seed, learningRate).toJson()
         : preset ? Networks.resolve(network, inputs.width(), classes(train), seed, learningRate)
         : Networks.resolve(network, 0, 0, seed, learningRate);
-    Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(json).setConfig(config)
-        .setFactorizationTerm(factorizationTerm).setWidePart(wide);
-    try {
-      return e.setEmbeddingColumns(specs, numericCols.toArray(new String[0]));
-    } catch (IllegalArgumentException bad) {
-      throw new UsageException("--categorical-cols / --numeric-cols: " + bad.getMessage());
+    return new Dl4jEstimator().setNetworkJson(json).setConfig(config);
+  }
+
+  /** The embedding columns of --categorical-cols, each with the --embedding-* settings. */
+  private java.util.List<EmbeddingColumn> embeddingColumns() {
+    java.util.List<EmbeddingColumn> specs = new java.util.ArrayList<>();
+    for (String c : categoricalCols == null ? java.util.List.<String>of() : categoricalCols) {
+      try {
+        specs.add(EmbeddingColumn.of(c, embeddingDim).withOptimizer(embeddingOptimizer, embeddingLearningRate)
+            .withBuckets(embeddingBuckets).withMinCount(embeddingMinCount));
+      } catch (IllegalArgumentException e) {
+        throw new UsageException("--categorical-cols / --embedding-*: " + e.getMessage());
+      }
     }
+    if (!specs.isEmpty()) {
+      try {
+        EmbeddingColumn.checkInputs(specs, numericCols, factorizationTerm);
+      } catch (IllegalArgumentException bad) {
+        throw new UsageException("--categorical-cols / --numeric-cols: " + bad.getMessage());
+      }
+    }
+    return specs;
   }
 
   /** The flags as a training configuration: the one place where they map onto it; a bad value names its flag. */
@@ -250,11 +246,16 @@ final class TrainCommand implements Callable<Integer> {
     flag("--sparse-density", sparseDensity, () -> b.optSparseDensity(sparseDensity));
     flag("--eval-every", evalEverySeconds, () -> b.optEvalEverySeconds(evalEverySeconds));
     flag("--eval-deferred", evalDeferred, () -> b.optEvalDeferred(evalDeferred));
+    b.optEmbeddingColumns(embeddingColumns(), numericCols.toArray(new String[0])).optFactorizationTerm(factorizationTerm)
+        .optWidePart(wide);
     try {
       return b.build();
     } catch (IllegalArgumentException e) {
       throw new UsageException(e.getMessage().replace("sparseDensity", "--sparse-density")
-          .replace("gradientAccumulation", "--gradient-accumulation").replace("set consistency", "set --consistency"));
+          .replace("gradientAccumulation", "--gradient-accumulation").replace("set consistency", "set --consistency")
+          .replace("widePart", "--wide").replace("factorizationTerm", "--factorization-term")
+          .replace("asyncTables", "--async-tables").replace("numericCols", "--numeric-cols")
+          .replace("embeddingColumns", "--categorical-cols"));
     }
   }
 

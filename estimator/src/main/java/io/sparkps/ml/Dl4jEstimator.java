@@ -72,13 +72,13 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
 
   /**
    * Trains an embedding model: each of {@code columns} (categorical, see {@link
-   * io.sparkps.ml.embedding.EmbeddingColumn}) looks its ids up in a table on the parameter servers,
+   * io.sparkps.ml.param.EmbeddingColumn}) looks its ids up in a table on the parameter servers,
    * and the network's input is their pooled rows followed by {@code numericCols}; the network's
    * first layer must take {@code sum of dims + numericCols.length} inputs. featuresCol is then unused.
    */
-  public Dl4jEstimator setEmbeddingColumns(java.util.List<io.sparkps.ml.embedding.EmbeddingColumn> columns,
+  public Dl4jEstimator setEmbeddingColumns(java.util.List<io.sparkps.ml.param.EmbeddingColumn> columns,
       String... numericCols) {
-    set(embeddingColumns, io.sparkps.ml.embedding.EmbeddingColumn.toJson(columns));
+    set(embeddingColumns, io.sparkps.ml.param.EmbeddingColumn.toJson(columns));
     set(this.numericCols, numericCols);
     return this;
   }

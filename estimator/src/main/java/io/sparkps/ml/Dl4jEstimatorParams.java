@@ -1,5 +1,6 @@
 package io.sparkps.ml;
 
+import io.sparkps.ml.param.EmbeddingColumn;
 import io.sparkps.ml.param.TrainingConfig;
 import org.apache.spark.ml.Estimator;
 import org.apache.spark.ml.param.IntParam;
@@ -99,18 +100,14 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     embeddingColumns = new Param<>(this, "embeddingColumns", "categorical columns as embedding tables on the ps, as a "
         + "JSON list of {column, dim, buckets, optimizer, learningRate, pooling, minCount, evictAfterSteps, "
         + "maxRowsPerShard, initScale} (EmbeddingColumn.toJson); [] (the default): the network reads featuresCol");
-    setDefault(embeddingColumns, "[]");
     numericCols = new org.apache.spark.ml.param.StringArrayParam(this, "numericCols", "with embeddingColumns: the "
         + "numeric columns the network reads after the pooled embeddings (null reads 0)");
-    setDefault(numericCols, new String[0]);
     factorizationTerm = new org.apache.spark.ml.param.BooleanParam(this, "factorizationTerm", "with embeddingColumns: "
         + "whether the network's last input is the sum of the pairwise dot products of the pooled embeddings (as "
         + "DeepFM's factorization machine; the columns then need one dim)");
-    setDefault(factorizationTerm, false);
     widePart = new org.apache.spark.ml.param.BooleanParam(this, "widePart", "with embeddingColumns: whether each "
         + "column also has a 1-dimensional embedding (a weight per id, as Wide & Deep's wide part), read after the "
         + "numeric columns, one input per column");
-    setDefault(widePart, false);
     setDefault(predictionCol, "prediction");
     setDefault(probabilityCol, "probability");
     setDefault(rawPredictionCol, "rawPrediction");
@@ -147,6 +144,10 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     to.put(sparseDensity, config.sparseDensity());
     to.put(evalEverySeconds, config.evalEverySeconds());
     to.put(evalDeferred, config.evalDeferred());
+    to.put(embeddingColumns, EmbeddingColumn.toJson(config.embeddingColumns()));
+    to.put(numericCols, config.numericCols().toArray(new String[0]));
+    to.put(factorizationTerm, config.factorizationTerm());
+    to.put(widePart, config.widePart());
   }
 
   /**
@@ -168,6 +169,8 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
         .optGradientAccumulation((Integer) getOrDefault(gradientAccumulation))
         .optBf16Transfers((Boolean) getOrDefault(bf16Transfers)).optSparseDensity((Double) getOrDefault(sparseDensity))
         .optEvalEverySeconds((Double) getOrDefault(evalEverySeconds)).optEvalDeferred((Boolean) getOrDefault(evalDeferred))
+        .optEmbeddingColumns(EmbeddingColumn.fromJson(getOrDefault(embeddingColumns)), getOrDefault(numericCols))
+        .optFactorizationTerm((Boolean) getOrDefault(factorizationTerm)).optWidePart((Boolean) getOrDefault(widePart))
         .build();
   }
 
@@ -193,24 +196,9 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
 
   /** The embedding model's inputs, or null when the network reads {@code featuresCol}. */
   io.sparkps.ml.embedding.EmbeddingInputs embeddingInputs() {
-    java.util.List<io.sparkps.ml.embedding.EmbeddingColumn> columns = io.sparkps.ml.embedding.EmbeddingColumn.fromJson(
-        getOrDefault(embeddingColumns));
-    if (columns.isEmpty()) {
-      if (getOrDefault(numericCols).length > 0) {
-        throw new IllegalArgumentException("numericCols " + java.util.Arrays.toString(getOrDefault(numericCols))
-            + " are set without embeddingColumns: assemble them into featuresCol (a VectorAssembler), or set "
-            + "embeddingColumns");
-      }
-      for (org.apache.spark.ml.param.BooleanParam p : java.util.List.of(widePart, factorizationTerm, asyncTables)) {
-        if ((Boolean) getOrDefault(p)) {
-          throw new IllegalArgumentException(p.name() + " is set without embeddingColumns: it belongs to an embedding "
-              + "model; set embeddingColumns, or unset it");
-        }
-      }
-      return null;
-    }
-    return new io.sparkps.ml.embedding.EmbeddingInputs(columns, java.util.List.of(getOrDefault(numericCols)),
-        (Boolean) getOrDefault(factorizationTerm), (Boolean) getOrDefault(widePart));
+    TrainingConfig c = getConfig();
+    return c.hasEmbeddings() ? new io.sparkps.ml.embedding.EmbeddingInputs(c.embeddingColumns(), c.numericCols(),
+        c.factorizationTerm(), c.widePart()) : null;
   }
 
   /** The input features column (vector or array of numbers). */

@@ -71,10 +71,6 @@ public final class Experiment implements Serializable {
       config.optEvalEverySeconds(eval.throttleSeconds()).optEvalDeferred(eval.deferred());
     }
     Dl4jEstimator e = new Dl4jEstimator().setNetworkJson(networkJson()).setConfig(config.build());
-    if (!train.embeddingColumns().isEmpty()) {
-      e.setEmbeddingColumns(train.embeddingColumns(), train.numericCols().toArray(new String[0]))
-          .setFactorizationTerm(train.factorizationTerm()).setWidePart(train.widePart());
-    }
     e.experimentRecord = record();
     return e;
   }

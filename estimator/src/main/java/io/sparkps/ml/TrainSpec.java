@@ -17,47 +17,30 @@ public final class TrainSpec implements Serializable {
   private static final long serialVersionUID = 2L;
   private final InputFn input;
   private final TrainingConfig config;
-  private final java.util.List<io.sparkps.ml.embedding.EmbeddingColumn> embeddingColumns;
-  private final java.util.List<String> numericCols;
-  private final boolean factorizationTerm;
-  private final boolean widePart;
 
   private TrainSpec(Builder b) {
     input = b.input;
     config = b.config.build();
-    embeddingColumns = java.util.List.copyOf(b.embeddingColumns);
-    numericCols = java.util.List.copyOf(b.numericCols);
-    factorizationTerm = b.factorizationTerm;
-    widePart = b.widePart;
-    if (embeddingColumns.isEmpty() && !numericCols.isEmpty()) {
-      throw new IllegalArgumentException("numericCols " + numericCols + " without embedding columns: assemble them "
-          + "into the features column, or give optEmbeddingColumns");
-    }
-    if (!embeddingColumns.isEmpty()) {
-      // refuses a column named twice, or columns of several dims with the factorization term
-      new io.sparkps.ml.embedding.EmbeddingInputs(embeddingColumns, numericCols, factorizationTerm,
-          widePart);
-    }
   }
 
   /** The categorical columns trained as embedding tables (empty: the network reads the features column). */
-  public java.util.List<io.sparkps.ml.embedding.EmbeddingColumn> embeddingColumns() {
-    return embeddingColumns;
+  public java.util.List<io.sparkps.ml.param.EmbeddingColumn> embeddingColumns() {
+    return config.embeddingColumns();
   }
 
   /** With embedding columns: the numeric columns read after the pooled embeddings. */
   public java.util.List<String> numericCols() {
-    return numericCols;
+    return config.numericCols();
   }
 
   /** With embedding columns: whether the network also reads the factorization term. */
   public boolean factorizationTerm() {
-    return factorizationTerm;
+    return config.factorizationTerm();
   }
 
   /** With embedding columns: whether each column's wide weight is an input too. */
   public boolean widePart() {
-    return widePart;
+    return config.widePart();
   }
 
   /** A builder with the defaults: columns features/label, batch 64, 1 epoch, SYNC, seed 0, no checkpoints. */
@@ -140,10 +123,6 @@ public final class TrainSpec implements Serializable {
     Builder b = new Builder();
     b.input = input;
     b.config = config.toBuilder();
-    b.embeddingColumns = embeddingColumns;
-    b.numericCols = numericCols;
-    b.factorizationTerm = factorizationTerm;
-    b.widePart = widePart;
     return b;
   }
 
@@ -160,8 +139,8 @@ public final class TrainSpec implements Serializable {
         + (c.sparseDensity() > 0 ? ", sparseDensity=" + c.sparseDensity() : "") + ", seed=" + c.seed()
         + (c.checkpointDir() == null ? "" : ", checkpointDir=" + c.checkpointDir() + ", checkpointInterval="
             + c.checkpointInterval())
-        + (embeddingColumns.isEmpty() ? "" : ", embeddingColumns=" + embeddingColumns.stream()
-            .map(io.sparkps.ml.embedding.EmbeddingColumn::column).toList() + ", numericCols=" + numericCols)
+        + (c.hasEmbeddings() ? ", embeddingColumns=" + c.embeddingColumns().stream()
+            .map(io.sparkps.ml.param.EmbeddingColumn::column).toList() + ", numericCols=" + c.numericCols() : "")
         + (input == null ? "" : ", input=" + input.getClass().getName()) + "}";
   }
 
@@ -169,22 +148,18 @@ public final class TrainSpec implements Serializable {
   public static final class Builder {
     private InputFn input;
     private TrainingConfigBuilder config = TrainingConfig.builder();
-    private java.util.List<io.sparkps.ml.embedding.EmbeddingColumn> embeddingColumns = java.util.List.of();
-    private java.util.List<String> numericCols = java.util.List.of();
-    private boolean factorizationTerm;
-    private boolean widePart;
 
     private Builder() {}
 
     /** With embedding columns: each column's wide weight as an input ({@link Dl4jEstimator#setWidePart}). */
     public Builder optWidePart(boolean on) {
-      this.widePart = on;
+      config.optWidePart(on);
       return this;
     }
 
     /** With embedding columns: the factorization term as the network's last input ({@link Dl4jEstimator#setFactorizationTerm}). */
     public Builder optFactorizationTerm(boolean on) {
-      this.factorizationTerm = on;
+      config.optFactorizationTerm(on);
       return this;
     }
 
@@ -193,10 +168,9 @@ public final class TrainSpec implements Serializable {
      * {@code columns} an embedding table on the ps, the network reading their pooled rows, then
      * {@code numericCols}.
      */
-    public Builder optEmbeddingColumns(java.util.List<io.sparkps.ml.embedding.EmbeddingColumn> columns,
+    public Builder optEmbeddingColumns(java.util.List<io.sparkps.ml.param.EmbeddingColumn> columns,
         String... numericCols) {
-      this.embeddingColumns = java.util.List.copyOf(columns);
-      this.numericCols = java.util.List.of(numericCols);
+      config.optEmbeddingColumns(columns, numericCols);
       return this;
     }
 

@@ -5,7 +5,7 @@
  * {@link io.sparkps.ml.Experiment} with its {@link io.sparkps.ml.TrainSpec} and
  * {@link io.sparkps.ml.EvalSpec}, the networks' presets and Keras import. The training options
  * are {@link io.sparkps.ml.param.TrainingConfig}; the embedding columns,
- * {@link io.sparkps.ml.embedding.EmbeddingColumn}. Everything else in the subpackages is the
+ * {@link io.sparkps.ml.param.EmbeddingColumn}. Everything else in the subpackages is the
  * estimator's own machinery: {@code training} (the loop), {@code network} (DL4J adapters),
  * {@code checkpoint}, {@code scoring}, {@code data}.
  */

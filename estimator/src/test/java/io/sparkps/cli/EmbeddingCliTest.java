@@ -71,6 +71,6 @@ class EmbeddingCliTest {
     CliTest.assertUsage(CliTest.sparkps(dir.resolve("refused-o"), "train", "--data", data.toString(), "--categorical-cols", "C1",
         "--embedding-optimizer", "ADAM"), "--embedding-*", "optimizer must be one of");
     CliTest.assertUsage(CliTest.sparkps(dir.resolve("refused-w"), "train", "--data", data.toString(), "--feature-cols", "I1,I2",
-        "--wide"), "--wide belongs to an embedding model: name its categorical columns with --categorical-cols");
+        "--wide"), "--wide is set without --categorical-cols: it belongs to an embedding model; set --categorical-cols, or unset it");
   }
 }

@@ -39,12 +39,29 @@ class TrainFlagsTest {
     if (c.evalDeferred()) {
       out.add("--eval-deferred");
     }
+    if (c.hasEmbeddings()) {
+      io.sparkps.ml.param.EmbeddingColumn first = c.embeddingColumns().get(0);
+      out.addAll(List.of("--categorical-cols", String.join(",", c.embeddingColumns().stream()
+          .map(io.sparkps.ml.param.EmbeddingColumn::column).toList()), "--embedding-dim", "" + first.dim(),
+          "--embedding-optimizer", first.optimizer().name(), "--embedding-learning-rate", "" + first.learningRate(),
+          "--embedding-buckets", "" + first.buckets(), "--embedding-min-count", "" + first.minCount()));
+      if (!c.numericCols().isEmpty()) {
+        out.addAll(List.of("--numeric-cols", String.join(",", c.numericCols())));
+      }
+    }
+    if (c.factorizationTerm()) {
+      out.add("--factorization-term");
+    }
+    if (c.widePart()) {
+      out.add("--wide");
+    }
     return out.toArray(String[]::new);
   }
 
   @Test
   void everyOption_hasAFlag() {
-    for (TrainingConfig c : List.of(TrainingConfigTest.everyOptionSet(), TrainingConfigTest.accumulating())) {
+    for (TrainingConfig c : List.of(TrainingConfigTest.everyOptionSet(), TrainingConfigTest.accumulating(),
+        TrainingConfigTest.embedding())) {
       assertEquals(List.of(), TrainingConfigTest.differences(c, parse(flags(c))), c.toString());
     }
     assertEquals(List.of(), TrainingConfigTest.differences(TrainingConfig.defaults(), parse("--data", "d.csv")),

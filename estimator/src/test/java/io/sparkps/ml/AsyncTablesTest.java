@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import io.sparkps.ml.embedding.CategoricalRows;
-import io.sparkps.ml.embedding.EmbeddingColumn;
 import io.sparkps.ml.embedding.EmbeddingInputs;
 import io.sparkps.ml.embedding.EmbeddingStep;
 import io.sparkps.ml.embedding.TableLookup;
+import io.sparkps.ml.param.EmbeddingColumn;
 import io.sparkps.ml.param.TrainingConfig;
 import io.sparkps.ps.ParameterServer;
 import io.sparkps.ps.PsClient;
@@ -55,7 +55,8 @@ class AsyncTablesTest {
 
   @Test
   void asyncTables_aPullDoesNotWaitForTheHeldWorker_syncTablesWaitUntilItIsReleased() throws Exception {
-    TrainingConfig sync = TrainingConfig.builder().optNumWorkers(2).build();
+    TrainingConfig sync = TrainingConfig.builder().optNumWorkers(2)
+        .optEmbeddingColumns(java.util.List.of(EmbeddingColumn.of("C1", 4))).build();
     TrainingConfig hybrid = sync.toBuilder().optAsyncTables(true).build();
     assertEquals("dl4j", sync.tablesGroup(2), "the run's SYNC group");
     assertEquals("", hybrid.tablesGroup(2), "no group: ASYNC");

@@ -241,9 +241,9 @@ class ChaosTest {
   private static Dl4jModel embeddingFit(io.sparkps.ml.datasets.ClickThroughData data, Dataset<Row> train, String name,
       int kill) throws Exception {
     LocalClusters.awaitExecutors(cluster.sc, 4, 180);
-    List<io.sparkps.ml.embedding.EmbeddingColumn> columns = new java.util.ArrayList<>();
+    List<io.sparkps.ml.param.EmbeddingColumn> columns = new java.util.ArrayList<>();
     for (String c : data.categoricalColumns()) {
-      columns.add(io.sparkps.ml.embedding.EmbeddingColumn.of(c, 4).withOptimizer("ADAGRAD", 0.1).withMinCount(20));
+      columns.add(io.sparkps.ml.param.EmbeddingColumn.of(c, 4).withOptimizer("ADAGRAD", 0.1).withMinCount(20));
     }
     String network = new org.deeplearning4j.nn.conf.NeuralNetConfiguration.Builder().seed(3)
         .updater(new org.nd4j.linalg.learning.config.Adam(2e-3)).list()

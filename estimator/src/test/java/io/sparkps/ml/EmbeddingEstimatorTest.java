@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkps.ml.datasets.ClickThroughData;
-import io.sparkps.ml.embedding.EmbeddingColumn;
+import io.sparkps.ml.param.EmbeddingColumn;
 import io.sparkps.ps.Consistency;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -4,12 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkps.ml.embedding.CategoricalRows;
-import io.sparkps.ml.embedding.EmbeddingColumn;
 import io.sparkps.ml.embedding.EmbeddingInputs;
 import io.sparkps.ml.embedding.EmbeddingModels;
 import io.sparkps.ml.embedding.EmbeddingStep;
 import io.sparkps.ml.embedding.TableLookup;
 import io.sparkps.ml.network.Net;
+import io.sparkps.ml.param.EmbeddingColumn;
 import io.sparkps.ps.ConsistencyGroup;
 import io.sparkps.ps.EmbeddingTable;
 import io.sparkps.ps.ParameterServer;

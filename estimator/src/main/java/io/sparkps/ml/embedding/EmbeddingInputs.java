@@ -1,5 +1,6 @@
 package io.sparkps.ml.embedding;
 
+import io.sparkps.ml.param.EmbeddingColumn;
 import io.sparkps.ps.EmbeddingSpec;
 import java.io.Serializable;
 import java.util.ArrayList;
@@ -77,21 +78,9 @@ public final class EmbeddingInputs implements Serializable {
       boolean wide) {
     this.factorization = factorization;
     this.wide = wide;
-    if (factorization && columns.stream().map(EmbeddingColumn::dim).distinct().count() > 1) {
-      throw new IllegalArgumentException("the factorization term takes dot products of the columns' embeddings: give "
-          + "every embedding column one dim, got " + columns.stream().map(c -> c.column() + " " + c.dim()).toList());
-    }
-    if (columns.isEmpty()) {
-      throw new IllegalArgumentException("an embedding model needs at least one embedding column");
-    }
+    EmbeddingColumn.checkInputs(columns, numericCols, factorization);
     this.columns = List.copyOf(columns);
     this.numericCols = List.copyOf(numericCols);
-    java.util.Set<String> seen = new java.util.HashSet<>();
-    for (String c : names()) {
-      if (!seen.add(c)) {
-        throw new IllegalArgumentException("column '" + c + "' is named twice among the embedding and numeric columns");
-      }
-    }
     Map<String, List<Integer>> byKey = new LinkedHashMap<>();
     for (int i = 0; i < columns.size(); i++) {
       byKey.computeIfAbsent(columns.get(i).tableKey(), k -> new ArrayList<>()).add(i);

@@ -86,7 +86,7 @@ public final class EmbeddingModels {
     meta.put("factorizationTerm", tables.inputs().factorization());
     meta.put("widePart", tables.inputs().wide());
     meta.put("tablesGroup", tables.group());
-    meta.put("embeddingColumns", io.sparkps.ml.embedding.EmbeddingColumn.toJson(tables.inputs().columns()));
+    meta.put("embeddingColumns", io.sparkps.ml.param.EmbeddingColumn.toJson(tables.inputs().columns()));
     try (java.io.OutputStream out = to.create(new org.apache.hadoop.fs.Path(data, "embeddings.json"), true)) {
       out.write(new org.nd4j.shade.jackson.databind.ObjectMapper().writeValueAsBytes(meta));
     }
@@ -111,7 +111,7 @@ public final class EmbeddingModels {
       throw new IOException(file + " is damaged: it needs numPs, embeddingColumns and numericCols, holds "
           + meta.keySet());
     }
-    EmbeddingInputs inputs = new EmbeddingInputs(io.sparkps.ml.embedding.EmbeddingColumn.fromJson(columns),
+    EmbeddingInputs inputs = new EmbeddingInputs(io.sparkps.ml.param.EmbeddingColumn.fromJson(columns),
         numeric.stream().map(String::valueOf).toList(), Boolean.TRUE.equals(meta.get("factorizationTerm")),
         Boolean.TRUE.equals(meta.get("widePart")));
     // (a model saved before the group was recorded had its tables in the run's group)

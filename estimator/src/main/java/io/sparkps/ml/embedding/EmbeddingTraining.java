@@ -94,10 +94,6 @@ public record EmbeddingTraining(EmbeddingInputs inputs, String tablesDir) implem
           + " wide weights" : "") + (inputs.factorization() ? " and the factorization term" : "") + ": set its nIn "
           + "to " + inputs.width());
     }
-    if (s.gradientAccumulation() > 1 || s.workerUpdates()) {
-      throw new IllegalArgumentException("embedding columns do not go with gradientAccumulation > 1 or sparse "
-          + "transfers yet: set gradientAccumulation 1 and sparseDensity 0");
-    }
     List<Long> counts = rowsToTrain(data, s).javaRDD().mapPartitions(it -> {
       long n = 0;
       while (it.hasNext()) {

@@ -1,5 +1,6 @@
 package io.sparkps.ml.embedding;
 
+import io.sparkps.ml.param.EmbeddingColumn;
 import io.sparkps.ps.EmbeddingSpec;
 import io.sparkps.ps.EmbeddingTableSet;
 import io.sparkps.ps.PsClient;

@@ -4,6 +4,7 @@ import io.sparkps.ps.Consistency;
 import io.sparkps.ps.ConsistencyGroup;
 import io.sparkps.spark.ClusterSpec;
 import java.io.Serializable;
+import java.util.List;
 
 /**
  * How to train a network, whatever the surface that asked: the estimator's Params
@@ -34,6 +35,10 @@ public final class TrainingConfig implements Serializable {
   private final double sparseDensity;
   private final double evalEverySeconds;
   private final boolean evalDeferred;
+  private final List<EmbeddingColumn> embeddingColumns;
+  private final List<String> numericCols;
+  private final boolean factorizationTerm;
+  private final boolean widePart;
 
   TrainingConfig(TrainingConfigBuilder b) {
     featuresCol = b.featuresCol;
@@ -56,6 +61,10 @@ public final class TrainingConfig implements Serializable {
     sparseDensity = b.sparseDensity;
     evalEverySeconds = b.evalEverySeconds;
     evalDeferred = b.evalDeferred;
+    embeddingColumns = List.copyOf(b.embeddingColumns);
+    numericCols = List.copyOf(b.numericCols);
+    factorizationTerm = b.factorizationTerm;
+    widePart = b.widePart;
   }
 
   /** A builder with the defaults: columns features/label, 2 workers, 1 ps, batch 64, 1 epoch, SYNC, no checkpoints. */
@@ -195,6 +204,34 @@ public final class TrainingConfig implements Serializable {
     };
   }
 
+  /**
+   * An embedding model's categorical columns, each trained as a table on the ps (empty: the
+   * network reads {@link #featuresCol()}).
+   */
+  public List<EmbeddingColumn> embeddingColumns() {
+    return embeddingColumns;
+  }
+
+  /** Whether the network reads embedding tables: {@link #embeddingColumns()} is not empty. */
+  public boolean hasEmbeddings() {
+    return !embeddingColumns.isEmpty();
+  }
+
+  /** With embedding columns: the numeric columns the network reads after the pooled embeddings. */
+  public List<String> numericCols() {
+    return numericCols;
+  }
+
+  /** With embedding columns: the network also reads the pooled embeddings' pairwise dot products (DeepFM). */
+  public boolean factorizationTerm() {
+    return factorizationTerm;
+  }
+
+  /** With embedding columns: a wide part too, a weight per id of each column (Wide &amp; Deep). */
+  public boolean widePart() {
+    return widePart;
+  }
+
   /** A cluster spec of this configuration's workers, ps and transfers, for the caller to add timeouts and an evaluator to. */
   public ClusterSpec.Builder clusterSpec() {
     return ClusterSpec.builder().setNumPs(numPs).setNumWorkers(numWorkers).optBf16Transfers(bf16Transfers)
@@ -235,6 +272,10 @@ public final class TrainingConfig implements Serializable {
     b.sparseDensity = sparseDensity;
     b.evalEverySeconds = evalEverySeconds;
     b.evalDeferred = evalDeferred;
+    b.embeddingColumns = embeddingColumns;
+    b.numericCols = numericCols;
+    b.factorizationTerm = factorizationTerm;
+    b.widePart = widePart;
     return b;
   }
 
@@ -257,6 +298,8 @@ public final class TrainingConfig implements Serializable {
         + ", asyncTables=" + asyncTables + ", seed=" + seed + ", checkpointDir=" + checkpointDir + ", checkpointInterval=" + checkpointInterval
         + ", checkpointsKept=" + checkpointsKept + ", gradientAccumulation=" + gradientAccumulation
         + ", bf16Transfers=" + bf16Transfers + ", sparseDensity=" + sparseDensity + ", evalEverySeconds="
-        + evalEverySeconds + ", evalDeferred=" + evalDeferred + "}";
+        + evalEverySeconds + ", evalDeferred=" + evalDeferred + ", embeddingColumns="
+        + EmbeddingColumn.toJson(embeddingColumns) + ", numericCols=" + numericCols + ", factorizationTerm="
+        + factorizationTerm + ", widePart=" + widePart + "}";
   }
 }

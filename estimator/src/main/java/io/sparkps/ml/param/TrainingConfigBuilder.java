@@ -1,6 +1,7 @@
 package io.sparkps.ml.param;
 
 import io.sparkps.ps.Consistency;
+import java.util.List;
 import java.util.Objects;
 
 /** Builds a {@link TrainingConfig}; every option has the estimator's default. */
@@ -25,6 +26,10 @@ public final class TrainingConfigBuilder {
   double sparseDensity;
   double evalEverySeconds = 1.0;
   boolean evalDeferred;
+  List<EmbeddingColumn> embeddingColumns = List.of();
+  List<String> numericCols = List.of();
+  boolean factorizationTerm;
+  boolean widePart;
 
   TrainingConfigBuilder() {}
 
@@ -165,6 +170,29 @@ public final class TrainingConfigBuilder {
     return this;
   }
 
+  /**
+   * An embedding model: each of {@code columns} trained as a table on the ps, the network reading
+   * their pooled embeddings and then {@code numericCols} (none: a dense network reading featuresCol).
+   */
+  public TrainingConfigBuilder optEmbeddingColumns(List<EmbeddingColumn> columns, String... numericCols) {
+    List<EmbeddingColumn> copy = List.copyOf(Objects.requireNonNull(columns, "embeddingColumns"));
+    this.embeddingColumns = copy;
+    this.numericCols = List.of(numericCols);
+    return this;
+  }
+
+  /** With embedding columns: the network also reads the pooled embeddings' pairwise dot products (DeepFM's). */
+  public TrainingConfigBuilder optFactorizationTerm(boolean enabled) {
+    factorizationTerm = enabled;
+    return this;
+  }
+
+  /** With embedding columns: a wide part too, a weight per id of each column (Wide &amp; Deep). */
+  public TrainingConfigBuilder optWidePart(boolean enabled) {
+    widePart = enabled;
+    return this;
+  }
+
   /** The configuration; refuses options that do not go together. */
   public TrainingConfig build() {
     if (sparseDensity > 0 && consistency == Consistency.SYNC) {
@@ -176,6 +204,24 @@ public final class TrainingConfigBuilder {
       throw new IllegalArgumentException("gradientAccumulation " + gradientAccumulation + " does not go with sparse "
           + "transfers, whose workers run DL4J's updater after every minibatch: set sparseDensity to 0, or "
           + "gradientAccumulation to 1");
+    }
+    if (embeddingColumns.isEmpty()) {
+      if (!numericCols.isEmpty()) {
+        throw new IllegalArgumentException("numericCols " + numericCols + " are set without embeddingColumns: "
+            + "assemble them into featuresCol (a VectorAssembler), or set embeddingColumns");
+      }
+      String alone = widePart ? "widePart" : factorizationTerm ? "factorizationTerm" : asyncTables ? "asyncTables" : null;
+      if (alone != null) {
+        throw new IllegalArgumentException(alone + " is set without embeddingColumns: it belongs to an embedding "
+            + "model; set embeddingColumns, or unset it");
+      }
+    } else {
+      EmbeddingColumn.checkInputs(embeddingColumns, numericCols, factorizationTerm);
+    }
+    if (!embeddingColumns.isEmpty() && (gradientAccumulation > 1 || sparseDensity > 0)) {
+      throw new IllegalArgumentException("embeddingColumns do not go with " + (gradientAccumulation > 1
+          ? "gradientAccumulation " + gradientAccumulation : "sparseDensity " + sparseDensity) + " yet: set "
+          + "gradientAccumulation 1 and sparseDensity 0");
     }
     TrainingConfig config = new TrainingConfig(this);
     config.clusterSpec().build(); // what the cluster refuses (bf16 with sparse transfers), refused here

@@ -3,8 +3,8 @@ package io.sparkps.ml.embedding;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.sparkps.ml.embedding.EmbeddingColumn;
 import io.sparkps.ml.embedding.EmbeddingInputs;
+import io.sparkps.ml.param.EmbeddingColumn;
 import io.sparkps.ps.ParameterServer;
 import io.sparkps.ps.PsClient;
 import io.sparkps.ps.PsToken;

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sparkps.ml.Dl4jEstimator;
 import io.sparkps.ml.Dl4jModel;
 import io.sparkps.ml.LocalSpark;
-import io.sparkps.ml.embedding.EmbeddingColumn;
+import io.sparkps.ml.param.EmbeddingColumn;
 import io.sparkps.ps.Consistency;
 import java.util.List;
 import org.apache.spark.sql.Column;

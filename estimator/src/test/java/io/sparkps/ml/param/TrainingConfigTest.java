@@ -28,7 +28,7 @@ public class TrainingConfigTest {
   /** A configuration in which every option differs from its default. */
   public static TrainingConfig everyOptionSet() {
     return TrainingConfig.builder().optFeaturesCol("x").optLabelCol("y").optNumWorkers(3).optNumPs(2).optBatchSize(17)
-        .optEpochs(4).optMaxSteps(99).optConsistency(Consistency.SSP).optStaleness(5).optStalenessAwareRate(true).optAsyncTables(true)
+        .optEpochs(4).optMaxSteps(99).optConsistency(Consistency.SSP).optStaleness(5).optStalenessAwareRate(true)
         .optSeed(11).optCheckpointDir("hdfs:///runs/a/ckpt").optCheckpointInterval(7).optCheckpointsKept(2)
         .optGradientAccumulation(1).optBf16Transfers(false).optSparseDensity(0.25).optEvalEverySeconds(0.5)
         .optEvalDeferred(true).build();
@@ -37,6 +37,17 @@ public class TrainingConfigTest {
   /** The same but dense, with gradient accumulation and bf16, which do not go with sparse transfers. */
   public static TrainingConfig accumulating() {
     return everyOptionSet().toBuilder().optSparseDensity(0).optGradientAccumulation(3).optBf16Transfers(true).build();
+  }
+
+  /**
+   * An embedding model's options, each off its default (columns alike in all but their names, as
+   * the command line's flags give them): dense and without sparse transfers, which tables do not take.
+   */
+  public static TrainingConfig embedding() {
+    java.util.List<EmbeddingColumn> columns = java.util.stream.Stream.of("C1", "C2").map(c -> EmbeddingColumn.of(c, 4)
+        .withOptimizer("ADAGRAD", 0.2).withBuckets(1000).withMinCount(3)).toList();
+    return everyOptionSet().toBuilder().optSparseDensity(0).optEmbeddingColumns(columns, "I1", "I2")
+        .optFactorizationTerm(true).optWidePart(true).optAsyncTables(true).build();
   }
 
   /** The names of the fields whose values differ between {@code a} and {@code b}. */
@@ -64,12 +75,13 @@ public class TrainingConfigTest {
     List<String> unset = new ArrayList<>(fieldNames());
     unset.removeAll(differences(everyOptionSet(), TrainingConfig.defaults()));
     unset.removeAll(differences(accumulating(), TrainingConfig.defaults()));
+    unset.removeAll(differences(embedding(), TrainingConfig.defaults()));
     assertEquals(List.of(), unset, "options at their default in both fixtures");
   }
 
   @Test
   void theEstimatorsParams_holdEveryOption_bothWays() {
-    for (TrainingConfig c : List.of(everyOptionSet(), accumulating(), TrainingConfig.defaults())) {
+    for (TrainingConfig c : List.of(everyOptionSet(), accumulating(), embedding(), TrainingConfig.defaults())) {
       Dl4jEstimator e = new Dl4jEstimator().setConfig(c);
       assertEquals(List.of(), differences(c, e.getConfig()), c.toString());
       assertEquals(c, e.getConfig());
@@ -83,7 +95,7 @@ public class TrainingConfigTest {
 
   @Test
   void anExperiment_passesEveryOption_toItsEstimator() {
-    for (TrainingConfig c : List.of(everyOptionSet(), accumulating())) {
+    for (TrainingConfig c : List.of(everyOptionSet(), accumulating(), embedding())) {
       Experiment x = Experiment.builder().setNetworkJson(FashionMnistTestSet.mlp())
           .setTrainSpec(TrainSpec.builder().optConfig(c).build())
           .optEvalSpec(EvalSpec.builder().optThrottleSeconds(c.evalEverySeconds()).optDeferred(c.evalDeferred()).build())

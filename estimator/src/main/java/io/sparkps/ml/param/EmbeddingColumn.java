@@ -1,4 +1,4 @@
-package io.sparkps.ml.embedding;
+package io.sparkps.ml.param;
 
 import io.sparkps.ps.EmbeddingSpec;
 import java.io.Serializable;
@@ -163,14 +163,36 @@ public final class EmbeddingColumn implements Serializable {
     return initScale;
   }
 
+  /**
+   * Refuses {@code columns} (at least one) with {@code numericCols} as an embedding model's input
+   * when a column is named twice among them, or when the factorization term's dot products meet
+   * columns of several dims.
+   */
+  public static void checkInputs(List<EmbeddingColumn> columns, List<String> numericCols, boolean factorization) {
+    if (columns.isEmpty()) {
+      throw new IllegalArgumentException("an embedding model needs at least one embedding column");
+    }
+    if (factorization && columns.stream().map(EmbeddingColumn::dim).distinct().count() > 1) {
+      throw new IllegalArgumentException("the factorization term takes dot products of the columns' embeddings: give "
+          + "every embedding column one dim, got " + columns.stream().map(c -> c.column() + " " + c.dim()).toList());
+    }
+    java.util.Set<String> seen = new java.util.HashSet<>();
+    for (String c : java.util.stream.Stream.concat(columns.stream().map(EmbeddingColumn::column), numericCols.stream())
+        .toList()) {
+      if (!seen.add(c)) {
+        throw new IllegalArgumentException("column '" + c + "' is named twice among the embedding and numeric columns");
+      }
+    }
+  }
+
   /** What makes two columns' rows live in one ps table: all but the column, buckets and pooling. */
-  String tableKey() {
+  public String tableKey() {
     return dim + "/" + optimizer + "/" + learningRate + "/" + minCount + "/" + evictAfterSteps + "/" + maxRowsPerShard
         + "/" + initScale;
   }
 
   /** The ps table's spec for columns of this one's {@link #tableKey}, following consistency group {@code group}. */
-  EmbeddingSpec spec(String name, String group) {
+  public EmbeddingSpec spec(String name, String group) {
     return EmbeddingSpec.builder().setName(name).setDim(dim).optOptimizer(optimizer, learningRate)
         .optMinCount(minCount).optMaxRowsPerShard(maxRowsPerShard).optEvictAfterSteps(evictAfterSteps)
         .optInit(initScale, 1).optGroup(group).build();
