@@ -1,12 +1,13 @@
 package io.sparkps.ml;
 
-import io.sparkps.ml.param.EmbeddingColumn;
 import io.sparkps.ml.param.TrainingConfig;
+import io.sparkps.ml.param.TrainingConfigBuilder;
+import io.sparkps.ml.param.TrainingOption;
+import io.sparkps.ml.param.TrainingOptions;
 import org.apache.spark.ml.Estimator;
 import org.apache.spark.ml.param.IntParam;
 import org.apache.spark.ml.param.LongParam;
 import org.apache.spark.ml.param.Param;
-import org.apache.spark.ml.param.ParamValidators;
 
 /**
  * The settings of a {@link Dl4jEstimator}: every one a Spark {@code Param} with its default and
@@ -15,6 +16,8 @@ import org.apache.spark.ml.param.ParamValidators;
 public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
   private static final long serialVersionUID = 1L;
   private final String uid;
+  /** Each training option's Param, by name, made from its declaration ({@link TrainingOptions}). */
+  private final java.util.Map<String, Param<?>> options = new java.util.LinkedHashMap<>();
 
 
   final Param<String> featuresCol;
@@ -50,9 +53,9 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
   /** Declares every param of an estimator with {@code uid}, with its default. */
   Dl4jEstimatorParams(String uid) {
     this.uid = uid;
-    featuresCol = new Param<>(this, "featuresCol", "features column name");
-    labelCol = new Param<>(this, "labelCol", "label column name (class index or one-hot vector for classifiers, "
-        + "number or vector for regressors)");
+    for (TrainingOption<?> o : TrainingOptions.ALL) {
+      options.put(o.name(), param(o));
+    }
     predictionCol = new Param<>(this, "predictionCol", "prediction column name");
     probabilityCol = new Param<>(this, "probabilityCol", "class probabilities column name");
     rawPredictionCol = new Param<>(this, "rawPredictionCol", "raw output (before the output activation) column name");
@@ -64,50 +67,32 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
         + "single-channel images), Adam at 0.001, softmax over the label's classes; or keras:PATH, a compiled "
         + "tf.keras model saved as .h5 (on any Hadoop file system the driver reads)",
         (scala.Function1<String, Object>) spec -> NetworkPresets.valid(spec) || KerasNetworks.isFileSpec(spec));
-    numWorkers = new IntParam(this, "numWorkers", "workers, the chief included (>= 1)", ParamValidators.gtEq(1));
-    numPs = new IntParam(this, "numPs", "parameter servers (>= 1)", ParamValidators.gtEq(1));
-    batchSize = new IntParam(this, "batchSize", "examples per minibatch and worker (>= 1)", ParamValidators.gtEq(1));
-    epochs = new IntParam(this, "epochs", "passes over the data (>= 1; unused when maxSteps is set)",
-        ParamValidators.gtEq(1));
-    maxSteps = new LongParam(this, "maxSteps", "steps per worker in all (>= 1), instead of epochs; 0 to run epochs",
-        ParamValidators.gtEq(0));
     checkpointDir = new Param<>(this, "checkpointDir", "Hadoop path where training saves checkpoints and resumes "
         + "from the latest one (unset: a directory of the fit's own that every executor shares, deleted when the fit "
         + "ends; 'none': no checkpoints)");
-    checkpointInterval = new IntParam(this, "checkpointInterval", "steps between checkpoints (>= 1), or 0 for "
-        + "automatic: spaced so that saving takes at most 1% of the chief's time", ParamValidators.gtEq(0));
-    checkpointsKept = new IntParam(this, "checkpointsKept", "checkpoints kept, the newest (>= 1)", ParamValidators.gtEq(1));
-    consistency = new Param<>(this, "consistency", "ASYNC, SYNC or SSP",
-        ParamValidators.inArray(new String[] {"ASYNC", "SYNC", "SSP"}));
-    staleness = new IntParam(this, "staleness", "SSP staleness bound (>= 0)", ParamValidators.gtEq(0));
-    seed = new LongParam(this, "seed", "seed of the minibatch shuffles");
-    evalEverySeconds = new org.apache.spark.ml.param.DoubleParam(this, "evalEverySeconds",
-        "seconds between evaluations at the least (> 0)", ParamValidators.gt(0));
-    evalDeferred = new org.apache.spark.ml.param.BooleanParam(this, "evalDeferred", "whether the evaluator only "
-        + "copies the variables while training runs and scores the copies after it (no cores taken from training)");
-    stalenessAwareRate = new org.apache.spark.ml.param.BooleanParam(this, "stalenessAwareRate", "ASYNC and SSP: "
-        + "whether each gradient is applied at the learning rate divided by 1 + its staleness (the updates other "
-        + "workers made since it was computed)");
-    asyncTables = new org.apache.spark.ml.param.BooleanParam(this, "asyncTables", "with embeddingColumns: the tables "
-        + "apply each worker's row gradients at once (ASYNC), whatever the dense part's consistency");
-    bf16Transfers = new org.apache.spark.ml.param.BooleanParam(this, "bf16Transfers", "whether gradients and "
-        + "parameters travel as bfloat16 between executors (half the bytes; the ps keeps float32)");
-    sparseDensity = new org.apache.spark.ml.param.DoubleParam(this, "sparseDensity", "ASYNC and SSP: the fraction "
-        + "of each large variable's elements a worker's push and pull send, those that changed most, the rest kept "
-        + "for later (0: dense)", ParamValidators.inRange(0, 1));
-    gradientAccumulation = new IntParam(this, "gradientAccumulation", "minibatches whose mean gradient a worker "
-        + "pushes as one step, all computed from one pull (>= 1; 1: every minibatch is a step)", ParamValidators.gtEq(1));
-    embeddingColumns = new Param<>(this, "embeddingColumns", "categorical columns as embedding tables on the ps, as a "
-        + "JSON list of {column, dim, buckets, optimizer, learningRate, pooling, minCount, evictAfterSteps, "
-        + "maxRowsPerShard, initScale} (EmbeddingColumn.toJson); [] (the default): the network reads featuresCol");
-    numericCols = new org.apache.spark.ml.param.StringArrayParam(this, "numericCols", "with embeddingColumns: the "
-        + "numeric columns the network reads after the pooled embeddings (null reads 0)");
-    factorizationTerm = new org.apache.spark.ml.param.BooleanParam(this, "factorizationTerm", "with embeddingColumns: "
-        + "whether the network's last input is the sum of the pairwise dot products of the pooled embeddings (as "
-        + "DeepFM's factorization machine; the columns then need one dim)");
-    widePart = new org.apache.spark.ml.param.BooleanParam(this, "widePart", "with embeddingColumns: whether each "
-        + "column also has a 1-dimensional embedding (a weight per id, as Wide & Deep's wide part), read after the "
-        + "numeric columns, one input per column");
+    featuresCol = option("featuresCol");
+    labelCol = option("labelCol");
+    numWorkers = option("numWorkers");
+    numPs = option("numPs");
+    batchSize = option("batchSize");
+    epochs = option("epochs");
+    maxSteps = option("maxSteps");
+    consistency = option("consistency");
+    staleness = option("staleness");
+    stalenessAwareRate = option("stalenessAwareRate");
+    asyncTables = option("asyncTables");
+    seed = option("seed");
+    checkpointInterval = option("checkpointInterval");
+    checkpointsKept = option("checkpointsKept");
+    gradientAccumulation = option("gradientAccumulation");
+    bf16Transfers = option("bf16Transfers");
+    sparseDensity = option("sparseDensity");
+    evalEverySeconds = option("evalEverySeconds");
+    evalDeferred = option("evalDeferred");
+    embeddingColumns = option("embeddingColumns");
+    numericCols = option("numericCols");
+    factorizationTerm = option("factorizationTerm");
+    widePart = option("widePart");
     setDefault(predictionCol, "prediction");
     setDefault(probabilityCol, "probability");
     setDefault(rawPredictionCol, "rawPrediction");
@@ -125,29 +110,35 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
    * them their defaults ({@code TrainingConfig.defaults()}) and {@code setConfig} its values.
    */
   final void putConfig(TrainingConfig config, ParamSink to) {
-    to.put(featuresCol, config.featuresCol());
-    to.put(labelCol, config.labelCol());
-    to.put(numWorkers, config.numWorkers());
-    to.put(numPs, config.numPs());
-    to.put(batchSize, config.batchSize());
-    to.put(epochs, config.epochs());
-    to.put(maxSteps, config.maxSteps());
-    to.put(consistency, config.consistency().name());
-    to.put(staleness, config.staleness());
-    to.put(stalenessAwareRate, config.stalenessAwareRate());
-    to.put(asyncTables, config.asyncTables());
-    to.put(seed, config.seed());
-    to.put(checkpointInterval, config.checkpointInterval());
-    to.put(checkpointsKept, config.checkpointsKept());
-    to.put(gradientAccumulation, config.gradientAccumulation());
-    to.put(bf16Transfers, config.bf16Transfers());
-    to.put(sparseDensity, config.sparseDensity());
-    to.put(evalEverySeconds, config.evalEverySeconds());
-    to.put(evalDeferred, config.evalDeferred());
-    to.put(embeddingColumns, EmbeddingColumn.toJson(config.embeddingColumns()));
-    to.put(numericCols, config.numericCols().toArray(new String[0]));
-    to.put(factorizationTerm, config.factorizationTerm());
-    to.put(widePart, config.widePart());
+    for (TrainingOption<?> o : TrainingOptions.ALL) {
+      put(to, options.get(o.name()), o.paramValue(config));
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T> void put(ParamSink to, Param<T> param, Object value) {
+    to.put(param, (T) value);
+  }
+
+  /** The Param of option {@code o}: its name, its doc and its check (its builder method's), of the type its form says. */
+  private Param<?> param(TrainingOption<?> o) {
+    scala.Function1<Object, Object> valid = o::valid;
+    return switch (o.form()) {
+      case STRING -> o.checkedOnSet()
+          ? new Param<String>(this, o.name(), o.doc(), (scala.Function1<String, Object>) o::valid)
+          : new Param<String>(this, o.name(), o.doc());
+      case INT -> new IntParam(this, o.name(), o.doc(), valid);
+      case LONG -> new LongParam(this, o.name(), o.doc(), valid);
+      case DOUBLE -> new org.apache.spark.ml.param.DoubleParam(this, o.name(), o.doc(), valid);
+      case BOOLEAN -> new org.apache.spark.ml.param.BooleanParam(this, o.name(), o.doc());
+      case STRINGS -> new org.apache.spark.ml.param.StringArrayParam(this, o.name(), o.doc(),
+          (scala.Function1<String[], Object>) o::valid);
+    };
+  }
+
+  @SuppressWarnings("unchecked")
+  private <P> P option(String name) {
+    return (P) options.get(name);
   }
 
   /**
@@ -156,22 +147,11 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
    * not go together are refused here, naming them.
    */
   public TrainingConfig getConfig() {
-    return TrainingConfig.builder().optFeaturesCol(getOrDefault(featuresCol)).optLabelCol(getOrDefault(labelCol))
-        .optNumWorkers((Integer) getOrDefault(numWorkers)).optNumPs((Integer) getOrDefault(numPs))
-        .optBatchSize((Integer) getOrDefault(batchSize)).optEpochs((Integer) getOrDefault(epochs))
-        .optMaxSteps((Long) getOrDefault(maxSteps))
-        .optConsistency(io.sparkps.ps.Consistency.valueOf(getOrDefault(consistency)))
-        .optStaleness((Integer) getOrDefault(staleness)).optStalenessAwareRate((Boolean) getOrDefault(stalenessAwareRate))
-        .optAsyncTables((Boolean) getOrDefault(asyncTables))
-        .optSeed((Long) getOrDefault(seed)).optCheckpointDir(isDefined(checkpointDir) ? getOrDefault(checkpointDir) : null)
-        .optCheckpointInterval((Integer) getOrDefault(checkpointInterval))
-        .optCheckpointsKept((Integer) getOrDefault(checkpointsKept))
-        .optGradientAccumulation((Integer) getOrDefault(gradientAccumulation))
-        .optBf16Transfers((Boolean) getOrDefault(bf16Transfers)).optSparseDensity((Double) getOrDefault(sparseDensity))
-        .optEvalEverySeconds((Double) getOrDefault(evalEverySeconds)).optEvalDeferred((Boolean) getOrDefault(evalDeferred))
-        .optEmbeddingColumns(EmbeddingColumn.fromJson(getOrDefault(embeddingColumns)), getOrDefault(numericCols))
-        .optFactorizationTerm((Boolean) getOrDefault(factorizationTerm)).optWidePart((Boolean) getOrDefault(widePart))
-        .build();
+    TrainingConfigBuilder b = TrainingConfig.builder();
+    for (TrainingOption<?> o : TrainingOptions.ALL) {
+      o.setParamValue(b, getOrDefault(options.get(o.name())));
+    }
+    return b.optCheckpointDir(isDefined(checkpointDir) ? getOrDefault(checkpointDir) : null).build();
   }
 
   /** The categorical columns trained as embedding tables (JSON of {@code EmbeddingColumn}s; "[]": none). */

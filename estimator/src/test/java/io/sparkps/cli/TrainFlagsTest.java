@@ -79,4 +79,67 @@ class TrainFlagsTest {
     assertTrue(sync.getMessage().startsWith("--sparse-density 0.1 needs consistency ASYNC or SSP")
         && sync.getMessage().contains("set --consistency to ASYNC or SSP, or --sparse-density to 0"), sync.getMessage());
   }
+
+  /**
+   * The options table of docs/configuration.md names, for every option, an estimator setter, a
+   * flag and an Experiment method that exist, and its default as the config's.
+   */
+  @Test
+  void theDocsTable_namesSettersFlagsAndSpecMethodsThatExist_andTheConfigsDefaults() throws Exception {
+    String text = java.nio.file.Files.readString(java.nio.file.Path.of("").toAbsolutePath().getParent()
+        .resolve("docs/configuration.md"));
+    String table = text.substring(text.indexOf("<!-- options:begin -->"), text.indexOf("<!-- options:end -->"));
+    CommandLine.Model.CommandSpec flags = new CommandLine(new TrainCommand()).getCommandSpec();
+    TrainingConfig defaults = TrainingConfig.defaults();
+    int rows = 0;
+    for (String row : table.lines().filter(l -> l.startsWith("| `")).toList()) {
+      String[] cells = row.split("\\|");
+      String option = ticked(cells[1]).get(0);
+      String where = "docs/configuration.md, " + option + ": ";
+      checkDefault(where, cells[2], defaults, option);
+      for (String setter : ticked(cells[3])) {
+        assertTrue(hasMethod(io.sparkps.ml.Dl4jEstimator.class, setter), where + "no Dl4jEstimator." + setter);
+      }
+      for (String flag : ticked(cells[4])) {
+        assertTrue(flags.findOption(flag) != null, where + "no flag " + flag);
+      }
+      for (String method : ticked(cells[5])) {
+        String[] cm = method.split("\\.");
+        Class<?> builder = Class.forName("io.sparkps.ml." + cm[0] + "$Builder");
+        assertTrue(hasMethod(builder, cm[1]), where + "no " + method);
+      }
+      rows++;
+    }
+    assertEquals(24, rows, "a row for each option");
+  }
+
+  private static List<String> ticked(String cell) {
+    List<String> out = new java.util.ArrayList<>();
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("`([^`]+)`").matcher(cell);
+    while (m.find()) {
+      out.add(m.group(1));
+    }
+    return out;
+  }
+
+  private static boolean hasMethod(Class<?> c, String name) {
+    return java.util.Arrays.stream(c.getMethods()).anyMatch(m -> m.getName().equals(name));
+  }
+
+  /** The cell's first word (unticked) is the default: a number, a name, or [] / none for an empty list. */
+  private static void checkDefault(String where, String cell, TrainingConfig defaults, String option) throws Exception {
+    String first = cell.trim().split("[\\s(]")[0].replace("`", "");
+    java.lang.reflect.Field f = TrainingConfig.class.getDeclaredField(option);
+    f.setAccessible(true);
+    Object value = f.get(defaults);
+    if (value == null) {
+      assertEquals("automatic", first, where + "no value by default");
+    } else if (value instanceof Number n) {
+      assertEquals(n.doubleValue(), Double.parseDouble(first), 0, where + "the default");
+    } else if (value instanceof List<?> list) {
+      assertTrue(list.isEmpty() && (first.equals("[]") || first.equals("none")), where + "the default " + list);
+    } else {
+      assertEquals(String.valueOf(value), first, where + "the default");
+    }
+  }
 }

@@ -257,7 +257,11 @@ public final class EmbeddingColumn implements Serializable {
             + "; the fields are column, dim, buckets, optimizer, learningRate, pooling, minCount, evictAfterSteps, "
             + "maxRowsPerShard, initScale");
       }
-      EmbeddingColumn d = of(String.valueOf(m.get("column")), number(m, "dim", 0).intValue());
+      if (!(m.get("column") instanceof String name) || name.isBlank()) {
+        throw new IllegalArgumentException("embedding column " + m + " names no column: give each a \"column\" field, "
+            + "e.g. {\"column\":\"C1\",\"dim\":16}");
+      }
+      EmbeddingColumn d = of(name, number(m, "dim", 0).intValue());
       String pooling = String.valueOf(m.getOrDefault("pooling", "SUM")).toUpperCase(Locale.ROOT);
       if (!List.of("SUM", "MEAN").contains(pooling)) {
         throw new IllegalArgumentException("embedding column '" + d.column + "': pooling must be SUM or MEAN, got '"

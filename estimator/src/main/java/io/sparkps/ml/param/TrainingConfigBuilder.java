@@ -172,12 +172,22 @@ public final class TrainingConfigBuilder {
 
   /**
    * An embedding model: each of {@code columns} trained as a table on the ps, the network reading
-   * their pooled embeddings and then {@code numericCols} (none: a dense network reading featuresCol).
+   * their pooled embeddings and then {@code numericCols} (no columns: a dense network reading
+   * featuresCol).
    */
   public TrainingConfigBuilder optEmbeddingColumns(List<EmbeddingColumn> columns, String... numericCols) {
-    List<EmbeddingColumn> copy = List.copyOf(Objects.requireNonNull(columns, "embeddingColumns"));
-    this.embeddingColumns = copy;
-    this.numericCols = List.of(numericCols);
+    return optEmbeddingColumns(columns).optNumericCols(List.of(numericCols));
+  }
+
+  /** An embedding model's categorical columns, each trained as a table on the ps (empty: none). */
+  public TrainingConfigBuilder optEmbeddingColumns(List<EmbeddingColumn> columns) {
+    this.embeddingColumns = List.copyOf(Objects.requireNonNull(columns, "embeddingColumns"));
+    return this;
+  }
+
+  /** With embedding columns: the numeric columns the network reads after the pooled embeddings. */
+  public TrainingConfigBuilder optNumericCols(List<String> columns) {
+    this.numericCols = List.copyOf(Objects.requireNonNull(columns, "numericCols"));
     return this;
   }
 

@@ -163,6 +163,47 @@ public class TrainingConfigTest {
     assertEquals(fieldNames(), rows, "the options table of docs/configuration.md, in the config's order");
   }
 
+  @Test
+  void everyOption_isDeclaredOnce_inTheConfigsOrder_andItsParamIsMadeFromTheDeclaration() {
+    List<String> declared = new ArrayList<>(TrainingOptions.ALL.stream().map(TrainingOption::name).toList());
+    declared.add(fieldNames().indexOf("checkpointDir"), "checkpointDir"); // mapped by the estimator itself
+    assertEquals(fieldNames(), declared, "TrainingOptions.ALL, in the config's order");
+    Dl4jEstimator e = new Dl4jEstimator();
+    for (TrainingOption<?> o : TrainingOptions.ALL) {
+      org.apache.spark.ml.param.Param<?> p = e.getParam(o.name());
+      assertEquals(o.doc(), p.doc(), o.name());
+      Object expected = o.paramValue(TrainingConfig.defaults());
+      Object fallback = e.getDefault(p).get();
+      assertTrue(java.util.Objects.deepEquals(expected, fallback), o.name() + ": the default " + fallback + ", not "
+          + expected);
+    }
+  }
+
+  @Test
+  void aParam_refusesWhatItsBuilderMethodRefuses() {
+    Dl4jEstimator e = new Dl4jEstimator();
+    for (Runnable bad : List.<Runnable>of(() -> e.setNumWorkers(0), () -> e.setStaleness(-1),
+        () -> e.set(e.maxSteps(), -1L), () -> e.set(e.sparseDensity(), 1.5), () -> e.set(e.evalEverySeconds(), 0.0),
+        () -> e.set(e.consistency(), "EVENTUAL"), () -> e.set(e.gradientAccumulation(), 0))) {
+      IllegalArgumentException refused = assertThrows(IllegalArgumentException.class, bad::run);
+      assertTrue(refused.getMessage().contains("given invalid value"), refused.getMessage());
+    }
+    // What the builder takes, the Param takes.
+    e.setNumWorkers(1).setStaleness(0).set(e.maxSteps(), 0L);
+    e.set(e.consistency(), "SSP");
+    assertEquals(List.of(1, 0, 0L, Consistency.SSP), List.of(e.getConfig().numWorkers(), e.getConfig().staleness(),
+        e.getConfig().maxSteps(), e.getConfig().consistency()));
+    // The embedding columns' JSON is refused when the config is made, its message naming the field at fault.
+    e.set(e.embeddingColumns(), "[{\"column\": \"C1\", \"dim\": 4, \"pooling\": \"MAX\"}]");
+    assertTrue(assertThrows(IllegalArgumentException.class, e::getConfig).getMessage()
+        .contains("pooling must be SUM or MEAN, got 'MAX'"));
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> EmbeddingColumn.fromJson("[{\"dim\": 4}]"))
+        .getMessage().contains("names no column: give each a \"column\" field"));
+    assertEquals("consistency is 'EVENTUAL'; it must be one of [ASYNC, SYNC, SSP]", assertThrows(
+        IllegalArgumentException.class, () -> TrainingOptions.named("consistency").setParamValue(TrainingConfig.builder(),
+            "EVENTUAL")).getMessage());
+  }
+
   private static List<String> fieldNames() {
     List<String> out = new ArrayList<>();
     for (Field f : TrainingConfig.class.getDeclaredFields()) {
