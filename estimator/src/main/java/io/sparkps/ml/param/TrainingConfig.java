@@ -289,17 +289,20 @@ public final class TrainingConfig implements Serializable {
     return toString().hashCode();
   }
 
-  /** Every option, as {@code name=value}. */
+  /**
+   * Every option, as {@code name=value} in the config's order (from the declarations,
+   * {@link TrainingOptions}); equal configs, and only they, have the same.
+   */
   @Override
   public String toString() {
-    return "TrainingConfig{featuresCol=" + featuresCol + ", labelCol=" + labelCol + ", numWorkers=" + numWorkers
-        + ", numPs=" + numPs + ", batchSize=" + batchSize + ", epochs=" + epochs + ", maxSteps=" + maxSteps
-        + ", consistency=" + consistency + ", staleness=" + staleness + ", stalenessAwareRate=" + stalenessAwareRate
-        + ", asyncTables=" + asyncTables + ", seed=" + seed + ", checkpointDir=" + checkpointDir + ", checkpointInterval=" + checkpointInterval
-        + ", checkpointsKept=" + checkpointsKept + ", gradientAccumulation=" + gradientAccumulation
-        + ", bf16Transfers=" + bf16Transfers + ", sparseDensity=" + sparseDensity + ", evalEverySeconds="
-        + evalEverySeconds + ", evalDeferred=" + evalDeferred + ", embeddingColumns="
-        + EmbeddingColumn.toJson(embeddingColumns) + ", numericCols=" + numericCols + ", factorizationTerm="
-        + factorizationTerm + ", widePart=" + widePart + "}";
+    StringBuilder out = new StringBuilder("TrainingConfig{");
+    for (TrainingOption<?> o : TrainingOptions.ALL) {
+      out.append(o.name()).append('=').append(o.paramValue(this) instanceof String[] a ? List.of(a) : o.paramValue(this))
+          .append(", ");
+      if (o.name().equals("seed")) {
+        out.append("checkpointDir=").append(checkpointDir).append(", ");
+      }
+    }
+    return out.substring(0, out.length() - 2) + "}";
   }
 }

@@ -168,6 +168,13 @@ public class TrainingConfigTest {
     List<String> declared = new ArrayList<>(TrainingOptions.ALL.stream().map(TrainingOption::name).toList());
     declared.add(fieldNames().indexOf("checkpointDir"), "checkpointDir"); // mapped by the estimator itself
     assertEquals(fieldNames(), declared, "TrainingOptions.ALL, in the config's order");
+    // equals and hashCode compare toString: it must show every option.
+    String shown = embedding().toString();
+    for (String field : fieldNames()) {
+      assertTrue(shown.contains(", " + field + "=") || shown.startsWith("TrainingConfig{" + field + "="), field + ": " + shown);
+    }
+    assertNotEquals(embedding(), embedding().toBuilder().optWidePart(false).build());
+    assertEquals(embedding(), embedding().toBuilder().build());
     Dl4jEstimator e = new Dl4jEstimator();
     for (TrainingOption<?> o : TrainingOptions.ALL) {
       org.apache.spark.ml.param.Param<?> p = e.getParam(o.name());
