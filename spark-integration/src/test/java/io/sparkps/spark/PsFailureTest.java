@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -37,6 +38,8 @@ class PsFailureTest {
   @TempDir
   static Path home;
   private static JavaSparkContext sc;
+  /** The case's run: cancelled after the case if it is still going (a failed assertion left it holding slots). */
+  private TrainingJob<float[]> run;
 
   @BeforeAll
   static void start() throws IOException {
@@ -46,6 +49,18 @@ class PsFailureTest {
   @AfterAll
   static void stop() {
     LocalClusters.stop(sc);
+  }
+
+  @AfterEach
+  void endTheRun() throws InterruptedException {
+    if (run != null && !run.isDone()) {
+      run.cancel();
+      try {
+        run.get(Duration.ofSeconds(60));
+      } catch (java.util.concurrent.CancellationException | TrainingFailure | java.util.concurrent.TimeoutException e) {
+        // it ended (or the next case's wait for its executors says what is still held)
+      }
+    }
   }
 
   @BeforeEach
@@ -84,10 +99,11 @@ class PsFailureTest {
         .optRoleTimeout(ROLE_TIMEOUT).optCallTimeout(Duration.ofSeconds(20)).build();
   }
 
-  private static TrainingJob<float[]> start(int numPs) {
+  private TrainingJob<float[]> start(int numPs) {
     ClusterSpec spec = spec(numPs);
-    return new TrainingCluster(sc, spec).runAsync(sc.parallelize(IntStream.range(0, 8).boxed().toList(), 2),
+    run = new TrainingCluster(sc, spec).runAsync(sc.parallelize(IntStream.range(0, 8).boxed().toList(), 2),
         PsFailureTest::syncWorker);
+    return run;
   }
 
   /** Waits until the chief reported step {@code step}; returns the task progress of every role then. */
