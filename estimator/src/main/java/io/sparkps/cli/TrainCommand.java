@@ -195,7 +195,7 @@ final class TrainCommand implements Callable<Integer> {
     io.sparkps.ml.embedding.EmbeddingInputs inputs = new io.sparkps.ml.embedding.EmbeddingInputs(
         config.embeddingColumns(), config.numericCols(), config.factorizationTerm(), config.widePart());
     boolean preset = network.equals("mlp") || network.startsWith("mlp:");
-    String json = preset && wide ? io.sparkps.ml.embedding.WideAndDeep.network(inputs, Networks.hidden(network),
+    String json = preset && config.widePart() ? io.sparkps.ml.embedding.WideAndDeep.network(inputs, Networks.hidden(network),
         classes(train), seed, learningRate).toJson()
         : preset ? Networks.resolve(network, inputs.width(), classes(train), seed, learningRate)
         : Networks.resolve(network, 0, 0, seed, learningRate);

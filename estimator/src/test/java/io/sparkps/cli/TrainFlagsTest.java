@@ -86,13 +86,10 @@ class TrainFlagsTest {
    */
   @Test
   void theDocsTable_namesSettersFlagsAndSpecMethodsThatExist_andTheConfigsDefaults() throws Exception {
-    String text = java.nio.file.Files.readString(java.nio.file.Path.of("").toAbsolutePath().getParent()
-        .resolve("docs/configuration.md"));
-    String table = text.substring(text.indexOf("<!-- options:begin -->"), text.indexOf("<!-- options:end -->"));
     CommandLine.Model.CommandSpec flags = new CommandLine(new TrainCommand()).getCommandSpec();
     TrainingConfig defaults = TrainingConfig.defaults();
     int rows = 0;
-    for (String row : table.lines().filter(l -> l.startsWith("| `")).toList()) {
+    for (String row : TrainingConfigTest.docsTableRows()) {
       String[] cells = row.split("\\|");
       String option = ticked(cells[1]).get(0);
       String where = "docs/configuration.md, " + option + ": ";

@@ -297,8 +297,8 @@ public final class TrainingConfig implements Serializable {
   public String toString() {
     StringBuilder out = new StringBuilder("TrainingConfig{");
     for (TrainingOption<?> o : TrainingOptions.ALL) {
-      out.append(o.name()).append('=').append(o.paramValue(this) instanceof String[] a ? List.of(a) : o.paramValue(this))
-          .append(", ");
+      Object value = o.paramValue(this);
+      out.append(o.name()).append('=').append(value instanceof String[] a ? List.of(a) : value).append(", ");
       if (o.name().equals("seed")) {
         out.append("checkpointDir=").append(checkpointDir).append(", ");
       }

@@ -152,14 +152,18 @@ public class TrainingConfigTest {
     assertNotEquals(c, TrainingConfig.defaults());
   }
 
-  @Test
-  void theDocsTable_listsEveryOption() throws java.io.IOException {
+  /** The rows of docs/configuration.md's options table, one per option. */
+  public static List<String> docsTableRows() throws java.io.IOException {
     // Tests run in the module's directory, below the project's.
     java.nio.file.Path docs = java.nio.file.Path.of("").toAbsolutePath().getParent().resolve("docs/configuration.md");
     String text = java.nio.file.Files.readString(docs);
     String table = text.substring(text.indexOf("<!-- options:begin -->"), text.indexOf("<!-- options:end -->"));
-    List<String> rows = table.lines().filter(l -> l.startsWith("| `")).map(l -> l.substring(3, l.indexOf('`', 3)))
-        .toList();
+    return table.lines().filter(l -> l.startsWith("| `")).toList();
+  }
+
+  @Test
+  void theDocsTable_listsEveryOption() throws java.io.IOException {
+    List<String> rows = docsTableRows().stream().map(l -> l.substring(3, l.indexOf('`', 3))).toList();
     assertEquals(fieldNames(), rows, "the options table of docs/configuration.md, in the config's order");
   }
 
