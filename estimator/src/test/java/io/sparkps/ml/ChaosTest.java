@@ -126,7 +126,7 @@ class ChaosTest {
 
   @Test
   void psKilled_earlyAndLate_withEverySlotBusy_survivedAndRecorded() throws Exception {
-    for (double at : new double[] {0.15, 0.6}) {
+    for (double at : new double[] {0.15, 0.45}) {
       Outcome o = run(new Fault(Role.PS, 0, "KILL", at));
       assertSurvived(o, "ps kill -9 at " + at);
       assertEquals(1, o.recoveries().size(), o.toString());

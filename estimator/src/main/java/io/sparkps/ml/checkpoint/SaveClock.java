@@ -8,9 +8,10 @@ import java.util.function.LongSupplier;
  * 0): once the time since its last save ended is at least {@link #COST_FACTOR} times what that save
  * took, and at least {@link #MIN_SPACING}, so saving takes at most 1% of the chief's time (in a SYNC
  * run the others wait for it at the next step: 1% of theirs too). The first save is due
- * {@link #MIN_SPACING} after training starts: a JVM's first save costs more than the later ones
- * (classes loaded: measured 0.18 s against 0.1 s for the small MLP, 0.47 s on a busy machine), and
- * even that one stays under 2% of the run before it. Used by the chief's training thread only.
+ * {@link #MIN_SPACING} after training starts, and the second {@link #MIN_SPACING} after the first:
+ * a JVM's first save costs more than the later ones (classes loaded: measured 0.18 s against 0.1 s
+ * for the small MLP, 0.47 s on a busy machine), and even that one stays under 2% of the run before
+ * it. Used by the chief's training thread only.
  */
 public final class SaveClock {
   /** The time between saves, in units of the last save's duration. */
@@ -58,9 +59,15 @@ public final class SaveClock {
     return nanos.getAsLong() - next >= 0;
   }
 
-  /** A save just ended, having taken {@code tookNanos}: the next is due 100 times that later (the least spacing at least). */
+  /**
+   * A save just ended, having taken {@code tookNanos}: the next is due 100 times that later (the
+   * least spacing at least). The first save's duration does not count: it pays for the JVM's warm-up
+   * (classes loaded, code compiled), which the later saves do not. A first copy of the optimizer
+   * state took over 100 ms where the later ones took a few, and spaced the second so far that a ps
+   * lost at step 107 of 156 came back with Adam's moments of step 1.
+   */
   public void saved(long tookNanos) {
-    next = nanos.getAsLong() + Math.max(minSpacing, COST_FACTOR * tookNanos);
+    next = nanos.getAsLong() + (saves == 0 ? minSpacing : Math.max(minSpacing, COST_FACTOR * tookNanos));
     saves++;
   }
 }

@@ -171,7 +171,8 @@ public final class Dl4jTrainer {
         Checkpoints.Restored r = Checkpoints.restore(restored, s.checkpointDir(), NetworkVariables.of(probe, null),
             s.gradientAccumulation()).orElseThrow(() -> new IllegalStateException("the trained parameters could not "
                 + "be read from the ps shards (" + lost.getMessage() + ") and " + s.checkpointDir() + " holds no "
-                + "checkpoint", lost));
+                + "checkpoint: without a checkpointDir of yours, the run's own checkpoints come at least 30 s apart and "
+                + "a shorter run saves none; set checkpointDir to have the last step saved", lost));
         LOG.warn("SparkPS: a ps was lost after the last step ({}): the trained parameters are those of the checkpoint "
             + "of step {} in {}", lost.getMessage(), r.marker().step(), r.marker().path());
         float[] params = readParameters(probe, group, restored);

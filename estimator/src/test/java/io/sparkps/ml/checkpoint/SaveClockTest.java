@@ -26,6 +26,8 @@ class SaveClockTest {
   @Test
   void aSlowSave_spacesTheNextAHundredTimesItsDuration_soSavingTakesAtMostOnePercent() {
     advance(SaveClock.MIN_SPACING);
+    clock.saved(Duration.ofMillis(5).toNanos());
+    advance(SaveClock.MIN_SPACING);
     clock.saved(Duration.ofMillis(500).toNanos());
     advance(Duration.ofSeconds(49));
     assertFalse(clock.isDue(), "50 s after a save of 0.5 s, not 49");
@@ -44,9 +46,24 @@ class SaveClockTest {
   }
 
   @Test
+  void theFirstSavesDuration_theJvmsWarmUp_doesNotSpaceTheNext() {
+    advance(SaveClock.MIN_SPACING);
+    clock.saved(Duration.ofSeconds(2).toNanos());
+    advance(SaveClock.MIN_SPACING.minusMillis(1));
+    assertFalse(clock.isDue());
+    advance(Duration.ofMillis(1));
+    assertTrue(clock.isDue(), "due after the least spacing, not 200 s after a first save of 2 s");
+  }
+
+  @Test
   void stateCopies_comeFirstAtOnce_thenEverySecondAtLeast_andAHundredTimesTheirDuration() {
     SaveClock copies = SaveClock.forStateCopies(now::get);
     assertTrue(copies.isDue(), "the first copy is due at once");
+    copies.saved(Duration.ofMillis(150).toNanos());
+    advance(Duration.ofMillis(999));
+    assertFalse(copies.isDue());
+    advance(Duration.ofMillis(1));
+    assertTrue(copies.isDue(), "1 s after a first copy of 150 ms (the warm-up's), not 15 s");
     copies.saved(Duration.ofMillis(5).toNanos());
     advance(Duration.ofMillis(999));
     assertFalse(copies.isDue());

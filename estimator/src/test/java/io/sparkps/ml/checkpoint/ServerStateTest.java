@@ -325,6 +325,12 @@ class ServerStateTest {
           () -> Dl4jTrainer.finalParameters(probe, "dl4j", without).apply(reader));
       assertTrue(e.getMessage().startsWith("the trained parameters could not be read from the ps shards (a ps was lost "
           + "after the last step: ") && e.getMessage().endsWith("set checkpointDir to survive this"), e.getMessage());
+      // A directory without a checkpoint yet: the run's own, when the run ended before its first save was due.
+      TrainingConfig empty = without.toBuilder().optCheckpointDir(dir.resolve("none-yet").toUri().toString()).build();
+      e = assertThrows(IllegalStateException.class, () -> Dl4jTrainer.finalParameters(probe, "dl4j", empty).apply(reader));
+      assertTrue(e.getMessage().contains("none-yet holds no checkpoint: without a checkpointDir of yours, the run's own "
+          + "checkpoints come at least 30 s apart") && e.getMessage().endsWith("set checkpointDir to have the last step saved"),
+          e.getMessage());
     }
   }
 }
