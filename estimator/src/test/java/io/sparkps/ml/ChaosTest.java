@@ -124,6 +124,11 @@ class ChaosTest {
     assertTrue(o.accuracy() >= clean() - BAR, what + ": " + o + " against a clean " + clean());
   }
 
+  /**
+   * The points are of the chief's steps as its heartbeats report them, 1-2 s behind the run: kills
+   * "at 60%" of these 10-15 s runs landed at steps 102-154 of 156, and one after the last push. A
+   * late fault is at 45-50% here.
+   */
   @Test
   void psKilled_earlyAndLate_withEverySlotBusy_survivedAndRecorded() throws Exception {
     for (double at : new double[] {0.15, 0.45}) {
@@ -137,7 +142,7 @@ class ChaosTest {
 
   @Test
   void psStopped_withEverySlotBusy_isFoundWithinTheRoleTimeout_andReplaced() throws Exception {
-    for (double at : new double[] {0.3, 0.7}) {
+    for (double at : new double[] {0.3, 0.5}) {
       Outcome o = run(new Fault(Role.PS, 0, "STOP", at));
       assertSurvived(o, "ps SIGSTOP at " + at);
       assertEquals(1, o.recoveries().size(), o.toString());

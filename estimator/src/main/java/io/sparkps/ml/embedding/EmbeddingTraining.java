@@ -213,7 +213,7 @@ public record EmbeddingTraining(EmbeddingInputs inputs, String tablesDir) implem
 
     /** The driver reads the parameters and exports the tables ({@link #export}). */
     @Override
-    public float[] result() {
+    public float[] result(boolean checkpointed) {
       return null;
     }
 

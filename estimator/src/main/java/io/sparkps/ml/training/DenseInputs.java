@@ -193,10 +193,18 @@ public final class DenseInputs implements ModelInputs {
       };
     }
 
-    /** With worker-side updates, the chief's network holds what it pulled less its own unsent updates. */
+    /**
+     * The parameters pulled once every worker's last push is in (with worker-side updates, what the
+     * shards hold less the chief's own unsent updates), unless the last step's checkpoint was saved:
+     * the driver then reads them from the shards, which costs less than shipping them as the task's
+     * result, and reads that checkpoint if a ps is lost meanwhile. Without it (a run shorter than its
+     * own checkpoints' spacing, or without checkpoints), a ps killed or hung after the last push
+     * failed the run there; this pull recovers one lost before it as any step's pull does. With
+     * bf16 transfers the pull would round them: the driver reads them at full precision.
+     */
     @Override
-    public float[] result() {
-      if (!config.workerUpdates()) {
+    public float[] result(boolean checkpointed) {
+      if (!config.workerUpdates() && (checkpointed || config.bf16Transfers())) {
         return null;
       }
       step.pull();

@@ -120,8 +120,9 @@ public final class Dl4jTrainer {
   }
 
   /**
-   * Reads the trained parameters from the shards on the driver, in the network's flat order (the
-   * chief returns none; with worker-side updates it returns what it holds instead). When a shard
+   * Reads the trained parameters from the shards on the driver, in the network's flat order, when
+   * the chief returned none: when the last step's checkpoint was saved, for an embedding model
+   * (whose tables the driver reads anyway) and with bf16 transfers. When a shard
    * cannot be read (a ps lost after the last step, with no worker left to refill it), they are read
    * from the run's latest checkpoint instead (the chief saves one at the end), through in-process
    * shards restored from it; without checkpoints the failure says so.

@@ -70,10 +70,11 @@ public interface ModelInputs extends Serializable {
     Epoch epoch(int epoch, int from);
 
     /**
-     * On the chief once every worker is done: the parameters it returns, or null, when the driver
-     * reads them from the shards.
+     * On the chief once every worker is done: the trained parameters, or null when the driver
+     * reads them from the shards. It may when {@code checkpointed} (the last step's checkpoint was
+     * saved): a ps lost before that read is read from the checkpoint instead.
      */
-    float[] result();
+    float[] result(boolean checkpointed);
 
     @Override
     void close();

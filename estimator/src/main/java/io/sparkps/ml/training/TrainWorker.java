@@ -182,10 +182,8 @@ public final class TrainWorker implements WorkerFunction<Row, float[]> {
         }
       }
     }
-    if (!finish(ctx, ps, done, s.variables(), clock)) {
-      return null; // the driver reads the parameters from the shards (Dl4jTrainer.finalParameters)
-    }
-    return steps.result();
+    boolean saved = finish(ctx, ps, done, s.variables(), clock);
+    return ctx.isChief() ? steps.result(saved) : null;
   }
 
   /**
@@ -244,23 +242,22 @@ public final class TrainWorker implements WorkerFunction<Row, float[]> {
   /**
    * Waits for every worker's last push; the chief saves the last checkpoint (in the fit's own
    * directory with the automatic interval, only when {@code clock} says it is due: nothing resumes
-   * from it, and a short run would otherwise pay a save). Whether this is the chief.
+   * from it, and a short run would otherwise pay a save). Whether the last step's checkpoint was
+   * saved.
    */
   private boolean finish(WorkerContext<Row> ctx, PsClient ps, long done, NetworkVariables variables, SaveClock clock) {
     ctx.barrier(); // every worker's last push is in
     boolean due = !ownCheckpoints || config.checkpointInterval() > 0 || clock.isDue();
-    if (ctx.isChief() && config.checkpointDir() != null && due) {
-      checkpoint(ctx, ps, done, variables);
-    }
-    return ctx.isChief();
+    return ctx.isChief() && config.checkpointDir() != null && due && checkpoint(ctx, ps, done, variables);
   }
 
   /**
-   * Saves the checkpoint of {@code step}. A storage error (a full disk, a permission, a ps lost
-   * during the save) is retried, then reported, naming the checkpoint skipped: training goes on,
-   * and the next checkpoint is tried as usual. (Only the chief saves; other workers never wait for it.)
+   * Saves the checkpoint of {@code step}; whether it was saved. A storage error (a full disk, a
+   * permission, a ps lost during the save) is retried, then reported, naming the checkpoint
+   * skipped: training goes on, and the next checkpoint is tried as usual. (Only the chief saves;
+   * other workers never wait for it.)
    */
-  private void checkpoint(WorkerContext<Row> ctx, PsClient ps, long step, NetworkVariables variables) {
+  private boolean checkpoint(WorkerContext<Row> ctx, PsClient ps, long step, NetworkVariables variables) {
     RuntimeException last = null;
     for (int attempt = 1; attempt <= SAVE_ATTEMPTS; attempt++) {
       try {
@@ -269,7 +266,7 @@ public final class TrainWorker implements WorkerFunction<Row, float[]> {
             config.gradientAccumulation());
         LOG.info("SparkPS chief: saved the checkpoint of step {} in {} ({} ms){}", step, config.checkpointDir(),
             (System.nanoTime() - start) / 1_000_000, attempt > 1 ? " (attempt " + attempt + ")" : "");
-        return;
+        return true;
       } catch (RuntimeException e) {
         if (Thread.currentThread().isInterrupted()) {
           throw e; // the task is being killed: no retry
@@ -287,5 +284,6 @@ public final class TrainWorker implements WorkerFunction<Row, float[]> {
         + SAVE_ATTEMPTS + " attempts (" + last.getMessage() + "); training goes on, the next checkpoint is tried as usual";
     LOG.warn(skipped, last);
     ctx.progress().message(skipped);
+    return false;
   }
 }
