@@ -38,11 +38,11 @@ class ChaosTest {
   /** The part of Fashion-MNIST's training set every run here trains on, the clean run's included. */
   private static final int TRAIN_ROWS = 20_000;
   /**
-   * How far below the clean run a faulted run may end, on this part of the data: 1.5 points. Clean
-   * runs themselves vary with which worker (and so which shuffle seed) each of the two cached
-   * partitions lands on: 0.8068 and 0.8127 here. Faulted runs ended between 0.7934 and 0.8179; the
-   * lowest, a ps SIGSTOPped at 70% beside ChaosSharedExecutorTest, 1.34 points below a clean 0.8068.
-   * A recovery that loses the shard's training (a reset or a stale refill) costs several points more.
+   * How far below the clean run a faulted run may end, on this part of the data: 1.5 points. The
+   * clean run is the same whenever it runs (0.8035 on these rows, 4 of 4 runs, since its rows no
+   * longer depend on the order a limit's blocks arrive in); faulted runs ended 0.7979-0.8062 against
+   * it. A recovery that loses the shard's training (a reset or a stale refill) costs several points
+   * more.
    */
   private static final double BAR = 0.015;
   /** ClusterSpec's default, which the estimator uses. */
@@ -112,7 +112,8 @@ class ChaosTest {
       assertEquals(List.of(), o.recoveries());
       clean = o.accuracy();
       System.out.printf("chaos: clean run %.4f in %d s%n", clean, o.seconds());
-      assertTrue(clean > 0.8, "clean run: " + clean);
+      // It trains: 0.8035 in each of 4 runs on these rows (the bar below measures the faults against it).
+      assertTrue(clean > 0.79, "clean run: " + clean);
     }
     return clean;
   }

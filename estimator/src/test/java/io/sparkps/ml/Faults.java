@@ -32,13 +32,12 @@ final class Faults {
   private Faults(JavaSparkContext sc, int trainRows) throws IOException {
     this.sc = sc;
     this.spark = SparkSession.builder().sparkContext(sc.sc()).getOrCreate();
-    // The same rows every time they are computed, as after an executor that cached a partition was
-    // killed: a limit over several partitions takes its rows in the order their blocks arrive (runs
-    // that trained on different parts of the set ended 3 points apart, clean ones included), over one
-    // it takes the first rows, and a round-robin repartition sorts its input first.
-    this.train = (trainRows < 60_000
-        ? IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 1).limit(trainRows).repartition(2)
-        : IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 2)).cache();
+    // The same rows every time a partition is computed, as after an executor that cached one was
+    // killed, read from the file without a shuffle: a limit over several partitions took its rows in
+    // the order their blocks arrived (runs that trained on different parts of the set ended 3 points
+    // apart, clean ones included), and a repartition after it made a lost cached partition wait for
+    // its shuffle's map stage to run again while the retried barrier stage held the slots.
+    this.train = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 2, trainRows).cache();
     this.trainRows = train.count();
     this.eval = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "t10k", 1).limit(2000).cache();
     eval.count();

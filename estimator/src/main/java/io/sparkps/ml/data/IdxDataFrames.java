@@ -45,6 +45,21 @@ public final class IdxDataFrames {
   /** {@link #read(SparkSession, Path, Path, double, int)} of files named by Hadoop paths or URIs. */
   public static Dataset<Row> read(SparkSession spark, String images, String labels, double scale, int partitions)
       throws IOException {
+    return read(spark, images, labels, scale, partitions, Long.MAX_VALUE);
+  }
+
+  /**
+   * As above, of the files' first {@code items} items only (all of them when they hold fewer), in
+   * {@code partitions} ranges: the same rows whenever a partition is computed again (after an
+   * executor that cached it was lost), with no shuffle. A {@code limit} of the whole frame takes
+   * rows in the order its partitions' blocks arrive, and repartitioning it adds a shuffle.
+   */
+  public static Dataset<Row> read(SparkSession spark, String images, String labels, double scale, int partitions,
+      long items) throws IOException {
+    if (items < 1) {
+      throw new IllegalArgumentException("items must be >= 1 (the number of the files' first items to read), got "
+          + items);
+    }
     IdxRanges.Header x = IdxRanges.header(images);
     IdxRanges.Header y = IdxRanges.header(labels);
     if (x.items() != y.items()) {
@@ -57,9 +72,10 @@ public final class IdxDataFrames {
     if (partitions < 1) {
       throw new IllegalArgumentException("partitions must be >= 1, got " + partitions);
     }
+    long n = Math.min(items, x.items());
     List<long[]> ranges = new ArrayList<>();
     for (int p = 0; p < partitions; p++) {
-      ranges.add(new long[] {p * x.items() / partitions, (p + 1) * x.items() / partitions});
+      ranges.add(new long[] {p * n / partitions, (p + 1) * n / partitions});
     }
     JavaRDD<Row> rows = JavaSparkContext.fromSparkContext(spark.sparkContext()).parallelize(ranges, partitions)
         .mapPartitions(it -> it.hasNext() ? new Items(x, y, scale, it.next()) : java.util.Collections.emptyIterator());
@@ -126,11 +142,18 @@ public final class IdxDataFrames {
 
   /** Fashion-MNIST's training ({@code train}) or test ({@code t10k}) set from {@code dir}, pixels scaled to [0, 1]. */
   public static Dataset<Row> fashionMnist(SparkSession spark, Path dir, String set, int partitions) throws IOException {
+    return fashionMnist(spark, dir, set, partitions, Long.MAX_VALUE);
+  }
+
+  /** As above, its first {@code items} images only ({@link #read(SparkSession, String, String, double, int, long)}). */
+  public static Dataset<Row> fashionMnist(SparkSession spark, Path dir, String set, int partitions, long items)
+      throws IOException {
     Path images = dir.resolve(set + "-images-idx3-ubyte.gz");
     if (!Files.exists(images)) {
       throw new IOException("Fashion-MNIST is not at " + dir + " (no " + images.getFileName()
           + "): install it with 'apt-get install dataset-fashion-mnist', or pass the folder holding the IDX files");
     }
-    return read(spark, images, dir.resolve(set + "-labels-idx1-ubyte.gz"), 1.0 / 255, partitions);
+    return read(spark, images.toUri().toString(), dir.resolve(set + "-labels-idx1-ubyte.gz").toUri().toString(),
+        1.0 / 255, partitions, items);
   }
 }

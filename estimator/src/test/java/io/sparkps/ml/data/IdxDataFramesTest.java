@@ -63,6 +63,23 @@ class IdxDataFramesTest {
     assertEquals(1, warned.size(), warned.toString());
   }
 
+  /** The first items of the files, in ranges: the full read's first rows, in order, with no shuffle. */
+  @Test
+  void theFirstItems_inRangesOfTheFile_areTheFullReadsFirstRows_withoutAShuffle() throws IOException {
+    Dataset<Row> first = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "t10k", 2, 1001);
+    assertEquals(java.util.List.of(500, 501), first.javaRDD().glom().collect().stream().map(java.util.List::size).toList());
+    assertTrue(!first.queryExecution().executedPlan().toString().contains("Exchange"),
+        "no shuffle: " + first.queryExecution().executedPlan());
+    java.util.List<Row> all = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "t10k", 1).limit(1001)
+        .collectAsList();
+    assertEquals(all, first.collectAsList());
+    assertEquals(10000, IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "t10k", 3, 20000).count(),
+        "more items than the files hold: all of them");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "t10k", 2, 0));
+    assertTrue(e.getMessage().startsWith("items must be >= 1"), e.getMessage());
+  }
+
   /** The generated stand-in for Fashion-MNIST: the rows, partitions, labels, pixel range and seeding asked for. */
   @Test
   void prototypes_haveTheRowsPartitionsLabelsAndRangeAsked() {
