@@ -35,8 +35,8 @@ final class Faults {
     // The same rows every time a partition is computed, as after an executor that cached one was
     // killed, read from the file without a shuffle: a limit over several partitions took its rows in
     // the order their blocks arrived (runs that trained on different parts of the set ended 3 points
-    // apart, clean ones included), and a repartition after it made a lost cached partition wait for
-    // its shuffle's map stage to run again while the retried barrier stage held the slots.
+    // apart, clean ones included), and a repartition after it put a shuffle, whose map output can die
+    // with the same executor, between the file and a lost cached partition.
     this.train = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 2, trainRows).cache();
     this.trainRows = train.count();
     this.eval = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "t10k", 1).limit(2000).cache();

@@ -17,7 +17,7 @@ public final class SaveClock {
   /** The time between saves, in units of the last save's duration. */
   public static final int COST_FACTOR = 100;
   /** The least time between saves (and before the first). */
-  static final Duration MIN_SPACING = Duration.ofSeconds(30);
+  public static final Duration MIN_SPACING = Duration.ofSeconds(30);
   /**
    * The least time between a worker's copies of the optimizer state ({@link #forStateCopies}); each
    * costs a read of the state arrays.

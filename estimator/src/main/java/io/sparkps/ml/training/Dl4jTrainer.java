@@ -2,6 +2,7 @@ package io.sparkps.ml.training;
 
 import io.sparkps.ml.checkpoint.AutoCheckpoints;
 import io.sparkps.ml.checkpoint.Checkpoints;
+import io.sparkps.ml.checkpoint.SaveClock;
 import io.sparkps.ml.data.LabelKind;
 import io.sparkps.ml.data.Schemas;
 import io.sparkps.ml.network.ForwardReuse;
@@ -172,8 +173,9 @@ public final class Dl4jTrainer {
         Checkpoints.Restored r = Checkpoints.restore(restored, s.checkpointDir(), NetworkVariables.of(probe, null),
             s.gradientAccumulation()).orElseThrow(() -> new IllegalStateException("the trained parameters could not "
                 + "be read from the ps shards (" + lost.getMessage() + ") and " + s.checkpointDir() + " holds no "
-                + "checkpoint: without a checkpointDir of yours, the run's own checkpoints come at least 30 s apart and "
-                + "a shorter run saves none; set checkpointDir to have the last step saved", lost));
+                + "checkpoint: without a checkpointDir of yours, the run's own checkpoints come at least "
+                + SaveClock.MIN_SPACING.toSeconds() + " s apart and a shorter run saves none; "
+                + "set checkpointDir to have the last step saved", lost));
         LOG.warn("SparkPS: a ps was lost after the last step ({}): the trained parameters are those of the checkpoint "
             + "of step {} in {}", lost.getMessage(), r.marker().step(), r.marker().path());
         float[] params = readParameters(probe, group, restored);
