@@ -11,7 +11,10 @@ Python with the requirements' torch lines when it is not this one), spark-tensor
 MirroredStrategyRunner (the MLP only: 2 Spark tasks, synchronous all-reduce), and SparkPS ASYNC and SYNC
 (2 workers, 1 ps); with PEERS_PRESCOTT=1 also SparkPS ASYNC on ND4J's OpenBLAS SSE3 kernels, as it ran before
 it set them itself, and with PEERS_DL4J_CONVOLUTIONS=1 also SparkPS ASYNC on DL4J's own convolution layer, as it
-ran before it computed each convolution's pass as one matrix product.
+ran before it computed each convolution's pass as one matrix product. PEERS_ROWS_OVER_GRPC=1 adds SparkPS with
+the tables' rows in gRPC calls (as before they took the ps's bulk channels), PEERS_SOCKETS=1 each SparkPS system
+again with its ps reached over their sockets (as on a cluster), and PEERS_ONLY (names, comma-separated) runs a
+subset of the systems.
 The model is ``mlp``, the large MLP 784-1024-1024-10 (target 88%), or ``lenet``, DL4J's LeNet-like preset
 (target 90%); Adam 0.001, 64 examples per worker and step (128 in the one process). Or ``ctr``, the click-through
 model on 3,000,000 generated rows of Criteo's shape (ctr_data.py writes the peers' copy first): 26 fields of
@@ -76,6 +79,20 @@ def systems(epochs: int, model: str, eval_every: float):
         out["sparkps-async-prescott"] = out["sparkps-async"] + ["--blas-kernels", "Prescott"]
     if os.environ.get("PEERS_DL4J_CONVOLUTIONS"):
         out["sparkps-async-dl4j-convolutions"] = out["sparkps-async"] + ["--convolutions", "dl4j"]
+    if os.environ.get("PEERS_ROWS_OVER_GRPC"):
+        # The tables' rows in gRPC calls, as they travelled before they took the ps's bulk channels.
+        for mode in ("async", "sync"):
+            out["sparkps-%s-rows-over-grpc" % mode] = out["sparkps-" + mode] + [
+                "--jvm-property", "sparkps.ps.rowsOverBulk=false"]
+    if os.environ.get("PEERS_SOCKETS"):
+        # SparkPS's ps reached over their sockets although they share the workers' JVM, as on a cluster.
+        for name in [n for n in out if n.startswith("sparkps-")]:
+            out[name + "-sockets"] = out[name] + ["--jvm-property", "sparkps.ps.sameJvmTransfers=false"]
+    only = os.environ.get("PEERS_ONLY")
+    if only:  # a comma-separated subset of the systems, for a focused rerun
+        out = {name: argv for name, argv in out.items() if name in only.split(",")}
+        if not out:
+            raise SystemExit("PEERS_ONLY names none of the systems")
     return out
 
 

@@ -48,8 +48,11 @@ def main(args) -> None:
         os.environ["OPENBLAS_CORETYPE"] = args.blas_kernels
     # A task slot each for the ps, the 2 workers and the evaluator.
     conf = {"spark.ui.enabled": "false", "spark.driver.memory": "8g"}
+    properties = list(args.jvm_property)
     if args.convolutions:  # a system property of the local JVM, read as the networks are built
-        conf["spark.driver.extraJavaOptions"] = "-Dsparkps.convolutions=" + args.convolutions
+        properties.append("sparkps.convolutions=" + args.convolutions)
+    if properties:
+        conf["spark.driver.extraJavaOptions"] = " ".join("-D" + p for p in properties)
     spark = sparkps.local_session("local[%d]" % (args.ps + 3), "peers-sparkps", conf)
     spark.sparkContext.setLogLevel("ERROR")
     if args.model == "ctr":
@@ -100,5 +103,7 @@ if __name__ == "__main__":
     parser.add_argument("--blas-kernels", help="OPENBLAS_CORETYPE for ND4J's OpenBLAS (default: sparkps's choice)")
     parser.add_argument("--convolutions", choices=["gemm", "dl4j"],
                         help="SparkPS's convolutions (gemm, the default) or DL4J's own layer's (dl4j)")
+    parser.add_argument("--jvm-property", action="append", default=[], metavar="KEY=VALUE",
+                        help="a system property of the local JVM, e.g. sparkps.ps.rowsOverBulk=false (repeatable)")
     parser.add_argument("--eval-every", type=float, default=5.0, help="0: no evaluator (throughput alone)")
     main(parser.parse_args())

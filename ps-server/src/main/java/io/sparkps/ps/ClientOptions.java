@@ -22,6 +22,7 @@ abstract class ClientOptions<B extends ClientOptions<B>> {
   int chunkBytes = 1 << 20;
   int flowControlWindow = 32 << 20;
   boolean sameJvm = !"false".equalsIgnoreCase(System.getProperty(PsClient.SAME_JVM_PROPERTY, "true"));
+  boolean rowsOverBulk = !"false".equalsIgnoreCase(System.getProperty(PsClient.ROWS_OVER_BULK_PROPERTY, "true"));
   boolean bf16;
   double sparseDensity;
   double sparsePullDensity;
@@ -99,6 +100,17 @@ abstract class ClientOptions<B extends ClientOptions<B>> {
       throw new IllegalArgumentException("flowControlWindow must be >= 65535, got " + bytes);
     }
     this.flowControlWindow = bytes;
+    return self();
+  }
+
+  /**
+   * Whether embedding tables' rows and gradients travel over the shards' bulk channels (default
+   * true: their bulk ports, or memory for a shard in this JVM) or in gRPC calls (false, or the
+   * system property {@value PsClient#ROWS_OVER_BULK_PROPERTY}). Either way a step costs one
+   * request per ps each way; a bulk port that cannot be reached sends them over gRPC.
+   */
+  public B optRowsOverBulk(boolean enabled) {
+    this.rowsOverBulk = enabled;
     return self();
   }
 

@@ -1,5 +1,8 @@
 package io.sparkps.ps;
 
+import io.sparkps.ps.bulk.BulkChannel;
+import io.sparkps.ps.bulk.BulkClient;
+import io.sparkps.ps.grpc.Connections;
 import io.sparkps.ps.grpc.ShardStub;
 import io.sparkps.ps.grpc.proto.EmbeddingPullBatch;
 import io.sparkps.ps.grpc.proto.EmbeddingPullRequest;
@@ -30,6 +33,8 @@ import java.util.stream.Collectors;
 public final class EmbeddingTableSet {
   private final List<EmbeddingSpec> specs;
   private final List<ShardStub> shards;
+  /** The shards' bulk channels, which carry the rows; null: gRPC calls carry them. */
+  private final Connections bulk;
   private final int worker;
   private final Duration callTimeout;
   private final Duration waitTimeout;
@@ -40,10 +45,11 @@ public final class EmbeddingTableSet {
   /** Whether a table follows a consistency group (SYNC, SSP): its training pulls may wait, its pushes reach every ps. */
   private final boolean grouped;
 
-  EmbeddingTableSet(List<EmbeddingSpec> specs, List<ShardStub> shards, int worker, Duration callTimeout,
-      Duration waitTimeout, Recovery recovery, AtomicLong bytes) {
+  EmbeddingTableSet(List<EmbeddingSpec> specs, List<ShardStub> shards, Connections bulk, int worker,
+      Duration callTimeout, Duration waitTimeout, Recovery recovery, AtomicLong bytes) {
     this.specs = List.copyOf(specs);
     this.shards = shards;
+    this.bulk = bulk;
     this.worker = worker;
     this.callTimeout = callTimeout;
     this.waitTimeout = waitTimeout;
@@ -109,7 +115,7 @@ public final class EmbeddingTableSet {
       if (batch.getTablesCount() > 0) {
         EmbeddingPushBatch request = batch.build();
         bytes.addAndGet(request.getSerializedSize());
-        calls.put(shard, s -> s.pushEmbeddings(request));
+        calls.put(shard, call(shard, b -> b.pushRows(request), s -> s.pushEmbeddings(request), callTimeout));
       }
     }
     Calls.run(shards, calls, "push embedding gradients of " + names, callTimeout, recovery);
@@ -120,6 +126,7 @@ public final class EmbeddingTableSet {
     Placed placed = new Placed(ids, shards.size());
     Map<Integer, Function<ShardStub, CompletableFuture<EmbeddingRowsBatch>>> calls = new LinkedHashMap<>();
     Map<Integer, List<Integer>> asked = new LinkedHashMap<>(); // per shard called, the tables it was asked for
+    Map<Integer, EmbeddingPullBatch> requests = new LinkedHashMap<>();
     for (int shard = 0; shard < shards.size(); shard++) {
       EmbeddingPullBatch.Builder batch = EmbeddingPullBatch.newBuilder();
       List<Integer> tables = new ArrayList<>();
@@ -133,12 +140,16 @@ public final class EmbeddingTableSet {
       }
       if (!tables.isEmpty()) {
         EmbeddingPullBatch request = batch.build();
+        requests.put(shard, request);
         bytes.addAndGet(request.getSerializedSize());
-        calls.put(shard, s -> s.pullEmbeddings(request));
         asked.put(shard, tables);
       }
     }
     Duration bound = train && grouped ? waitTimeout.plus(callTimeout) : callTimeout;
+    asked.forEach((shard, tables) -> {
+      EmbeddingPullBatch request = requests.get(shard);
+      calls.put(shard, call(shard, b -> b.pullRows(request), s -> s.pullEmbeddings(request), bound));
+    });
     List<EmbeddingRowsBatch> replies = Calls.run(shards, calls, op + " of " + names, bound, recovery);
     float[][] out = new float[specs.size()][];
     for (int t = 0; t < specs.size(); t++) {
@@ -165,6 +176,32 @@ public final class EmbeddingTableSet {
       }
     }
     return out;
+  }
+
+  /**
+   * A call to {@code shard}: over its bulk channel (through memory when it runs in this JVM, else
+   * its bulk port), on the client's executor so that the shards' parts run in parallel; over gRPC
+   * when it has none, or when the bulk port could not take the request before anything was sent.
+   */
+  private <T> Function<ShardStub, CompletableFuture<T>> call(int shard, Function<BulkChannel, T> overBulk,
+      Function<ShardStub, CompletableFuture<T>> overGrpc, Duration bound) {
+    if (bulk == null) {
+      return overGrpc;
+    }
+    return stub -> CompletableFuture.supplyAsync(() -> {
+      BulkChannel channel = bulk.bulk(shard);
+      if (channel == null) {
+        return ShardStub.await(overGrpc.apply(stub), bound);
+      }
+      try {
+        return overBulk.apply(channel);
+      } catch (RuntimeException e) {
+        if (!BulkClient.mayTakeAnotherPath(e)) {
+          throw e;
+        }
+        return ShardStub.await(overGrpc.apply(stub), bound); // nothing was sent: gRPC carries it
+      }
+    }, bulk.executor());
   }
 
   private void checkCount(int given, String what) {

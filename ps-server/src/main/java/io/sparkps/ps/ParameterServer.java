@@ -13,8 +13,10 @@ import io.sparkps.ps.grpc.Auth;
 import io.sparkps.ps.grpc.PsMethods;
 import io.sparkps.ps.grpc.PsService;
 import io.sparkps.ps.wire.FloatPool;
+import io.sparkps.ps.server.EmbeddingTables;
 import io.sparkps.ps.server.Reads;
 import io.sparkps.ps.server.ShardStore;
+import io.sparkps.ps.server.TableCalls;
 import io.sparkps.ps.server.Updates;
 import io.sparkps.ps.server.Waiters;
 import io.sparkps.ps.wire.WireLimits;
@@ -60,7 +62,7 @@ public final class ParameterServer implements AutoCloseable {
   private ExecutorService executor;
   private ScheduledExecutorService timer;
   private EventLoopGroup eventLoops;
-  private BulkServer bulk;
+  private volatile BulkServer bulk;
   private Waiters waiters;
   private boolean closed;
 
@@ -84,12 +86,14 @@ public final class ParameterServer implements AutoCloseable {
     waiters = new Waiters(timer, executor);
     ShardStore store = new ShardStore(config.shardIndex, waiters, new WireLimits(config.maxVariableElements));
     FloatPool pool = new FloatPool(256L << 20);
+    TableCalls tableCalls = new TableCalls(new EmbeddingTables(config.shardIndex, store::groupSpec), waiters,
+        config.maxWait.toMillis(), "ps " + config.shardIndex);
     int bulkPort = 0;
     String localId = "";
     if (config.inProcessName == null) {
       try {
         bulk = new BulkServer(config.host, config.token, config.tls, new Updates(store), new Reads(store, config.chunkBytes / 4),
-            pool, new DefaultThreadFactory(name + "-bulk", true), config.maxBulkConnections);
+            tableCalls, pool, new DefaultThreadFactory(name + "-bulk", true), config.maxBulkConnections);
         bulkPort = bulk.port();
         localId = bulk.localId();
       } catch (IOException e) {
@@ -98,7 +102,7 @@ public final class ParameterServer implements AutoCloseable {
             + config.host + " (" + e.getMessage() + ")", e);
       }
     }
-    PsService service = new PsService(store, waiters, pool, config.chunkBytes / 4,
+    PsService service = new PsService(store, waiters, tableCalls, pool, config.chunkBytes / 4,
         config.inProcessName != null, config.maxWait.toMillis(), bulkPort, localId, this::closeInBackground);
     // Interceptors run last-added first: the token is checked before a call is counted and logged.
     var definition = ServerInterceptors.intercept(service.definition(), new io.sparkps.ps.grpc.CallLog(
@@ -171,12 +175,24 @@ public final class ParameterServer implements AutoCloseable {
 
   /**
    * The calls this shard took so far, by gRPC method ({@code PullEmbeddings}, {@code Update}, ...;
-   * those refused for a missing token not counted): for inspection, e.g. round trips per step.
+   * those refused for a missing token not counted), with the batches of table rows that came
+   * through the bulk data plane counted under their methods' names too: for inspection, e.g. round
+   * trips per step.
    */
   public Map<String, Long> callsServed() {
     Map<String, Long> out = new java.util.TreeMap<>();
     calls.forEach((method, n) -> out.put(method, n.sum()));
+    BulkServer b = bulk;
+    if (b != null) {
+      b.rowCallsServed().forEach((method, n) -> out.merge(method, n, Long::sum));
+    }
     return out;
+  }
+
+  /** The batches of table rows this shard took through its bulk data plane, by method (see {@link #callsServed}). */
+  public Map<String, Long> rowCallsOverBulk() {
+    BulkServer b = bulk;
+    return b == null ? Map.of() : new java.util.TreeMap<>(b.rowCallsServed());
   }
 
   private io.grpc.ServerInterceptor countCalls() {

@@ -26,6 +26,11 @@ import org.nd4j.linalg.factory.Nd4j;
 public final class PsClient implements AutoCloseable {
   /** System property that turns same-JVM transfers off when {@code false}; see {@link Builder#optSameJvmTransfers}. */
   public static final String SAME_JVM_PROPERTY = "sparkps.ps.sameJvmTransfers";
+  /**
+   * System property that sends embedding-table rows over gRPC calls instead of the shards' bulk
+   * channels when {@code false} (for benchmarks that compare the two).
+   */
+  public static final String ROWS_OVER_BULK_PROPERTY = "sparkps.ps.rowsOverBulk";
   private final Builder config;
   private final Connections connections;
   private final List<ShardStub> shards;
@@ -51,7 +56,8 @@ public final class PsClient implements AutoCloseable {
     this.pulls = new Pulls(connections, catalog::mayWait, config.worker, config.callTimeout, config.waitTimeout,
         recovery, sparse);
     recovery.attach(transfers);
-    this.tables = new TableHandles(shards, config.worker, config.callTimeout, config.waitTimeout, recovery);
+    this.tables = new TableHandles(shards, config.rowsOverBulk ? connections : null, config.worker, config.callTimeout,
+        config.waitTimeout, recovery);
   }
 
   private <T> List<T> all(String op, java.util.function.Function<ShardStub, java.util.concurrent.CompletableFuture<T>> call,

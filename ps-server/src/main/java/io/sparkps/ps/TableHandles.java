@@ -1,5 +1,6 @@
 package io.sparkps.ps;
 
+import io.sparkps.ps.grpc.Connections;
 import io.sparkps.ps.grpc.ShardStub;
 import java.time.Duration;
 import java.util.List;
@@ -13,14 +14,21 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class TableHandles {
   private final List<ShardStub> shards;
+  private final Connections bulk;
   private final int worker;
   private final Duration callTimeout;
   private final Duration waitTimeout;
   private final Recovery recovery;
   private final AtomicLong bytes = new AtomicLong();
 
-  TableHandles(List<ShardStub> shards, int worker, Duration callTimeout, Duration waitTimeout, Recovery recovery) {
+  /**
+   * Handles on {@code shards}' tables; their rows travel over the shards' bulk channels from
+   * {@code bulk}, or over gRPC calls when it is null.
+   */
+  TableHandles(List<ShardStub> shards, Connections bulk, int worker, Duration callTimeout, Duration waitTimeout,
+      Recovery recovery) {
     this.shards = shards;
+    this.bulk = bulk;
     this.worker = worker;
     this.callTimeout = callTimeout;
     this.waitTimeout = waitTimeout;
@@ -46,7 +54,7 @@ final class TableHandles {
           callTimeout, recovery);
       recovery.tableCreated(spec);
     }
-    return new EmbeddingTableSet(specs, shards, worker, callTimeout, waitTimeout, recovery, bytes);
+    return new EmbeddingTableSet(specs, shards, bulk, worker, callTimeout, waitTimeout, recovery, bytes);
   }
 
   /** Where a replaced shard's share of the tables comes back from. */

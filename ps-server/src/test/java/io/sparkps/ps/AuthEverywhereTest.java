@@ -12,7 +12,9 @@ import io.sparkps.ps.grpc.Auth;
 import io.sparkps.ps.grpc.Connections;
 import io.sparkps.ps.grpc.PsService;
 import io.sparkps.ps.wire.FloatPool;
+import io.sparkps.ps.server.EmbeddingTables;
 import io.sparkps.ps.server.ShardStore;
+import io.sparkps.ps.server.TableCalls;
 import io.sparkps.ps.server.Waiters;
 import io.sparkps.ps.testing.RawCalls;
 import io.sparkps.ps.tls.PsTls;
@@ -33,7 +35,9 @@ class AuthEverywhereTest {
     ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
     try {
       ShardStore store = new ShardStore(0, new Waiters(timer, Runnable::run));
-      return new ArrayList<>(new PsService(store, new Waiters(timer, Runnable::run), new FloatPool(1 << 20), 1024,
+      Waiters waiters = new Waiters(timer, Runnable::run);
+      TableCalls tables = new TableCalls(new EmbeddingTables(0), waiters, 1000, "ps 0");
+      return new ArrayList<>(new PsService(store, waiters, tables, new FloatPool(1 << 20), 1024,
           false, 1000, 0, "", () -> { }).definition().getMethods());
     } finally {
       timer.shutdownNow();

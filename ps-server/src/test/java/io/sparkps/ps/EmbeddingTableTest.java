@@ -10,16 +10,24 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** Embedding tables over real sockets: rows by id on two ps, created as ids arrive, bounded per ps. */
+/**
+ * Embedding tables over real sockets: rows by id on two ps, created as ids arrive, bounded per ps.
+ * The rows cross the ps's bulk ports here; the subclasses run every case with them in gRPC calls
+ * and through memory (a client in the ps's JVM).
+ */
 class EmbeddingTableTest {
   private TestCluster cluster;
   private PsClient client;
 
+  /** How the rows travel: {@code tcp} (the bulk port), {@code grpc} or {@code same-jvm}. */
+  String transport() {
+    return "tcp";
+  }
+
   @BeforeEach
   void start() {
-    cluster = TestCluster.netty(2, false);
-    client = cluster.client(PsClient.builder().setShards(cluster.addresses()).setToken(cluster.token)
-        .optSameJvmTransfers(false));
+    cluster = TestCluster.netty(2, transport());
+    client = cluster.client(cluster.builder());
   }
 
   @AfterEach
@@ -57,8 +65,7 @@ class EmbeddingTableTest {
       }
     }
     // Another client, as another worker: the same table, the same rows.
-    PsClient other = cluster.client(PsClient.builder().setShards(cluster.addresses()).setToken(cluster.token)
-        .optSameJvmTransfers(false));
+    PsClient other = cluster.client(cluster.builder());
     assertArrayEquals(after, other.embeddingTable(spec("item").build()).pull(ids, 5));
   }
 
@@ -108,9 +115,8 @@ class EmbeddingTableTest {
     table.push(new long[] {7L}, new float[] {1, 1, 1, 1}, 4);
     client.restore(c2);
     assertArrayEquals(saved, table.read(ids), "restored in place");
-    try (TestCluster replacements = TestCluster.netty(2, false)) {
-      PsClient fresh = replacements.client(PsClient.builder().setShards(replacements.addresses())
-          .setToken(replacements.token).optSameJvmTransfers(false));
+    try (TestCluster replacements = TestCluster.netty(2, transport())) {
+      PsClient fresh = replacements.client(replacements.builder());
       fresh.restore(c2);
       EmbeddingTable again = fresh.embeddingTable(spec("item").optOptimizer("ADAGRAD", 0.5).build());
       assertArrayEquals(saved, again.read(ids), "restored into new ps from the full save and the delta");
@@ -122,8 +128,8 @@ class EmbeddingTableTest {
   }
 
   private EmbeddingTable worker(int index, String group, java.time.Duration waitTimeout) {
-    PsClient c = cluster.client(PsClient.builder().setShards(cluster.addresses()).setToken(cluster.token)
-        .optWorker(index).optWaitTimeout(waitTimeout).optSameJvmTransfers(false));
+    PsClient c = cluster.client(cluster.builder()
+        .optWorker(index).optWaitTimeout(waitTimeout));
     return c.embeddingTable(spec("sync-item").optGroup(group).build());
   }
 
@@ -238,6 +244,10 @@ class EmbeddingTableTest {
     assertEquals("embedding table 'ad': 1 ids of dim 4 need 4 gradient values, got 3", unknown.getMessage());
   }
 
+  private long overBulk(String method) {
+    return cluster.servers.stream().mapToLong(ps -> ps.rowCallsOverBulk().getOrDefault(method, 0L)).sum();
+  }
+
   private long served(String method) {
     return cluster.servers.stream().mapToLong(ps -> ps.callsServed().getOrDefault(method, 0L)).sum();
   }
@@ -259,8 +269,11 @@ class EmbeddingTableTest {
       ids[t] = LongStream.range(0, 40 + 10L * t).map(i -> i * 104_729 + 7).toArray();
     }
     long pulls = served("PullEmbeddings");
+    long overBulk = overBulk("PullEmbeddings");
     float[][] rows = set.pull(ids, 1);
     assertEquals(2, served("PullEmbeddings") - pulls, "one call per ps for five tables");
+    assertEquals(transport().equals("grpc") ? 0 : 2, overBulk("PullEmbeddings") - overBulk,
+        "the calls that came over the bulk data plane, rows over " + transport());
     EmbeddingTable[] alone = new EmbeddingTable[5];
     pulls = served("PullEmbeddings");
     for (int t = 0; t < 5; t++) {
@@ -277,8 +290,11 @@ class EmbeddingTableTest {
       }
     }
     long pushes = served("PushEmbeddings");
+    long pushesOverBulk = overBulk("PushEmbeddings");
     set.push(ids, gradients, 1);
     assertEquals(2, served("PushEmbeddings") - pushes, "one push per ps for five tables");
+    assertEquals(transport().equals("grpc") ? 0 : 2, overBulk("PushEmbeddings") - pushesOverBulk,
+        "the pushes that came over the bulk data plane, rows over " + transport());
     for (int t = 0; t < 5; t++) {
       float[] now = alone[t].read(ids[t]);
       for (int i = 0; i < now.length; i++) {
@@ -307,8 +323,8 @@ class EmbeddingTableTest {
         spec("b").setDim(3).optGroup("g").build());
     EmbeddingTableSet[] workers = new EmbeddingTableSet[2];
     for (int w = 0; w < 2; w++) {
-      workers[w] = cluster.client(PsClient.builder().setShards(cluster.addresses()).setToken(cluster.token)
-          .optWorker(w).optWaitTimeout(java.time.Duration.ofSeconds(30)).optSameJvmTransfers(false))
+      workers[w] = cluster.client(cluster.builder()
+          .optWorker(w).optWaitTimeout(java.time.Duration.ofSeconds(30)))
           .embeddingTables(specs);
     }
     long[][] ids = {{1L, 2L, 3L}, {5L}};

@@ -10,6 +10,7 @@ final class TestCluster implements AutoCloseable {
   final List<ParameterServer> servers = new ArrayList<>();
   private final List<PsClient> clients = new ArrayList<>();
   private boolean sameJvm;
+  private boolean rowsOverBulk = true;
   private io.sparkps.ps.tls.PsTls tls;
 
   static TestCluster inProcess(int shards) {
@@ -48,10 +49,18 @@ final class TestCluster implements AutoCloseable {
     return c;
   }
 
-  /** The transport a client's bulk transfers take: {@code tcp}, {@code same-jvm} or {@code tls}. */
+  /**
+   * The transport a client's bulk transfers take: {@code tcp}, {@code same-jvm} or {@code tls}; or
+   * {@code grpc}: loopback sockets with the tables' rows in gRPC calls instead of the bulk port.
+   */
   static TestCluster netty(int shards, String transport) {
     return switch (transport) {
       case "tls" -> tls(shards);
+      case "grpc" -> {
+        TestCluster c = netty(shards, false);
+        c.rowsOverBulk = false;
+        yield c;
+      }
       case "same-jvm" -> netty(shards, true);
       case "tcp" -> netty(shards, false);
       default -> throw new IllegalArgumentException(transport);
@@ -63,9 +72,14 @@ final class TestCluster implements AutoCloseable {
   }
 
   PsClient client(int worker) {
-    PsClient.Builder b = PsClient.builder().setShards(addresses()).setToken(token).optWorker(worker)
-        .optSameJvmTransfers(sameJvm);
-    return client(tls == null ? b : b.optTls(tls));
+    return client(builder().optWorker(worker));
+  }
+
+  /** A client's builder with the cluster's addresses, token and transport. */
+  PsClient.Builder builder() {
+    PsClient.Builder b = PsClient.builder().setShards(addresses()).setToken(token).optSameJvmTransfers(sameJvm)
+        .optRowsOverBulk(rowsOverBulk);
+    return tls == null ? b : b.optTls(tls);
   }
 
   PsClient client(PsClient.Builder builder) {

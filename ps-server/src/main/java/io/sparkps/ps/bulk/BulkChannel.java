@@ -1,5 +1,8 @@
 package io.sparkps.ps.bulk;
 
+import io.sparkps.ps.grpc.proto.EmbeddingPullBatch;
+import io.sparkps.ps.grpc.proto.EmbeddingPushBatch;
+import io.sparkps.ps.grpc.proto.EmbeddingRowsBatch;
 import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.Segment;
@@ -19,6 +22,15 @@ public interface BulkChannel extends AutoCloseable {
 
   /** Reads without waiting; each segment's floats go into {@code target.apply(segment)}. */
   FrameHeader read(PullRequest request, Function<Segment, ByteBuffer> target);
+
+  /**
+   * The rows of a batch of table pulls; a training pull of a SYNC or SSP table waits on the shard
+   * (at most the batch's wait) until the other workers' step is applied.
+   */
+  EmbeddingRowsBatch pullRows(EmbeddingPullBatch batch);
+
+  /** Applies a batch of table pushes (gradients, or a refill's rows). */
+  UpdateReply pushRows(EmbeddingPushBatch batch);
 
   /** How the bytes travel, for diagnostics: {@code "tcp"}, {@code "tls"} or {@code "same-jvm"}. */
   String transport();

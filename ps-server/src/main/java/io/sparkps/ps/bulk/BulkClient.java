@@ -2,6 +2,10 @@ package io.sparkps.ps.bulk;
 
 import io.grpc.Status;
 import io.sparkps.ps.PsToken;
+import io.sparkps.ps.grpc.proto.EmbeddingPullBatch;
+import io.sparkps.ps.grpc.proto.EmbeddingPullRequest;
+import io.sparkps.ps.grpc.proto.EmbeddingPushBatch;
+import io.sparkps.ps.grpc.proto.EmbeddingRowsBatch;
 import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.Segment;
@@ -154,6 +158,30 @@ public final class BulkClient implements BulkChannel {
     });
   }
 
+  /**
+   * The rows of a batch of table pulls; the connection's deadline is the client's timeout plus the
+   * longest wait the batch asks for, as a SYNC pull may wait on the shard that long.
+   */
+  @Override
+  public EmbeddingRowsBatch pullRows(EmbeddingPullBatch batch) {
+    long wait = batch.getTablesList().stream().mapToLong(EmbeddingPullRequest::getTimeoutMs).max().orElse(0);
+    return call(timeout.plusMillis(wait), ch -> EmbeddingRowsBatch.parseFrom(exchangeHeader(ch, BulkWire.ROWS_PULL,
+        batch.toByteArray())));
+  }
+
+  @Override
+  public UpdateReply pushRows(EmbeddingPushBatch batch) {
+    return call(timeout, ch -> UpdateReply.parseFrom(exchangeHeader(ch, BulkWire.ROWS_PUSH, batch.toByteArray())));
+  }
+
+  /** Sends a request whose header is all of it and returns the reply's body. */
+  private byte[] exchangeHeader(ByteChannel ch, byte kind, byte[] head) throws IOException {
+    BulkWire.writeFully(ch, request(kind, head, 0));
+    Response r = response(ch);
+    wireBytes.addAndGet(13 + head.length + 13 + r.body.length);
+    return r.body;
+  }
+
   /** Bytes this client sent and received on the bulk port so far: payloads and request and reply heads. */
   public long wireBytes() {
     return wireBytes.get();
@@ -215,6 +243,10 @@ public final class BulkClient implements BulkChannel {
   }
 
   private <T> T call(Exchange<T> exchange) {
+    return call(timeout, exchange);
+  }
+
+  private <T> T call(Duration deadlineAfter, Exchange<T> exchange) {
     if (closed) {
       throw Status.CANCELLED.withDescription("the client is closed").asRuntimeException();
     }
@@ -227,7 +259,7 @@ public final class BulkClient implements BulkChannel {
     } catch (io.grpc.StatusRuntimeException e) {
       throw e.getStatus().withCause(new NotConnected(e)).asRuntimeException();
     }
-    ScheduledFuture<?> deadline = timer.schedule(() -> closeQuietly(ch), timeout.toMillis(), TimeUnit.MILLISECONDS);
+    ScheduledFuture<?> deadline = timer.schedule(() -> closeQuietly(ch), deadlineAfter.toMillis(), TimeUnit.MILLISECONDS);
     boolean reusable = false;
     try {
       T result = exchange.run(ch);
@@ -239,7 +271,7 @@ public final class BulkClient implements BulkChannel {
     } catch (IOException e) {
       Status status = ch.isOpen() ? Status.UNAVAILABLE : Status.DEADLINE_EXCEEDED;
       throw status.withDescription("bulk transfer with " + address + (ch.isOpen() ? " failed: " + e
-          : " took longer than " + timeout.toMillis() + " ms")).withCause(e).asRuntimeException();
+          : " took longer than " + deadlineAfter.toMillis() + " ms")).withCause(e).asRuntimeException();
     } finally {
       boolean inTime = deadline.cancel(false);
       if (reusable && inTime && ch.isOpen() && !closed) {

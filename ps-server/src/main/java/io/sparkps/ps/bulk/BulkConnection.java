@@ -1,6 +1,8 @@
 package io.sparkps.ps.bulk;
 
 import io.grpc.Status;
+import io.sparkps.ps.grpc.proto.EmbeddingPullBatch;
+import io.sparkps.ps.grpc.proto.EmbeddingPushBatch;
 import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.Segment;
@@ -15,7 +17,7 @@ import java.nio.channels.ByteChannel;
 
 /**
  * One authenticated connection of a {@link BulkServer}: reads its requests one at a time (updates
- * and reads, dense float32, bfloat16 or sparse), applies them through the shard's {@link ShardAccess}
+ * and reads, dense float32, bfloat16 or sparse, and batches of table rows), applies them through the shard's {@link ShardAccess}
  * and answers each, through one reusable transfer buffer. A malformed request is answered with
  * INVALID_ARGUMENT and ends the connection: the stream cannot be trusted past it. Runs on the
  * connection's own thread, which the server starts and ends by closing the channel.
@@ -35,15 +37,26 @@ final class BulkConnection {
   void serveOne() throws IOException {
     byte kind = BulkWire.read(ch, 1).get();
     try {
-      if (kind != BulkWire.UPDATE && kind != BulkWire.READ) {
+      if (kind < BulkWire.UPDATE || kind > BulkWire.ROWS_PUSH) {
         throw new BulkWire.Malformed("unknown bulk request kind " + kind + " (field kind)");
       }
       byte[] header = BulkWire.readBlock(ch);
       long payloadBytes = BulkWire.read(ch, 8).getLong();
-      if (kind == BulkWire.UPDATE) {
-        update(parse(header, FrameHeader.parser()), payloadBytes);
-      } else {
-        read(parse(header, PullRequest.parser()));
+      if (kind >= BulkWire.ROWS_PULL && payloadBytes != 0) {
+        throw new BulkWire.Malformed("a request of table rows carries them in its header, not " + payloadBytes
+            + " bytes of payload (field payload_bytes)");
+      }
+      switch (kind) {
+        case BulkWire.UPDATE -> update(parse(header, FrameHeader.parser()), payloadBytes);
+        case BulkWire.READ -> read(parse(header, PullRequest.parser()));
+        case BulkWire.ROWS_PULL -> {
+          EmbeddingPullBatch batch = parse(header, EmbeddingPullBatch.parser());
+          respond(() -> access.pullRows(batch).toByteArray());
+        }
+        default -> {
+          EmbeddingPushBatch batch = parse(header, EmbeddingPushBatch.parser());
+          respond(() -> access.pushRows(batch).toByteArray());
+        }
       }
     } catch (BulkWire.Malformed e) {
       // The stream cannot be trusted past a malformed request: say why, then close it.

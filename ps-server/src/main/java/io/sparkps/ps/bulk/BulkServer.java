@@ -4,6 +4,7 @@ import io.grpc.Status;
 import io.sparkps.ps.PsToken;
 import io.sparkps.ps.wire.FloatPool;
 import io.sparkps.ps.server.Reads;
+import io.sparkps.ps.server.TableCalls;
 import io.sparkps.ps.server.Updates;
 import io.sparkps.ps.tls.PsTls;
 import java.io.IOException;
@@ -19,8 +20,9 @@ import java.util.concurrent.ThreadFactory;
 
 /**
  * The bulk port of one shard: one thread per connection, each serving one request at a time.
- * Reads never wait here (the client awaits readability over gRPC first, where the wait ends with
- * its call). {@link #close()} closes the port and every connection, which ends their threads.
+ * Reads of variables never wait here (the client awaits readability over gRPC first, where the
+ * wait ends with its call); a pull of SYNC or SSP table rows waits on its connection's thread,
+ * bounded by the request's wait. {@link #close()} closes the port and every connection, which ends their threads.
  *
  * <p>Strangers cannot exhaust it: at most {@value #MAX_PENDING} connections may be waiting to
  * authenticate (more are closed at once), each for {@value #HANDSHAKE_MILLIS} ms at the most, and
@@ -56,15 +58,15 @@ public final class BulkServer implements AutoCloseable {
    * Binds {@code host} on any free port and starts accepting at most {@code maxConnections}
    * clients, over TLS when {@code tls} is not null.
    */
-  public BulkServer(String host, PsToken token, PsTls tls, Updates updates, Reads reads, FloatPool pool,
-      ThreadFactory threads, int maxConnections) throws IOException {
+  public BulkServer(String host, PsToken token, PsTls tls, Updates updates, Reads reads, TableCalls tables,
+      FloatPool pool, ThreadFactory threads, int maxConnections) throws IOException {
     this.maxConnections = maxConnections;
     this.tls = tls;
     this.deadlines = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(threads);
     this.server = ServerSocketChannel.open().bind(new InetSocketAddress(host, 0));
     this.port = ((InetSocketAddress) server.socket().getLocalSocketAddress()).getPort();
     this.token = token.secret().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-    this.access = new ShardAccess(updates, reads, pool);
+    this.access = new ShardAccess(updates, reads, tables, pool);
     this.localId = LocalShards.register(this.token, access);
     this.threads = threads;
     threads.newThread(this::acceptLoop).start();
@@ -200,6 +202,16 @@ public final class BulkServer implements AutoCloseable {
   /** Connections refused so far: over the pending or the authenticated cap. */
   public long refused() {
     return refused.get();
+  }
+
+  /**
+   * Batches of table rows this shard took through its bulk data plane (its port, and memory from
+   * clients in its JVM): {@code PullEmbeddings} and {@code PushEmbeddings}, as the gRPC methods
+   * that carry them otherwise.
+   */
+  public java.util.Map<String, Long> rowCallsServed() {
+    long[] n = access.rowCalls();
+    return java.util.Map.of("PullEmbeddings", n[0], "PushEmbeddings", n[1]);
   }
 
   /** Authenticated connections being served now. */

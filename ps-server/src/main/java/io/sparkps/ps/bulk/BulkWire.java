@@ -13,6 +13,10 @@ final class BulkWire {
   static final int VERSION = 1;
   static final byte UPDATE = 1;
   static final byte READ = 2;
+  /** A batch of embedding-table pulls: the header is an {@code EmbeddingPullBatch}, the reply's body its rows. */
+  static final byte ROWS_PULL = 3;
+  /** A batch of embedding-table pushes: the header is an {@code EmbeddingPushBatch}, the reply's body an {@code UpdateReply}. */
+  static final byte ROWS_PUSH = 4;
   static final int MAX_HEADER_BYTES = 64 << 20;
 
   private BulkWire() {}

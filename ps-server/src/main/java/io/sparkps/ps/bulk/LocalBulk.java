@@ -3,6 +3,9 @@ package io.sparkps.ps.bulk;
 import io.grpc.Status;
 import io.sparkps.ps.PsToken;
 import io.sparkps.ps.wire.StatusMapping;
+import io.sparkps.ps.grpc.proto.EmbeddingPullBatch;
+import io.sparkps.ps.grpc.proto.EmbeddingPushBatch;
+import io.sparkps.ps.grpc.proto.EmbeddingRowsBatch;
 import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.Segment;
@@ -152,6 +155,26 @@ public final class LocalBulk implements BulkChannel {
       throw StatusMapping.toStatus(e).asRuntimeException();
     }
     return all.build();
+  }
+
+  @Override
+  public EmbeddingRowsBatch pullRows(EmbeddingPullBatch batch) {
+    checkServing();
+    try {
+      return shard.pullRows(batch);
+    } catch (RuntimeException e) {
+      throw StatusMapping.toStatus(e).asRuntimeException();
+    }
+  }
+
+  @Override
+  public UpdateReply pushRows(EmbeddingPushBatch batch) {
+    checkServing();
+    try {
+      return shard.pushRows(batch);
+    } catch (RuntimeException e) {
+      throw StatusMapping.toStatus(e).asRuntimeException();
+    }
   }
 
   private void checkServing() {

@@ -1,5 +1,8 @@
 package io.sparkps.ps.bulk;
 
+import io.sparkps.ps.grpc.proto.EmbeddingPullBatch;
+import io.sparkps.ps.grpc.proto.EmbeddingPushBatch;
+import io.sparkps.ps.grpc.proto.EmbeddingRowsBatch;
 import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.Segment;
@@ -9,6 +12,7 @@ import io.sparkps.ps.wire.FloatPool;
 import io.sparkps.ps.wire.Payload;
 import io.sparkps.ps.wire.PsError;
 import io.sparkps.ps.server.Reads;
+import io.sparkps.ps.server.TableCalls;
 import io.sparkps.ps.wire.SparseValues;
 import io.sparkps.ps.server.Updates;
 import java.io.IOException;
@@ -30,12 +34,16 @@ final class ShardAccess {
 
   private final Updates updates;
   private final Reads reads;
+  private final TableCalls tables;
   private final FloatPool pool;
+  private final java.util.concurrent.atomic.LongAdder rowPulls = new java.util.concurrent.atomic.LongAdder();
+  private final java.util.concurrent.atomic.LongAdder rowPushes = new java.util.concurrent.atomic.LongAdder();
   private volatile boolean closed;
 
-  ShardAccess(Updates updates, Reads reads, FloatPool pool) {
+  ShardAccess(Updates updates, Reads reads, TableCalls tables, FloatPool pool) {
     this.updates = updates;
     this.reads = reads;
+    this.tables = tables;
     this.pool = pool;
   }
 
@@ -121,6 +129,27 @@ final class ShardAccess {
   void read(PullRequest request, Reads.FrameSink sink) {
     reads.validate(request);
     reads.read(request, sink);
+  }
+
+  /**
+   * The rows of a batch of table pulls, once none of its SYNC or SSP tables waits for other
+   * workers: waiting on the calling thread, at most the longest wait the batch asks for (within the
+   * shard's maximum).
+   */
+  EmbeddingRowsBatch pullRows(EmbeddingPullBatch batch) {
+    rowPulls.increment();
+    return tables.rowsWhenReadable(batch);
+  }
+
+  /** Applies a batch of table pushes (gradients, or a refill's rows) and wakes the pulls waiting for them. */
+  UpdateReply pushRows(EmbeddingPushBatch batch) {
+    rowPushes.increment();
+    return tables.push(batch.getTablesList());
+  }
+
+  /** Batches of table rows pulled and pushed through the bulk data plane so far (port and memory). */
+  long[] rowCalls() {
+    return new long[] {rowPulls.sum(), rowPushes.sum()};
   }
 
   /** Whether the shard stopped serving. */

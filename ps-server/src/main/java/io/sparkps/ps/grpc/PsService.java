@@ -16,8 +16,6 @@ import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.EmbeddingPullBatch;
 import io.sparkps.ps.grpc.proto.EmbeddingPullRequest;
 import io.sparkps.ps.grpc.proto.EmbeddingPushBatch;
-import io.sparkps.ps.grpc.proto.EmbeddingPushRequest;
-import io.sparkps.ps.grpc.proto.EmbeddingRows;
 import io.sparkps.ps.grpc.proto.EmbeddingRowsBatch;
 import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
 import io.sparkps.ps.grpc.proto.HelloReply;
@@ -31,9 +29,9 @@ import io.sparkps.ps.grpc.proto.SnapshotRequest;
 import io.sparkps.ps.grpc.proto.UpdateReply;
 import io.sparkps.ps.wire.FloatPool;
 import io.sparkps.ps.wire.FloatRange;
-import io.sparkps.ps.wire.PackedArrays;
 import io.sparkps.ps.wire.Payload;
 import io.sparkps.ps.server.EmbeddingTables;
+import io.sparkps.ps.server.TableCalls;
 import io.sparkps.ps.server.OptimizerStates;
 import io.sparkps.ps.server.TableSnapshots;
 import io.sparkps.ps.server.Reads;
@@ -64,6 +62,7 @@ public final class PsService {
   private TableSnapshots tableSnapshots;
   private final Waiters waiters;
   private final EmbeddingTables embeddings;
+  private final TableCalls tableCalls;
   private final FloatPool pool;
   private final boolean copyPayloads;
   private final long maxWaitMs;
@@ -76,7 +75,7 @@ public final class PsService {
    * A service over {@code store}. {@code copyPayloads} must be set for in-process transports,
    * which hand frames over without serializing them.
    */
-  public PsService(ShardStore store, Waiters waiters, FloatPool pool, int maxFrameFloats,
+  public PsService(ShardStore store, Waiters waiters, TableCalls tableCalls, FloatPool pool, int maxFrameFloats,
       boolean copyPayloads, long maxWaitMs, int bulkPort, String localId, Runnable onShutdown) {
     this.bulkPort = bulkPort;
     this.localId = localId;
@@ -85,8 +84,8 @@ public final class PsService {
     this.reads = new Reads(store, maxFrameFloats);
     this.states = new OptimizerStates(store);
     this.waiters = waiters;
-    this.embeddings = new EmbeddingTables(store.shardIndex(), store::groupSpec);
-    embeddings.onStepApplied(waiters::signalLater); // a pull caught a restored SYNC table up: others may go on
+    this.tableCalls = tableCalls;
+    this.embeddings = tableCalls.tables();
     this.pool = pool;
     this.copyPayloads = copyPayloads;
     this.maxWaitMs = maxWaitMs;
@@ -142,7 +141,7 @@ public final class PsService {
                 createdTable(r) ? 1 : 0).build())))
         .addMethod(PsMethods.PULL_EMBEDDINGS, ServerCalls.asyncUnaryCall(this::pullEmbeddings))
         .addMethod(PsMethods.PUSH_EMBEDDINGS, ServerCalls.asyncUnaryCall((EmbeddingPushBatch r,
-            StreamObserver<UpdateReply> o) -> reply(o, () -> pushEmbeddings(r.getTablesList()))))
+            StreamObserver<UpdateReply> o) -> reply(o, () -> tableCalls.push(r.getTablesList()))))
         .addMethod(PsMethods.READ_OPTIMIZER_STATE, ServerCalls.asyncUnaryCall((OptimizerStateRequest r,
             StreamObserver<OptimizerState> o) -> reply(o, () -> states.read(r))))
         .addMethod(PsMethods.RESTORE_OPTIMIZER_STATE, ServerCalls.asyncUnaryCall((OptimizerState r,
@@ -322,69 +321,21 @@ public final class PsService {
    * workers, so the reply comes once none of the tables is blocked.
    */
   private void pullEmbeddings(EmbeddingPullBatch batch, StreamObserver<EmbeddingRowsBatch> observer) {
-    whenRowsReadable(batch.getTablesList(), observer, () -> {
-      EmbeddingRowsBatch.Builder reply = EmbeddingRowsBatch.newBuilder();
-      for (EmbeddingPullRequest r : batch.getTablesList()) {
-        reply.addTables(rows(r));
-      }
-      return reply.build();
-    });
-  }
-
-  private EmbeddingRows rows(EmbeddingPullRequest r) {
-    return EmbeddingRows.newBuilder().setValues(PackedArrays.ofFloats(
-        embeddings.pull(r.getTable(), PackedArrays.longs(r.getIds(), "ids"), r.getStep(), r.getTrain()))).build();
-  }
-
-  /** Replies with {@code rows} once no training pull of {@code pulls} waits for other workers (bounded). */
-  private void whenRowsReadable(List<EmbeddingPullRequest> pulls, StreamObserver<EmbeddingRowsBatch> observer,
-      Supplier<EmbeddingRowsBatch> rows) {
-    Supplier<String> blocker = () -> {
-      for (EmbeddingPullRequest r : pulls) {
-        String blocked = r.getTrain() ? embeddings.blocker(r.getTable(), r.getWorker(), r.getStep()) : null;
-        if (blocked != null) {
-          return blocked;
-        }
-      }
-      return null;
-    };
     String blocked;
     try {
-      blocked = blocker.get();
+      blocked = tableCalls.blocker(batch);
     } catch (RuntimeException e) {
       observer.onError(StatusMapping.toStatus(e).asRuntimeException());
       return;
     }
     if (blocked == null) {
-      reply(observer, rows); // ASYNC tables, reads, or nothing to wait for: answered on this thread, no hand-off
+      reply(observer, () -> tableCalls.rows(batch)); // nothing to wait for: answered on this thread, no hand-off
       return;
     }
-    long timeout = boundedWait(pulls.stream().mapToLong(EmbeddingPullRequest::getTimeoutMs).max().orElse(0));
-    bounded(observer, blocker, timeout, () -> reply(observer, rows), missing -> "waited " + timeout + " ms: " + missing);
-  }
-
-  /**
-   * Applies pushes (gradients, or a refill's rows) table by table, once all are checked, and wakes
-   * the pulls that wait for them.
-   */
-  private UpdateReply pushEmbeddings(List<EmbeddingPushRequest> pushes) {
-    List<long[]> ids = new ArrayList<>(pushes.size());
-    List<float[]> values = new ArrayList<>(pushes.size());
-    for (EmbeddingPushRequest r : pushes) {
-      ids.add(PackedArrays.longs(r.getIds(), "ids"));
-      values.add(PackedArrays.floats(r.getGradients(), r.getAssign() ? "rows" : "gradients"));
-      embeddings.check(r.getTable(), ids.get(ids.size() - 1), values.get(values.size() - 1), r.getAssign());
-    }
-    for (int i = 0; i < pushes.size(); i++) {
-      EmbeddingPushRequest r = pushes.get(i);
-      if (r.getAssign()) {
-        embeddings.assign(r.getTable(), ids.get(i), values.get(i), r.getStep());
-      } else {
-        embeddings.push(r.getTable(), r.getWorker(), ids.get(i), values.get(i), r.getStep());
-      }
-    }
-    waiters.signal(); // a SYNC step applied, or an SSP clock moved: pulls may go on
-    return UpdateReply.getDefaultInstance();
+    long timeout = boundedWait(batch.getTablesList().stream().mapToLong(EmbeddingPullRequest::getTimeoutMs).max()
+        .orElse(0));
+    bounded(observer, () -> tableCalls.blocker(batch), timeout, () -> reply(observer, () -> tableCalls.rows(batch)),
+        missing -> "waited " + timeout + " ms: " + missing);
   }
 
   private void pull(PullRequest request, StreamObserver<Frame> observer) {

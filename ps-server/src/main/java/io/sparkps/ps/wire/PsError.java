@@ -5,7 +5,7 @@ public final class PsError extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
   /** Why the request was refused; the transport maps each kind to a status code. */
-  public enum Kind { NOT_FOUND, INVALID, CONFLICT, PRECONDITION, TIMEOUT, INTERNAL }
+  public enum Kind { NOT_FOUND, INVALID, CONFLICT, PRECONDITION, TIMEOUT, UNAVAILABLE, INTERNAL }
 
   private final Kind kind;
 
@@ -38,5 +38,15 @@ public final class PsError extends RuntimeException {
 
   public static PsError precondition(String message) {
     return new PsError(Kind.PRECONDITION, message);
+  }
+
+  /** A bounded wait that ended before what it waited for came. */
+  public static PsError timeout(String message) {
+    return new PsError(Kind.TIMEOUT, message);
+  }
+
+  /** The shard cannot serve the request now (it is stopping). */
+  public static PsError unavailable(String message) {
+    return new PsError(Kind.UNAVAILABLE, message);
   }
 }

@@ -22,6 +22,7 @@ public final class StatusMapping {
         case CONFLICT -> Status.ALREADY_EXISTS;
         case PRECONDITION -> Status.FAILED_PRECONDITION;
         case TIMEOUT -> Status.DEADLINE_EXCEEDED;
+        case UNAVAILABLE -> Status.UNAVAILABLE;
         case INTERNAL -> Status.INTERNAL;
       };
       return s.withDescription(e.getMessage());

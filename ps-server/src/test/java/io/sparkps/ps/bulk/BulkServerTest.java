@@ -11,7 +11,9 @@ import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.PullItem;
 import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.wire.FloatPool;
+import io.sparkps.ps.server.EmbeddingTables;
 import io.sparkps.ps.server.Reads;
+import io.sparkps.ps.server.TableCalls;
 import io.sparkps.ps.server.ShardStore;
 import io.sparkps.ps.server.Updates;
 import io.sparkps.ps.server.Waiters;
@@ -39,7 +41,8 @@ class BulkServerTest {
   }
 
   private BulkServer server(int maxConnections) throws java.io.IOException {
-    return new BulkServer("127.0.0.1", token, null, new Updates(store), new Reads(store, 1 << 18), new FloatPool(1 << 20),
+    return new BulkServer("127.0.0.1", token, null, new Updates(store), new Reads(store, 1 << 18),
+        new TableCalls(new EmbeddingTables(0), new Waiters(timer, Runnable::run), 1000, "ps 0"), new FloatPool(1 << 20),
         r -> new Thread(r, "bulk-test-" + threadNumber.incrementAndGet()), maxConnections);
   }
 
@@ -192,6 +195,40 @@ class BulkServerTest {
         assertEquals(Status.Code.NOT_FOUND, e.getStatus().getCode());
         assertTrue(e.getStatus().getDescription().contains("unknown variable 'nope'"), e.getMessage());
       }
+    }
+  }
+
+  /**
+   * Table rows over the port: a pull of a table the shard lacks fails with its message and the
+   * connection serves the next request; a rows request that carries a payload is malformed: refused
+   * as INVALID_ARGUMENT naming the field, and its connection closed.
+   */
+  @Test
+  void rowsOfAnUnknownTable_failWithTheShardsMessage_andARowsRequestWithAPayload_isRefused() throws Exception {
+    try (BulkClient client = new BulkClient("127.0.0.1", server.port(), token, null, Duration.ofSeconds(5), timer)) {
+      io.sparkps.ps.grpc.proto.EmbeddingPullBatch pull = io.sparkps.ps.grpc.proto.EmbeddingPullBatch.newBuilder()
+          .addTables(io.sparkps.ps.grpc.proto.EmbeddingPullRequest.newBuilder().setTable("nope")
+              .setIds(io.sparkps.ps.wire.PackedArrays.ofLongs(new long[] {1L}))).build();
+      for (int i = 0; i < 2; i++) {
+        StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> client.pullRows(pull));
+        assertEquals(Status.Code.NOT_FOUND, e.getStatus().getCode(), e.getMessage());
+        assertTrue(e.getStatus().getDescription().contains("embedding table 'nope' does not exist on ps 0"),
+            e.getMessage());
+      }
+    }
+    try (java.nio.channels.SocketChannel raw = java.nio.channels.SocketChannel.open(
+        new java.net.InetSocketAddress("127.0.0.1", server.port()))) {
+      byte[] secret = token.secret().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+      BulkWire.writeFully(raw, ByteBuffer.allocate(12 + secret.length).putInt(BulkWire.MAGIC).putInt(BulkWire.VERSION)
+          .putInt(secret.length).put(secret).flip());
+      assertEquals(0, BulkWire.read(raw, 1).get(), "authenticated");
+      BulkWire.writeFully(raw, ByteBuffer.allocate(1 + 4 + 8).put(BulkWire.ROWS_PULL).putInt(0).putLong(8).flip());
+      assertEquals(Status.Code.INVALID_ARGUMENT.value(), BulkWire.read(raw, 1).get());
+      String message = new String(BulkWire.readBlock(raw), java.nio.charset.StandardCharsets.UTF_8);
+      assertTrue(message.contains("carries them in its header, not 8 bytes of payload (field payload_bytes)"), message);
+      BulkWire.read(raw, 8);
+      raw.socket().setSoTimeout(5000);
+      assertEquals(-1, raw.socket().getInputStream().read(), "the connection is closed");
     }
   }
 
