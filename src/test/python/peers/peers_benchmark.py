@@ -121,7 +121,7 @@ def main(rounds: int, epochs: int, model: str, eval_every: float) -> None:
         for name, argv in order:
             result = run(argv)
             results[name].append(result)
-            print("round %d %s" % (r + 1, json.dumps(result)), flush=True)
+            print("round %d %s %s" % (r + 1, name, json.dumps(result)), flush=True)
     for name, rs in results.items():
         failed = [x for x in rs if "error" in x]
         if failed:  # a peer that does not run is recorded with its error, not ranked

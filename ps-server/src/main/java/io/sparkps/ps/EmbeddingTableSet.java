@@ -25,7 +25,9 @@ import java.util.stream.Collectors;
 /**
  * Several embedding tables pulled and pushed together ({@link PsClient#embeddingTables}): a
  * minibatch's rows of all the tables come from each ps in one call and their gradients go back in
- * one, so a step costs one round trip per ps each way however many tables the model has. Each id
+ * one, so a step costs one round trip per ps each way however many tables the model has. The calls
+ * take each ps's bulk channel (its bulk port, or memory for a ps in this JVM) unless the client
+ * sends rows over gRPC. Each id
  * goes to the ps its hash places it on, the ps in parallel; only the ids asked for travel. Pass
  * each table's ids once per call (a minibatch's unique ids, gradients summed). Thread-safe as its
  * client is; closing the client ends it.
@@ -126,7 +128,7 @@ public final class EmbeddingTableSet {
     Placed placed = new Placed(ids, shards.size());
     Map<Integer, Function<ShardStub, CompletableFuture<EmbeddingRowsBatch>>> calls = new LinkedHashMap<>();
     Map<Integer, List<Integer>> asked = new LinkedHashMap<>(); // per shard called, the tables it was asked for
-    Map<Integer, EmbeddingPullBatch> requests = new LinkedHashMap<>();
+    Duration bound = train && grouped ? waitTimeout.plus(callTimeout) : callTimeout;
     for (int shard = 0; shard < shards.size(); shard++) {
       EmbeddingPullBatch.Builder batch = EmbeddingPullBatch.newBuilder();
       List<Integer> tables = new ArrayList<>();
@@ -140,16 +142,11 @@ public final class EmbeddingTableSet {
       }
       if (!tables.isEmpty()) {
         EmbeddingPullBatch request = batch.build();
-        requests.put(shard, request);
         bytes.addAndGet(request.getSerializedSize());
+        calls.put(shard, call(shard, b -> b.pullRows(request), s -> s.pullEmbeddings(request), bound));
         asked.put(shard, tables);
       }
     }
-    Duration bound = train && grouped ? waitTimeout.plus(callTimeout) : callTimeout;
-    asked.forEach((shard, tables) -> {
-      EmbeddingPullBatch request = requests.get(shard);
-      calls.put(shard, call(shard, b -> b.pullRows(request), s -> s.pullEmbeddings(request), bound));
-    });
     List<EmbeddingRowsBatch> replies = Calls.run(shards, calls, op + " of " + names, bound, recovery);
     float[][] out = new float[specs.size()][];
     for (int t = 0; t < specs.size(); t++) {

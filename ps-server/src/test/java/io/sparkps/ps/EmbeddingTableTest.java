@@ -173,6 +173,62 @@ class EmbeddingTableTest {
     assertEquals(after[0] - 0.5f * 2 / 2, w1.pull(ids, 2)[0], 1e-6f);
   }
 
+  /**
+   * A SYNC pull held on its ps (the ps counts it waiting for worker 1) ends at once, not at its
+   * 30 s wait, when its client drops the ps as lost (a hung ps answers nothing), and when the ps
+   * stops. In the ps's own JVM a lost ps is a stopped one, so only the stop is tried there.
+   */
+  @Test
+  void aWaitingSyncPull_endsAtOnce_whenItsPsIsDroppedOrStops() throws Exception {
+    client.createGroup(ConsistencyGroup.sync("g", 2));
+    long[] ids = LongStream.range(0, 200).filter(id -> EmbeddingTable.shardOf(id, 2) == 0).limit(3).toArray();
+    ParameterServer ps0 = cluster.servers.get(0);
+    if (!transport().equals("same-jvm")) {
+      PsClient c0 = cluster.client(cluster.builder().optWorker(0).optWaitTimeout(java.time.Duration.ofSeconds(30)));
+      EmbeddingTable w0 = c0.embeddingTable(spec("sync-item").optGroup("g").build());
+      w0.push(ids, new float[4 * ids.length], 0);
+      long dropped = heldThenReleased(() -> w0.pull(ids, 1), () -> c0.dropShard(0, ps0.address()));
+      assertTrue(dropped < 5_000, "the pull ended " + dropped + " ms after its ps was dropped");
+    }
+    PsClient c1 = cluster.client(cluster.builder().optWorker(0).optWaitTimeout(java.time.Duration.ofSeconds(30)));
+    EmbeddingTable w0 = c1.embeddingTable(spec("sync-item").optGroup("g").build());
+    w0.push(ids, new float[4 * ids.length], 0);
+    long stopped = heldThenReleased(() -> w0.pull(ids, 1), ps0::close);
+    assertTrue(stopped < 8_000, "the pull ended " + stopped + " ms after its ps stopped (which waits 2 s for calls)");
+    // ... and so did the ps's side of it: no bulk thread of ps 0 is left waiting for worker 1.
+    long until = System.nanoTime() + 5_000_000_000L;
+    while (bulkThreads("sparkps-ps-0-bulk") > 0 && System.nanoTime() < until) {
+      Thread.sleep(20);
+    }
+    assertEquals(0, bulkThreads("sparkps-ps-0-bulk"), "ps 0's bulk threads after it stopped");
+  }
+
+  private static long bulkThreads(String prefix) {
+    return Thread.getAllStackTraces().keySet().stream().filter(t -> t.isAlive() && t.getName().startsWith(prefix)).count();
+  }
+
+  /**
+   * Starts {@code pull}, waits until ps 0 holds it waiting (and it has not returned), runs
+   * {@code release}, and returns the milliseconds until the pull failed with a {@link PsException}.
+   */
+  private long heldThenReleased(java.util.function.Supplier<float[]> pull, Runnable release) throws Exception {
+    ParameterServer ps0 = cluster.servers.get(0);
+    java.util.concurrent.CompletableFuture<float[]> held = java.util.concurrent.CompletableFuture.supplyAsync(pull);
+    long until = System.nanoTime() + 10_000_000_000L;
+    while (ps0.pendingWaits() == 0 && System.nanoTime() < until) {
+      Thread.sleep(10);
+    }
+    assertEquals(1, ps0.pendingWaits(), "ps 0 holds the pull, waiting for worker 1");
+    assertTrue(!held.isDone(), "the pull waits");
+    long released = System.nanoTime();
+    release.run();
+    java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+        () -> held.get(20, java.util.concurrent.TimeUnit.SECONDS));
+    long ms = (System.nanoTime() - released) / 1_000_000;
+    assertTrue(e.getCause() instanceof PsException, "a PsException: " + e.getCause());
+    return ms;
+  }
+
   @Test
   void aSyncPull_waitsAtMostTheWaitTimeout_namingTheWorkersItWaitsFor() {
     client.createGroup(ConsistencyGroup.sync("g", 2));

@@ -48,6 +48,8 @@ public final class BulkClient implements BulkChannel {
   private final ScheduledExecutorService timer;
   private final PsTls tls;
   private final Queue<ByteChannel> idle = new ConcurrentLinkedQueue<>();
+  /** Connections carrying a request now: closed with the client, which fails their requests at once. */
+  private final java.util.Set<ByteChannel> busy = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final boolean bf16;
   private final java.util.concurrent.atomic.AtomicLong wireBytes = new java.util.concurrent.atomic.AtomicLong();
   /** Each transfer thread's buffer for bfloat16 payloads (grown as needed). */
@@ -259,6 +261,10 @@ public final class BulkClient implements BulkChannel {
     } catch (io.grpc.StatusRuntimeException e) {
       throw e.getStatus().withCause(new NotConnected(e)).asRuntimeException();
     }
+    busy.add(ch);
+    if (closed) {
+      closeQuietly(ch); // closed while this request borrowed it: it fails below as any closed connection
+    }
     ScheduledFuture<?> deadline = timer.schedule(() -> closeQuietly(ch), deadlineAfter.toMillis(), TimeUnit.MILLISECONDS);
     boolean reusable = false;
     try {
@@ -269,10 +275,15 @@ public final class BulkClient implements BulkChannel {
       reusable = true;
       throw e;
     } catch (IOException e) {
+      if (closed) { // as gRPC fails the calls of a channel shut down
+        throw Status.UNAVAILABLE.withDescription("bulk transfer with " + address + " ended: the client closed its "
+            + "connections (the shard was dropped as lost, or the client is closing)").withCause(e).asRuntimeException();
+      }
       Status status = ch.isOpen() ? Status.UNAVAILABLE : Status.DEADLINE_EXCEEDED;
       throw status.withDescription("bulk transfer with " + address + (ch.isOpen() ? " failed: " + e
           : " took longer than " + deadlineAfter.toMillis() + " ms")).withCause(e).asRuntimeException();
     } finally {
+      busy.remove(ch);
       boolean inTime = deadline.cancel(false);
       if (reusable && inTime && ch.isOpen() && !closed) {
         idle.add(ch);
@@ -330,12 +341,16 @@ public final class BulkClient implements BulkChannel {
     return tls == null ? "tcp" : "tls";
   }
 
-  /** Closes every pooled connection; idempotent. */
+  /**
+   * Closes every connection, idle or carrying a request (which then fails at once: a shard dropped
+   * as lost does not hold its callers until their deadlines); idempotent.
+   */
   @Override
   public void close() {
     closed = true;
     for (ByteChannel ch = idle.poll(); ch != null; ch = idle.poll()) {
       closeQuietly(ch);
     }
+    busy.forEach(BulkClient::closeQuietly);
   }
 }

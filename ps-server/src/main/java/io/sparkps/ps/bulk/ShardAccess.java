@@ -159,5 +159,6 @@ final class ShardAccess {
 
   void close() {
     closed = true;
+    tables.close(); // the pulls waiting on connections' threads end now, not at their timeouts
   }
 }

@@ -26,6 +26,9 @@ public final class TableCalls {
   private final Waiters waiters;
   private final long maxWaitMs;
   private final String name;
+  /** The pulls waiting on their callers' threads now, failed at once when the shard stops. */
+  private final java.util.Set<CompletableFuture<Void>> waiting = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private volatile boolean closed;
 
   /**
    * The calls of {@code tables} of the shard called {@code name} ("ps 0"), whose waits
@@ -85,6 +88,10 @@ public final class TableCalls {
       return rows(batch); // ASYNC tables, reads, or nothing to wait for: no hand-off
     }
     CompletableFuture<Void> ready = new CompletableFuture<>();
+    waiting.add(ready);
+    if (closed) {
+      ready.completeExceptionally(stopped());
+    }
     String[] missing = {null};
     Waiters.Wait wait = waiters.await(() -> blocker(batch), timeoutMs, () -> ready.complete(null), what -> {
       missing[0] = what;
@@ -95,15 +102,32 @@ public final class TableCalls {
     } catch (InterruptedException e) {
       wait.cancel();
       Thread.currentThread().interrupt();
-      throw PsError.unavailable(name + ": a pull of embedding rows was interrupted: the ps is stopping");
-    } catch (ExecutionException | TimeoutException e) {
+      throw stopped();
+    } catch (ExecutionException e) {
+      wait.cancel();
+      throw e.getCause() instanceof PsError p ? p : stopped();
+    } catch (TimeoutException e) {
       wait.cancel();
       throw PsError.timeout(name + ": waited " + timeoutMs + " ms for embedding rows: " + blocker(batch));
+    } finally {
+      waiting.remove(ready);
     }
     if (missing[0] != null) {
       throw PsError.timeout(name + ": waited " + timeoutMs + " ms: " + missing[0]);
     }
     return rows(batch);
+  }
+
+  /** Fails the pulls waiting on their callers' threads, and any that would wait later: the shard is stopping. */
+  public void close() {
+    closed = true;
+    for (CompletableFuture<Void> f : waiting) {
+      f.completeExceptionally(stopped());
+    }
+  }
+
+  private PsError stopped() {
+    return PsError.unavailable(name + " stopped serving while a pull of embedding rows waited for other workers");
   }
 
   /**
