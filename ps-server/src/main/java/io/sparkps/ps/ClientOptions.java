@@ -22,6 +22,7 @@ abstract class ClientOptions<B extends ClientOptions<B>> {
   int chunkBytes = 1 << 20;
   int flowControlWindow = 32 << 20;
   boolean sameJvm = !"false".equalsIgnoreCase(System.getProperty(PsClient.SAME_JVM_PROPERTY, "true"));
+  long bulkMinBytes = Long.getLong(PsClient.BULK_MIN_BYTES_PROPERTY, 0);
   boolean rowsOverBulk = !"false".equalsIgnoreCase(System.getProperty(PsClient.ROWS_OVER_BULK_PROPERTY, "true"));
   boolean bf16;
   double sparseDensity;
@@ -100,6 +101,20 @@ abstract class ClientOptions<B extends ClientOptions<B>> {
       throw new IllegalArgumentException("flowControlWindow must be >= 65535, got " + bytes);
     }
     this.flowControlWindow = bytes;
+    return self();
+  }
+
+  /**
+   * Dense transfers to a shard of fewer bytes go as gRPC calls instead of over its bulk port
+   * (default 0: every transfer takes the bulk port when the shard has one, measured faster for
+   * small ones too; or the system property {@value PsClient#BULK_MIN_BYTES_PROPERTY}). A shard in
+   * this JVM is reached through memory whatever the size.
+   */
+  public B optBulkMinBytes(long bytes) {
+    if (bytes < 0) {
+      throw new IllegalArgumentException("bulkMinBytes must be >= 0, got " + bytes);
+    }
+    this.bulkMinBytes = bytes;
     return self();
   }
 

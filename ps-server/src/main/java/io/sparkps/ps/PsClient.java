@@ -31,6 +31,8 @@ public final class PsClient implements AutoCloseable {
    * channels when {@code false} (for benchmarks that compare the two).
    */
   public static final String ROWS_OVER_BULK_PROPERTY = "sparkps.ps.rowsOverBulk";
+  /** System property: the default of {@link Builder#optBulkMinBytes}. */
+  public static final String BULK_MIN_BYTES_PROPERTY = "sparkps.ps.bulkMinBytes";
   private final Builder config;
   private final Connections connections;
   private final List<ShardStub> shards;
@@ -52,9 +54,10 @@ public final class PsClient implements AutoCloseable {
         config.callTimeout);
     SparseTransfers sparse = config.sparseDensity > 0
         ? new SparseTransfers(config.sparseDensity, config.sparsePullDensity) : null;
-    this.transfers = new Transfers(connections, config.chunkBytes, config.worker, config.callTimeout, recovery, sparse);
+    this.transfers = new Transfers(connections, config.chunkBytes, config.worker, config.callTimeout, recovery, sparse,
+        config.bulkMinBytes);
     this.pulls = new Pulls(connections, catalog::mayWait, config.worker, config.callTimeout, config.waitTimeout,
-        recovery, sparse);
+        recovery, sparse, config.bulkMinBytes);
     recovery.attach(transfers);
     this.tables = new TableHandles(shards, config.rowsOverBulk ? connections : null, config.worker, config.callTimeout,
         config.waitTimeout, recovery);

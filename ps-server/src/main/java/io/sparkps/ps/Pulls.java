@@ -38,9 +38,12 @@ final class Pulls {
   private final Calls.Recoverer recoverer;
   /** Sparse pulls (null: dense). */
   private final SparseTransfers sparse;
+  /** Reads from one shard of fewer bytes go as gRPC calls (see {@link Transfers}). */
+  private final long bulkMinBytes;
 
   Pulls(Connections connections, Predicate<String> mayWait, int worker, Duration callTimeout, Duration waitTimeout,
-      Calls.Recoverer recoverer, SparseTransfers sparse) {
+      Calls.Recoverer recoverer, SparseTransfers sparse, long bulkMinBytes) {
+    this.bulkMinBytes = bulkMinBytes;
     this.connections = connections;
     this.shards = connections.stubs();
     this.mayWait = mayWait;
@@ -165,7 +168,7 @@ final class Pulls {
     Map<Integer, Function<ShardStub, CompletableFuture<Object>>> calls = new LinkedHashMap<>();
     requests.forEach((shard, builder) -> {
       PullRequest request = builder.build();
-      if (bytesPerShard.getOrDefault(shard, 0L) < Transfers.BULK_MIN_BYTES && !connections.sameJvm(shard) && !sparsePull) {
+      if (bytesPerShard.getOrDefault(shard, 0L) < bulkMinBytes && !connections.sameJvm(shard) && !sparsePull) {
         calls.put(shard, stub -> stub.pull(request, sink, wait).thenApply(f -> f));
         return;
       }

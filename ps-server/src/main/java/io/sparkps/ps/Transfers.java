@@ -28,11 +28,6 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * version its gradients were computed from. {@link Pulls} is the reading half.
  */
 final class Transfers {
-  /**
-   * Transfers to one shard of at least this many bytes go over its bulk port when it has one; to a
-   * shard in this JVM, dense transfers of any size go through memory.
-   */
-  static final long BULK_MIN_BYTES = 1L << 20;
   private final List<ShardStub> shards;
   private final Connections connections;
   private final int chunkBytes;
@@ -44,9 +39,15 @@ final class Transfers {
   private final Calls.Recoverer recoverer;
   /** Sparse gradients and pulls (null: dense). */
   private final SparseTransfers sparse;
+  /**
+   * Transfers to one shard of at least this many bytes go over its bulk port when it has one, the
+   * others as gRPC calls; to a shard in this JVM, dense transfers of any size go through memory.
+   */
+  private final long bulkMinBytes;
 
   Transfers(Connections connections, int chunkBytes, int worker, Duration callTimeout, Calls.Recoverer recoverer,
-      SparseTransfers sparse) {
+      SparseTransfers sparse, long bulkMinBytes) {
+    this.bulkMinBytes = bulkMinBytes;
     this.recoverer = recoverer;
     this.sparse = sparse;
     this.connections = connections;
@@ -202,7 +203,7 @@ final class Transfers {
       java.util.function.Supplier<List<TensorCodec.Piece>> plain = () -> !anyPicked ? list : list.stream()
           .map(p -> picked.containsKey(p) ? new TensorCodec.Piece(p.name(), p.offset(), p.rows(), picked.get(p).dense()) : p)
           .toList();
-      if ((bytes < BULK_MIN_BYTES && !connections.sameJvm(shard) && !anyPicked) || !dense) {
+      if ((bytes < bulkMinBytes && !connections.sameJvm(shard) && !anyPicked) || !dense) {
         return stub.update(TensorCodec.frames(template, plain.get(), chunkBytes));
       }
       return CompletableFuture.supplyAsync(() -> {

@@ -46,8 +46,8 @@ class TlsTest {
          Relay grpc = new Relay("127.0.0.1", 0, new InetSocketAddress(PS_HOST, ps.port()));
          Relay bulk = new Relay("127.0.0.1", ps.bulkPort(), new InetSocketAddress(PS_HOST, ps.bulkPort()))) {
       PsClient.Builder cb = PsClient.builder().setShards(List.of(grpc.address())).setToken(token)
-          .optSameJvmTransfers(false);
-      INDArray small = Nd4j.rand(DataType.FLOAT, 16, 16); // below the bulk size: gRPC frames
+          .optSameJvmTransfers(false).optBulkMinBytes(1 << 20);
+      INDArray small = Nd4j.rand(DataType.FLOAT, 16, 16); // below the bulk size set: gRPC frames
       INDArray big = Nd4j.rand(DataType.FLOAT, 1024, 512); // 2 MiB: the bulk port
       try (PsClient c = (tls ? cb.optTls(identity) : cb).build()) {
         c.create(VariableSpec.of("small", 16, 16));
