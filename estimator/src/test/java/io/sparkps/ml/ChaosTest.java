@@ -126,13 +126,15 @@ class ChaosTest {
   }
 
   /**
-   * The points are of the chief's steps as its heartbeats report them, 1-2 s behind the run: kills
-   * "at 60%" of these 10-15 s runs landed at steps 102-154 of 156, and one after the last push. A
-   * late fault is at 45-50% here.
+   * The points are of the chief's steps as its heartbeats report them, which lag the run: kills
+   * "at 60%" of these 10-15 s runs landed at steps 102-154 of 156, and one after the last push;
+   * with every transfer on the bulk port the steps got faster, and "45%" landed after the last
+   * push, "15%" at step 82. A late fault is at 30% here (30-50% for the SIGSTOPs below, whose
+   * loss is found later).
    */
   @Test
   void psKilled_earlyAndLate_withEverySlotBusy_survivedAndRecorded() throws Exception {
-    for (double at : new double[] {0.15, 0.45}) {
+    for (double at : new double[] {0.15, 0.3}) {
       Outcome o = run(new Fault(Role.PS, 0, "KILL", at));
       assertSurvived(o, "ps kill -9 at " + at);
       assertEquals(1, o.recoveries().size(), o.toString());
