@@ -159,19 +159,19 @@ public final class LocalBulk implements BulkChannel {
 
   @Override
   public EmbeddingRowsBatch pullRows(EmbeddingPullBatch batch) {
-    checkServing();
-    try {
-      return shard.pullRows(batch);
-    } catch (RuntimeException e) {
-      throw StatusMapping.toStatus(e).asRuntimeException();
-    }
+    return served(() -> shard.pullRows(batch));
   }
 
   @Override
   public UpdateReply pushRows(EmbeddingPushBatch batch) {
+    return served(() -> shard.pushRows(batch));
+  }
+
+  /** {@code call}'s answer while the shard serves; its failure as the status the bulk port would send. */
+  private <T> T served(java.util.function.Supplier<T> call) {
     checkServing();
     try {
-      return shard.pushRows(batch);
+      return call.get();
     } catch (RuntimeException e) {
       throw StatusMapping.toStatus(e).asRuntimeException();
     }
