@@ -415,8 +415,8 @@ class EmbeddingTableTest {
             .setIds(io.sparkps.ps.wire.PackedArrays.ofLongs(new long[] {1L}))
             .setGradients(io.sparkps.ps.wire.PackedArrays.ofFloats(new float[4])))
         .build();
-    io.grpc.ManagedChannel channel = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
-        .forAddress("127.0.0.1", cluster.servers.get(0).port()).usePlaintext().build();
+    io.grpc.ManagedChannel channel = io.sparkps.ps.grpc.Connections.secured(io.grpc.netty.shaded.io.grpc.netty
+        .NettyChannelBuilder.forAddress("127.0.0.1", cluster.servers.get(0).port()), cluster.tls()).build();
     try {
       io.grpc.Status status = io.sparkps.ps.testing.RawCalls.call(io.grpc.ClientInterceptors.intercept(channel,
           io.sparkps.ps.grpc.Auth.client(cluster.token)), "sparkps.ps.v1.ParameterService/PushEmbeddings",

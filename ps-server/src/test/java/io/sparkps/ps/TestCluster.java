@@ -67,6 +67,11 @@ final class TestCluster implements AutoCloseable {
     };
   }
 
+  /** The run's certificate when the shards serve TLS, else null. */
+  io.sparkps.ps.tls.PsTls tls() {
+    return tls;
+  }
+
   List<String> addresses() {
     return servers.stream().map(ParameterServer::address).toList();
   }
