@@ -14,7 +14,6 @@ import io.sparkps.ps.grpc.proto.AwaitInitializedRequest;
 import io.sparkps.ps.grpc.proto.CreateReply;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.EmbeddingPullBatch;
-import io.sparkps.ps.grpc.proto.EmbeddingPullRequest;
 import io.sparkps.ps.grpc.proto.EmbeddingPushBatch;
 import io.sparkps.ps.grpc.proto.EmbeddingRowsBatch;
 import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
@@ -332,8 +331,7 @@ public final class PsService {
       reply(observer, () -> tableCalls.rows(batch)); // nothing to wait for: answered on this thread, no hand-off
       return;
     }
-    long timeout = boundedWait(batch.getTablesList().stream().mapToLong(EmbeddingPullRequest::getTimeoutMs).max()
-        .orElse(0));
+    long timeout = boundedWait(tableCalls.waitBound(batch));
     bounded(observer, () -> tableCalls.blocker(batch), timeout, () -> reply(observer, () -> tableCalls.rows(batch)),
         missing -> "waited " + timeout + " ms: " + missing);
   }
