@@ -2,7 +2,7 @@ package io.sparkps.bench;
 
 import io.sparkps.ml.Dl4jEstimator;
 import io.sparkps.ml.data.IdxDataFrames;
-import io.sparkps.ps.Consistency;
+import io.sparkps.ps.spec.Consistency;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

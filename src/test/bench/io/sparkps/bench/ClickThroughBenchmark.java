@@ -6,7 +6,7 @@ import io.sparkps.ml.datasets.ClickThroughData;
 import io.sparkps.ml.embedding.EmbeddingInputs;
 import io.sparkps.ml.embedding.WideAndDeep;
 import io.sparkps.ml.param.EmbeddingColumn;
-import io.sparkps.ps.Consistency;
+import io.sparkps.ps.spec.Consistency;
 import io.sparkps.spark.JobStatus;
 import io.sparkps.spark.ProgressListener;
 import io.sparkps.spark.Role;

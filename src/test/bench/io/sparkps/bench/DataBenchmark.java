@@ -4,7 +4,7 @@ import io.sparkps.ml.data.IdxDataFrames;
 import io.sparkps.ml.data.Prototypes;
 import io.sparkps.ml.param.TrainingConfig;
 import io.sparkps.ml.training.Dl4jTrainer;
-import io.sparkps.ps.Consistency;
+import io.sparkps.ps.spec.Consistency;
 import io.sparkps.spark.ExecutorPeaks;
 import io.sparkps.spark.LocalClusters;
 import io.sparkps.spark.Role;

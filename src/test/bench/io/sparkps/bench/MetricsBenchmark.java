@@ -3,7 +3,7 @@ package io.sparkps.bench;
 import io.sparkps.ml.Dl4jEstimator;
 import io.sparkps.ml.Dl4jModel;
 import io.sparkps.ml.data.IdxDataFrames;
-import io.sparkps.ps.Consistency;
+import io.sparkps.ps.spec.Consistency;
 import io.sparkps.spark.ClusterSpec;
 import io.sparkps.spark.SparkPsConf;
 import io.sparkps.spark.TrainingCluster;

@@ -3,7 +3,7 @@ package io.sparkps.bench;
 import io.sparkps.ml.Dl4jEstimator;
 import io.sparkps.ml.Dl4jModel;
 import io.sparkps.ml.param.EmbeddingColumn;
-import io.sparkps.ps.Consistency;
+import io.sparkps.ps.spec.Consistency;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;

@@ -4,7 +4,7 @@ import io.sparkps.ml.Dl4jEstimator;
 import io.sparkps.ml.Dl4jModel;
 import io.sparkps.ml.data.IdxDataFrames;
 import io.sparkps.ml.data.IdxFile;
-import io.sparkps.ps.Consistency;
+import io.sparkps.ps.spec.Consistency;
 import io.sparkps.spark.TaskProgress;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkps.ps.PsClient;
-import io.sparkps.ps.PsToken;
-import io.sparkps.ps.VariableInfo;
 import io.sparkps.ps.example.SeedExample;
+import io.sparkps.ps.spec.PsToken;
+import io.sparkps.ps.spec.VariableInfo;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;

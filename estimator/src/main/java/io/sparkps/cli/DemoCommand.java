@@ -65,7 +65,7 @@ final class DemoCommand implements Callable<Integer> {
     t.network = "mlp";
     t.workers = workers;
     t.ps = 1;
-    t.consistency = io.sparkps.ps.Consistency.SYNC;
+    t.consistency = io.sparkps.ps.spec.Consistency.SYNC;
     t.epochs = epochs;
     t.batchSize = 64;
     t.seed = 42;

@@ -3,7 +3,7 @@ package io.sparkps.ml;
 import io.sparkps.ml.data.Schemas;
 import io.sparkps.ml.network.Net;
 import io.sparkps.ml.param.TrainingConfig;
-import io.sparkps.ps.Consistency;
+import io.sparkps.ps.spec.Consistency;
 import org.apache.spark.ml.param.ParamMap;
 import org.apache.spark.ml.util.DefaultParamsReader;
 import org.apache.spark.ml.util.DefaultParamsWritable;

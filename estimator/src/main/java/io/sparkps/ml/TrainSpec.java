@@ -3,7 +3,7 @@ package io.sparkps.ml;
 import io.sparkps.ml.checkpoint.Checkpoints;
 import io.sparkps.ml.param.TrainingConfig;
 import io.sparkps.ml.param.TrainingConfigBuilder;
-import io.sparkps.ps.Consistency;
+import io.sparkps.ps.spec.Consistency;
 import java.io.Serializable;
 import java.util.Objects;
 

@@ -12,7 +12,7 @@ import io.sparkps.ml.param.EmbeddingColumn;
 import io.sparkps.ml.param.TrainingConfig;
 import io.sparkps.ps.ParameterServer;
 import io.sparkps.ps.PsClient;
-import io.sparkps.ps.PsToken;
+import io.sparkps.ps.spec.PsToken;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

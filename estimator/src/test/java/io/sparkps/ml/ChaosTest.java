@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sparkps.ml.network.Net;
 import io.sparkps.ml.param.TrainingConfig;
 import io.sparkps.ml.training.Dl4jTrainer;
-import io.sparkps.ps.Consistency;
+import io.sparkps.ps.spec.Consistency;
 import io.sparkps.spark.ClusterSpec;
 import io.sparkps.spark.LocalClusters;
 import io.sparkps.spark.Role;

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sparkps.ml.network.BlasKernels;
 import io.sparkps.ml.scoring.InternalFrames;
 import io.sparkps.ml.training.EvalWorker;
-import io.sparkps.ps.Consistency;
+import io.sparkps.ps.spec.Consistency;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

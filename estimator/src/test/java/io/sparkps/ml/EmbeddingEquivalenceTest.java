@@ -12,7 +12,7 @@ import io.sparkps.ml.param.EmbeddingColumn;
 import io.sparkps.ps.EmbeddingTable;
 import io.sparkps.ps.ParameterServer;
 import io.sparkps.ps.PsClient;
-import io.sparkps.ps.PsToken;
+import io.sparkps.ps.spec.PsToken;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -96,7 +96,7 @@ class EmbeddingEquivalenceTest {
     EmbeddingInputs inputs = inputs();
     Dl4jModel model = new Dl4jEstimator().setEmbeddingColumns(inputs.columns(), "x").setNetworkJson(network())
         .setNumWorkers(1).setNumPs(1).setBatchSize(BATCH).setEpochs(EPOCHS).setConsistency(
-            io.sparkps.ps.Consistency.SYNC).setSeed(0).fit(data);
+            io.sparkps.ps.spec.Consistency.SYNC).setSeed(0).fit(data);
 
     // The reference: the same rows, the same minibatches, plain arrays.
     CategoricalRows held = EmbeddingStep.read(rows().iterator(), inputs, true, 2, 0);
@@ -154,7 +154,7 @@ class EmbeddingEquivalenceTest {
         .optInProcess("equivalence-" + System.nanoTime()).build().start();
     Map<Long, float[]> rows = new HashMap<>();
     try (PsClient ps = PsClient.builder().setShards(List.of(server.address())).setToken(token).build()) {
-      ps.createGroup(io.sparkps.ps.ConsistencyGroup.async(EmbeddingModels.GROUP));
+      ps.createGroup(io.sparkps.ps.spec.ConsistencyGroup.async(EmbeddingModels.GROUP));
       for (int t = 0; t < inputs.tables().size(); t++) {
         EmbeddingTable table = ps.embeddingTable(inputs.tables().get(t).spec(EmbeddingModels.GROUP));
         int dim = inputs.tables().get(t).settings().dim();

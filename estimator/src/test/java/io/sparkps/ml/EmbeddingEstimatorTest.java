@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkps.ml.datasets.ClickThroughData;
 import io.sparkps.ml.param.EmbeddingColumn;
-import io.sparkps.ps.Consistency;
+import io.sparkps.ps.spec.Consistency;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

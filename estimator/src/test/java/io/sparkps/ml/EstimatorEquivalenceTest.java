@@ -126,7 +126,7 @@ class EstimatorEquivalenceTest {
 
   private static MultiLayerNetwork fit(Dataset<Row> df, int workers, int minibatches, int accumulation) {
     Dl4jModel model = new Dl4jEstimator().setNetworkJson(mlp().toJson()).setNumWorkers(workers).setNumPs(2)
-        .setConsistency(io.sparkps.ps.Consistency.SYNC).setBatchSize(BATCH).setMaxSteps(minibatches).setSeed(SEED)
+        .setConsistency(io.sparkps.ps.spec.Consistency.SYNC).setBatchSize(BATCH).setMaxSteps(minibatches).setSeed(SEED)
         .setGradientAccumulation(accumulation).fit(df);
     return (MultiLayerNetwork) model.network();
   }

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkps.ml.checkpoint.Checkpoints;
-import io.sparkps.ps.Consistency;
+import io.sparkps.ps.spec.Consistency;
 import io.sparkps.spark.TaskProgress;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,6 +1,6 @@
 package io.sparkps.ml;
 
-import io.sparkps.ps.Consistency;
+import io.sparkps.ps.spec.Consistency;
 import io.sparkps.spark.LocalClusters;
 import io.sparkps.spark.Role;
 import io.sparkps.spark.TaskProgress;

@@ -82,7 +82,7 @@ class WireTransfersTest {
 
   private static Dl4jModel fit(boolean bf16) {
     return new Dl4jEstimator().setNetworkJson(network()).setBatchSize(32).setMaxSteps(30).setSeed(1)
-        .setConsistency(io.sparkps.ps.Consistency.SYNC).setBf16Transfers(bf16).fit(points);
+        .setConsistency(io.sparkps.ps.spec.Consistency.SYNC).setBf16Transfers(bf16).fit(points);
   }
 
   /**
@@ -110,7 +110,7 @@ class WireTransfersTest {
   @Test
   void gradientAccumulation_ofThreeMinibatches_movesAThirdOfTheBytes_andStillTrains() {
     Dl4jModel accumulated = new Dl4jEstimator().setNetworkJson(network()).setBatchSize(32).setMaxSteps(30).setSeed(1)
-        .setConsistency(io.sparkps.ps.Consistency.SYNC).setGradientAccumulation(3).fit(points);
+        .setConsistency(io.sparkps.ps.spec.Consistency.SYNC).setGradientAccumulation(3).fit(points);
     assertBytesAndAccuracy("accumulated", fit(false), accumulated, 30, 0.32, 0.35);
     // Progress still counts minibatches: 30 of 32 examples per worker.
     for (TaskProgress p : accumulated.summary().workerHistory()) {
@@ -123,7 +123,7 @@ class WireTransfersTest {
   void gradientAccumulation_withSparseTransfers_isRefusedBeforeLaunch() throws InterruptedException {
     SparkPsJobs jobs = SparkPsJobs.on(spark);
     IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-        () -> new Dl4jEstimator().setNetworkJson(network()).setConsistency(io.sparkps.ps.Consistency.ASYNC)
+        () -> new Dl4jEstimator().setNetworkJson(network()).setConsistency(io.sparkps.ps.spec.Consistency.ASYNC)
             .setSparseTransfers(0.01).setGradientAccumulation(2).fit(points));
     assertTrue(e.getMessage().startsWith("gradientAccumulation 2 does not go with sparse transfers"), e.getMessage());
     assertEquals(List.of(), jobs.sinceLast(), "no SparkPS job started");
@@ -132,7 +132,7 @@ class WireTransfersTest {
 
   private static Dl4jModel fitAsync(double density) {
     return new Dl4jEstimator().setNetworkJson(network()).setBatchSize(32).setMaxSteps(40).setSeed(1)
-        .setConsistency(io.sparkps.ps.Consistency.ASYNC).setSparseTransfers(density).fit(points);
+        .setConsistency(io.sparkps.ps.spec.Consistency.ASYNC).setSparseTransfers(density).fit(points);
   }
 
   @Test

@@ -1,6 +1,8 @@
 package io.sparkps.ps;
 
 import io.sparkps.ps.grpc.ShardStub;
+import io.sparkps.ps.spec.PsException;
+import io.sparkps.ps.spec.PsTimeoutException;
 import io.sparkps.ps.wire.StatusMapping;
 import java.time.Duration;
 import java.util.ArrayList;

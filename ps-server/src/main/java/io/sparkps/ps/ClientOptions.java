@@ -1,5 +1,7 @@
 package io.sparkps.ps;
 
+import io.sparkps.ps.spec.PsToken;
+import io.sparkps.ps.wire.Internal;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -191,6 +193,7 @@ abstract class ClientOptions<B extends ClientOptions<B>> {
    * replacement, which this client refills (see {@link ShardRecovery}). Default: none, such
    * failures are thrown.
    */
+  @Internal
   public B optRecovery(ShardRecovery recovery) {
     this.recovery = recovery;
     return self();

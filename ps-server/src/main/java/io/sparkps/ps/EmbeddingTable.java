@@ -1,5 +1,6 @@
 package io.sparkps.ps;
 
+import io.sparkps.ps.spec.EmbeddingSpec;
 import io.sparkps.ps.wire.Ids;
 
 /**

@@ -10,6 +10,8 @@ import io.sparkps.ps.grpc.proto.EmbeddingPushBatch;
 import io.sparkps.ps.grpc.proto.EmbeddingPushRequest;
 import io.sparkps.ps.grpc.proto.EmbeddingRowsBatch;
 import io.sparkps.ps.grpc.proto.UpdateReply;
+import io.sparkps.ps.spec.EmbeddingSpec;
+import io.sparkps.ps.spec.PsException;
 import io.sparkps.ps.wire.Ids;
 import io.sparkps.ps.wire.PackedArrays;
 import java.time.Duration;

@@ -1,6 +1,8 @@
 package io.sparkps.ps;
 
 import io.sparkps.ps.grpc.proto.CreateRequest;
+import io.sparkps.ps.spec.EmbeddingSpec;
+import io.sparkps.ps.wire.Internal;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -17,6 +19,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * pull writes into them any more (the worker's task has ended), and its arrays then outlive the
  * network they belonged to. Its size is one set of the network's parameters.
  */
+@Internal
 public final class LastCopy {
   /** One variable's copy: the array pulled into, at which step of the worker, the version read. */
   record Value(INDArray array, long step, long version) {}

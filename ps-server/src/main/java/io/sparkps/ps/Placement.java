@@ -1,5 +1,6 @@
 package io.sparkps.ps;
 
+import io.sparkps.ps.spec.VariableSpec;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;

@@ -1,11 +1,17 @@
 package io.sparkps.ps;
 
 import io.sparkps.ps.grpc.Connections;
-import io.sparkps.ps.wire.ProtoConvert;
 import io.sparkps.ps.grpc.ShardStub;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.EchoMessage;
 import io.sparkps.ps.grpc.proto.UpdateOp;
+import io.sparkps.ps.spec.ConsistencyGroup;
+import io.sparkps.ps.spec.EmbeddingSpec;
+import io.sparkps.ps.spec.OptimizerConfig;
+import io.sparkps.ps.spec.VariableInfo;
+import io.sparkps.ps.spec.VariableSpec;
+import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.wire.ProtoConvert;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
@@ -210,6 +216,7 @@ public final class PsClient implements AutoCloseable {
   }
 
   /** This worker's steps with their pulls and pushes in parts, to overlap them with computation (a new one each call). */
+  @Internal
   public StepParts stepParts() {
     return new StepParts(this, catalog, transfers, pulls, recovery);
   }
@@ -303,6 +310,7 @@ public final class PsClient implements AutoCloseable {
    * Where this client, when it refills a replaced ps, restores the ps's share of the embedding
    * tables from ({@link TableRefill}); null: they start empty there.
    */
+  @Internal
   public void setTableRefill(TableRefill refill) {
     tables.refillFrom(refill);
   }
@@ -360,6 +368,7 @@ public final class PsClient implements AutoCloseable {
    * or it has no {@link ShardRecovery} that refills (an evaluator's, a reader's). Take it once no
    * pull of this client runs any more: it refers to the arrays pulled into.
    */
+  @Internal
   public LastCopy lastCopy() {
     return recovery.lastCopy(true);
   }
@@ -385,6 +394,7 @@ public final class PsClient implements AutoCloseable {
    * {@link ShardRecovery} as "worker W's copy of step S" followed by {@code held} (where the copy
    * was kept, e.g. " kept by executor 2"). Returns the shards this call refilled.
    */
+  @Internal
   public List<Integer> refillLost(LastCopy copy, String held) {
     checkOpen();
     if (copy.numShards() != numShards()) {

@@ -9,6 +9,7 @@ import io.sparkps.ps.grpc.ShardStub;
 import io.sparkps.ps.grpc.proto.PullItem;
 import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.Segment;
+import io.sparkps.ps.spec.VariableSpec;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -8,6 +8,11 @@ import io.sparkps.ps.grpc.proto.OptimizerState;
 import io.sparkps.ps.grpc.proto.OptimizerStateRequest;
 import io.sparkps.ps.grpc.proto.UpdateOp;
 import io.sparkps.ps.grpc.proto.UpdateReply;
+import io.sparkps.ps.spec.EmbeddingSpec;
+import io.sparkps.ps.spec.PsAuthenticationException;
+import io.sparkps.ps.spec.PsException;
+import io.sparkps.ps.spec.PsUnavailableException;
+import io.sparkps.ps.wire.ProtoConvert;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -440,7 +445,7 @@ final class Recovery implements Calls.Recoverer {
     List<ShardStub> shards = connections.stubs();
     for (EmbeddingSpec spec : tables.values()) {
       Calls.some(shards, List.of(shard), "recreate embedding table '" + spec.name() + "' on the replacement",
-          s -> s.createEmbedding(spec.proto()), callTimeout, this);
+          s -> s.createEmbedding(ProtoConvert.toProto(spec)), callTimeout, this);
     }
     TableRefill.Checkpoint from = refill == null ? null : refill.latest();
     if (from == null) {

@@ -5,13 +5,16 @@ import io.grpc.ServerInterceptor;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.sparkps.ps.grpc.Auth;
 import io.sparkps.ps.grpc.Connections;
+import io.sparkps.ps.spec.PsToken;
 import io.sparkps.ps.tls.PsTls;
+import io.sparkps.ps.wire.Internal;
 
 /**
  * For another gRPC service of a run (the training cluster's coordinator): how to speak as the
  * parameter servers do, with the run's token on every call and the run's TLS. The one door to
  * ps-server's security for code outside it.
  */
+@Internal
 public final class RunChannels {
   private RunChannels() {}
 

@@ -1,5 +1,6 @@
 package io.sparkps.ps;
 
+import io.sparkps.ps.wire.Internal;
 import java.util.Map;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
@@ -20,6 +21,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * <p>Obtained from {@link PsClient#stepParts()}; as thread-safe as the client, though a step's parts
  * are meant to go from one thread, in order.
  */
+@Internal
 public final class StepParts {
   private final PsClient client;
   private final VariableCatalog catalog;

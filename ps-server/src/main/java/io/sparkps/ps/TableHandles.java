@@ -2,6 +2,8 @@ package io.sparkps.ps;
 
 import io.sparkps.ps.grpc.Connections;
 import io.sparkps.ps.grpc.ShardStub;
+import io.sparkps.ps.spec.EmbeddingSpec;
+import io.sparkps.ps.wire.ProtoConvert;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -50,7 +52,7 @@ final class TableHandles {
       if (!names.add(spec.name())) {
         throw new IllegalArgumentException("embedding table '" + spec.name() + "' is named twice: each table once");
       }
-      Calls.all(shards, "create embedding table '" + spec.name() + "'", s -> s.createEmbedding(spec.proto()),
+      Calls.all(shards, "create embedding table '" + spec.name() + "'", s -> s.createEmbedding(ProtoConvert.toProto(spec)),
           callTimeout, recovery);
       recovery.tableCreated(spec);
     }

@@ -1,5 +1,7 @@
 package io.sparkps.ps;
 
+import io.sparkps.ps.wire.Internal;
+
 /**
  * Where a replaced ps's embedding tables come back from: a worker holds no copy of a whole table
  * (only the rows of its last pull), so a client that refills a replacement (see
@@ -11,6 +13,7 @@ package io.sparkps.ps;
  * worker last pulled (the others are lost, and said so).
  */
 @FunctionalInterface
+@Internal
 public interface TableRefill {
   /** A checkpoint: its directory (a Hadoop path every ps reaches) and its step. */
   record Checkpoint(String dir, long step) {}

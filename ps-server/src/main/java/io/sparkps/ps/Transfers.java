@@ -8,6 +8,7 @@ import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.Segment;
 import io.sparkps.ps.grpc.proto.UpdateOp;
 import io.sparkps.ps.grpc.proto.UpdateReply;
+import io.sparkps.ps.spec.VariableSpec;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;

@@ -1,11 +1,14 @@
 package io.sparkps.ps;
 
-import io.sparkps.ps.wire.ProtoConvert;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.ListVariablesReply;
 import io.sparkps.ps.grpc.proto.SliceDecl;
 import io.sparkps.ps.grpc.proto.VariableInfoProto;
 import io.sparkps.ps.grpc.proto.VariableSpecProto;
+import io.sparkps.ps.spec.Consistency;
+import io.sparkps.ps.spec.ConsistencyGroup;
+import io.sparkps.ps.spec.VariableSpec;
+import io.sparkps.ps.wire.ProtoConvert;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;

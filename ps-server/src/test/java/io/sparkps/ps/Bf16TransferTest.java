@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkps.ps.bulk.Bf16;
+import io.sparkps.ps.spec.OptimizerConfig;
+import io.sparkps.ps.spec.VariableSpec;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.AfterEach;

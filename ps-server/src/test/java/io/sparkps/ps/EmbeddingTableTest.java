@@ -5,6 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkps.ps.spec.ConsistencyGroup;
+import io.sparkps.ps.spec.EmbeddingSpec;
+import io.sparkps.ps.spec.EmbeddingTableFullException;
+import io.sparkps.ps.spec.PsException;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

@@ -3,6 +3,8 @@ package io.sparkps.ps;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkps.ps.spec.Initializer;
+import io.sparkps.ps.spec.VariableSpec;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.channels.SocketChannel;

@@ -6,6 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkps.ps.spec.ConsistencyGroup;
+import io.sparkps.ps.spec.EmbeddingSpec;
+import io.sparkps.ps.spec.Initializer;
+import io.sparkps.ps.spec.OptimizerConfig;
+import io.sparkps.ps.spec.PsException;
+import io.sparkps.ps.spec.PsToken;
+import io.sparkps.ps.spec.PsUnavailableException;
+import io.sparkps.ps.spec.VariableSpec;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

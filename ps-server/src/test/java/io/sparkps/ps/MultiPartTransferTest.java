@@ -2,6 +2,9 @@ package io.sparkps.ps;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.sparkps.ps.spec.Initializer;
+import io.sparkps.ps.spec.OptimizerConfig;
+import io.sparkps.ps.spec.VariableSpec;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -3,6 +3,11 @@ package io.sparkps.ps;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkps.ps.spec.EmbeddingSpec;
+import io.sparkps.ps.spec.Initializer;
+import io.sparkps.ps.spec.LearningRateSchedule;
+import io.sparkps.ps.spec.OptimizerConfig;
+import io.sparkps.ps.spec.VariableSpec;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -5,6 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkps.ps.spec.Initializer;
+import io.sparkps.ps.spec.OptimizerConfig;
+import io.sparkps.ps.spec.PsAuthenticationException;
+import io.sparkps.ps.spec.PsTimeoutException;
+import io.sparkps.ps.spec.PsToken;
+import io.sparkps.ps.spec.VariableInfo;
+import io.sparkps.ps.spec.VariableSpec;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

@@ -5,6 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkps.ps.spec.Consistency;
+import io.sparkps.ps.spec.ConsistencyGroup;
+import io.sparkps.ps.spec.Initializer;
+import io.sparkps.ps.spec.OptimizerConfig;
+import io.sparkps.ps.spec.PsToken;
+import io.sparkps.ps.spec.VariableSpec;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;

@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkps.ps.spec.ConsistencyGroup;
+import io.sparkps.ps.spec.OptimizerConfig;
+import io.sparkps.ps.spec.VariableSpec;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;

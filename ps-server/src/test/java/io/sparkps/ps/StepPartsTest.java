@@ -5,6 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkps.ps.spec.ConsistencyGroup;
+import io.sparkps.ps.spec.Initializer;
+import io.sparkps.ps.spec.OptimizerConfig;
+import io.sparkps.ps.spec.VariableSpec;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

@@ -3,6 +3,13 @@ package io.sparkps.ps;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkps.ps.spec.ConsistencyGroup;
+import io.sparkps.ps.spec.EmbeddingSpec;
+import io.sparkps.ps.spec.Initializer;
+import io.sparkps.ps.spec.OptimizerConfig;
+import io.sparkps.ps.spec.PsToken;
+import io.sparkps.ps.spec.VariableSpec;
+import io.sparkps.ps.wire.ProtoConvert;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -169,7 +176,7 @@ class TableRefillTest {
           null, Duration.ofSeconds(20), 1 << 20, false);
       try {
         io.sparkps.ps.grpc.ShardStub replacement = other.stubs().get(1);
-        io.sparkps.ps.grpc.ShardStub.await(replacement.createEmbedding(spec.proto()), Duration.ofSeconds(20));
+        io.sparkps.ps.grpc.ShardStub.await(replacement.createEmbedding(ProtoConvert.toProto(spec)), Duration.ofSeconds(20));
         io.sparkps.ps.grpc.proto.SnapshotReply first = io.sparkps.ps.grpc.ShardStub.await(replacement.restore(
             io.sparkps.ps.grpc.proto.SnapshotRequest.newBuilder().setPath(ckpt).setTablesOnly(true).build()),
             Duration.ofSeconds(20));

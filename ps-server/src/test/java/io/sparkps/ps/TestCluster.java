@@ -1,5 +1,6 @@
 package io.sparkps.ps;
 
+import io.sparkps.ps.spec.PsToken;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;

@@ -2,7 +2,7 @@ package io.sparkps.spark;
 
 import io.sparkps.ps.ParameterServer;
 import io.sparkps.ps.PsClient;
-import io.sparkps.ps.PsToken;
+import io.sparkps.ps.spec.PsToken;
 import io.sparkps.spark.coord.Registry;
 import io.sparkps.spark.coord.proto.FailureReport;
 import java.util.ArrayList;

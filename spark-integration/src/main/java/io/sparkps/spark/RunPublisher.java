@@ -1,6 +1,6 @@
 package io.sparkps.spark;
 
-import io.sparkps.ps.VariableInfo;
+import io.sparkps.ps.spec.VariableInfo;
 import io.sparkps.spark.coord.History;
 import io.sparkps.spark.coord.Member;
 import io.sparkps.spark.coord.PsLoss;

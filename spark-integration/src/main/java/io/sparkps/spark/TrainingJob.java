@@ -1,8 +1,8 @@
 package io.sparkps.spark;
 
 import io.sparkps.ps.PsClient;
-import io.sparkps.ps.PsToken;
-import io.sparkps.ps.VariableInfo;
+import io.sparkps.ps.spec.PsToken;
+import io.sparkps.ps.spec.VariableInfo;
 import io.sparkps.spark.coord.CoordinatorServer;
 import io.sparkps.spark.coord.Registry;
 import io.sparkps.spark.recovery.PsRecoveries;

@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sparkps.ps.ConsistencyGroup;
-import io.sparkps.ps.Initializer;
 import io.sparkps.ps.PsClient;
-import io.sparkps.ps.VariableSpec;
+import io.sparkps.ps.spec.ConsistencyGroup;
+import io.sparkps.ps.spec.Initializer;
+import io.sparkps.ps.spec.VariableSpec;
 import io.sparkps.ps.testing.ThreadDump;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkps.ps.PsClient;
-import io.sparkps.ps.PsToken;
-import io.sparkps.ps.PsUnavailableException;
-import io.sparkps.ps.VariableSpec;
+import io.sparkps.ps.spec.PsToken;
+import io.sparkps.ps.spec.PsUnavailableException;
+import io.sparkps.ps.spec.VariableSpec;
 import io.sparkps.ps.tls.PsTls;
 import java.io.IOException;
 import java.nio.file.Files;

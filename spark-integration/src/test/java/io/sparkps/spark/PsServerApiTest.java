@@ -12,8 +12,10 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The modules above ps-server use its public API (io.sparkps.ps, io.sparkps.ps.tls), never its
- * internal packages (grpc, server, bulk), whose classes may change with any release.
+ * The modules above ps-server use its public packages (io.sparkps.ps, io.sparkps.ps.spec,
+ * io.sparkps.ps.tls), never its internal packages (wire, server, bulk, grpc), whose classes may
+ * change with any release. (The few public classes of io.sparkps.ps marked {@code @Internal} are
+ * there for these modules; ps-server's {@code ApiSurfaceTest} keeps them out of the API's signatures.)
  */
 class PsServerApiTest {
   private static final Path ROOT = Path.of("").toAbsolutePath().getParent();

@@ -3,7 +3,7 @@ package io.sparkps.spark;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sparkps.ps.VariableSpec;
+import io.sparkps.ps.spec.VariableSpec;
 import io.sparkps.ps.testing.Chromium;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;

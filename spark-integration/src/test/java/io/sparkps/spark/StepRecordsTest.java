@@ -3,7 +3,7 @@ package io.sparkps.spark;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sparkps.ps.PsToken;
+import io.sparkps.ps.spec.PsToken;
 import io.sparkps.spark.coord.CoordinatorClient;
 import io.sparkps.spark.coord.CoordinatorServer;
 import io.sparkps.spark.coord.Member;

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sparkps.ps.VariableSpec;
 import io.sparkps.ps.VariableValue;
+import io.sparkps.ps.spec.VariableSpec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -3,7 +3,7 @@ package io.sparkps.ml.checkpoint;
 import io.sparkps.ml.network.NetworkVariables;
 import io.sparkps.ps.PsClient;
 import io.sparkps.ps.ShardSnapshot;
-import io.sparkps.ps.VariableSpec;
+import io.sparkps.ps.spec.VariableSpec;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -227,7 +227,7 @@ public final class Checkpoints {
       checkFits(dir, m, variables, ps.numShards(), gradientAccumulation);
       try {
         ps.restore(m.path(), m.shards(), true);
-      } catch (io.sparkps.ps.PsUnavailableException | io.sparkps.ps.PsTimeoutException notAnswered) {
+      } catch (io.sparkps.ps.spec.PsUnavailableException | io.sparkps.ps.spec.PsTimeoutException notAnswered) {
         throw notAnswered; // a ps that did not answer says nothing of the checkpoint: never roll back further for it
       } catch (RuntimeException damaged) {
         skipped.add("step " + m.step() + ": " + damaged.getMessage());

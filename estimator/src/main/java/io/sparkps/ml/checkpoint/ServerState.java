@@ -2,8 +2,8 @@ package io.sparkps.ml.checkpoint;
 
 import io.sparkps.ml.network.NetworkVariables;
 import io.sparkps.ps.PsClient;
-import io.sparkps.ps.PsTimeoutException;
-import io.sparkps.ps.VariableInfo;
+import io.sparkps.ps.spec.PsTimeoutException;
+import io.sparkps.ps.spec.VariableInfo;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;

@@ -1,7 +1,7 @@
 package io.sparkps.ml.embedding;
 
 import io.sparkps.ml.param.EmbeddingColumn;
-import io.sparkps.ps.EmbeddingSpec;
+import io.sparkps.ps.spec.EmbeddingSpec;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -1,9 +1,9 @@
 package io.sparkps.ml.embedding;
 
 import io.sparkps.ml.param.EmbeddingColumn;
-import io.sparkps.ps.EmbeddingSpec;
 import io.sparkps.ps.EmbeddingTableSet;
 import io.sparkps.ps.PsClient;
+import io.sparkps.ps.spec.EmbeddingSpec;
 import java.util.ArrayList;
 import java.util.List;
 

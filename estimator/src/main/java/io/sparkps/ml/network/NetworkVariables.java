@@ -1,8 +1,8 @@
 package io.sparkps.ml.network;
 
-import io.sparkps.ps.ConsistencyGroup;
-import io.sparkps.ps.Initializer;
-import io.sparkps.ps.VariableSpec;
+import io.sparkps.ps.spec.ConsistencyGroup;
+import io.sparkps.ps.spec.Initializer;
+import io.sparkps.ps.spec.VariableSpec;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -60,7 +60,7 @@ public final class NetworkVariables {
       org.deeplearning4j.nn.conf.layers.Layer conf = p.layer().conf().getLayer();
       v.specs.add(VariableSpec.builder().setName(name).setShape(view.length())
           .optInitializer(Initializer.values(v.stretchOf(flat, name)))
-          .optOptimizer(workerUpdates ? io.sparkps.ps.OptimizerConfig.noOp()
+          .optOptimizer(workerUpdates ? io.sparkps.ps.spec.OptimizerConfig.noOp()
               : OptimizerMapping.of(name, conf.getUpdaterByParam(p.key()), conf.getRegularizationByParam(p.key())))
           .optGroup(group == null ? ConsistencyGroup.DEFAULT_NAME : group).build());
     }

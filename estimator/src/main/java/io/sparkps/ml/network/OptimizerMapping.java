@@ -1,7 +1,7 @@
 package io.sparkps.ml.network;
 
-import io.sparkps.ps.LearningRateSchedule;
-import io.sparkps.ps.OptimizerConfig;
+import io.sparkps.ps.spec.LearningRateSchedule;
+import io.sparkps.ps.spec.OptimizerConfig;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;

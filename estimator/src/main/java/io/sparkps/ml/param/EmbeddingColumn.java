@@ -1,6 +1,6 @@
 package io.sparkps.ml.param;
 
-import io.sparkps.ps.EmbeddingSpec;
+import io.sparkps.ps.spec.EmbeddingSpec;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

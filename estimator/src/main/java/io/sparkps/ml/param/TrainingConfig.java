@@ -1,7 +1,7 @@
 package io.sparkps.ml.param;
 
-import io.sparkps.ps.Consistency;
-import io.sparkps.ps.ConsistencyGroup;
+import io.sparkps.ps.spec.Consistency;
+import io.sparkps.ps.spec.ConsistencyGroup;
 import io.sparkps.spark.ClusterSpec;
 import java.io.Serializable;
 import java.util.List;

@@ -1,6 +1,6 @@
 package io.sparkps.ml.param;
 
-import io.sparkps.ps.Consistency;
+import io.sparkps.ps.spec.Consistency;
 import java.util.List;
 import java.util.Objects;
 

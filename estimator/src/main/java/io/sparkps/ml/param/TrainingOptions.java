@@ -1,7 +1,7 @@
 package io.sparkps.ml.param;
 
 import io.sparkps.ml.param.TrainingOption.Form;
-import io.sparkps.ps.Consistency;
+import io.sparkps.ps.spec.Consistency;
 import java.util.List;
 
 /**

@@ -141,7 +141,7 @@ public final class Dl4jTrainer {
         float[] params = readParameters(probe, group, ps);
         export.accept(ps);
         return params;
-      } catch (io.sparkps.ps.PsUnavailableException | io.sparkps.ps.PsTimeoutException lost) {
+      } catch (io.sparkps.ps.spec.PsUnavailableException | io.sparkps.ps.spec.PsTimeoutException lost) {
         if (s.checkpointDir() == null) {
           throw new IllegalStateException("the trained parameters could not be read from the ps shards (a ps was lost "
               + "after the last step: " + lost.getMessage() + ") and the run has no checkpoints to read them from: set "
@@ -161,7 +161,7 @@ public final class Dl4jTrainer {
   private static float[] fromCheckpoint(Net probe, String group, TrainingConfig s, int numShards, RuntimeException lost,
       java.util.function.Consumer<io.sparkps.ps.PsClient> export) {
     String run = "sparkps-final-read-" + java.util.UUID.randomUUID();
-    io.sparkps.ps.PsToken token = io.sparkps.ps.PsToken.generate();
+    io.sparkps.ps.spec.PsToken token = io.sparkps.ps.spec.PsToken.generate();
     java.util.List<io.sparkps.ps.ParameterServer> servers = new java.util.ArrayList<>();
     try {
       for (int i = 0; i < numShards; i++) {

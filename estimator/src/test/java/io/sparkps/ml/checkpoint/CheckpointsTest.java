@@ -8,7 +8,7 @@ import io.sparkps.ml.network.Net;
 import io.sparkps.ml.network.NetworkVariables;
 import io.sparkps.ps.ParameterServer;
 import io.sparkps.ps.PsClient;
-import io.sparkps.ps.PsToken;
+import io.sparkps.ps.spec.PsToken;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
@@ -67,7 +67,7 @@ class CheckpointsTest {
     }
     PsClient ps = PsClient.builder().setShards(servers.stream().map(ParameterServer::address).toList()).setToken(token)
         .optSplitBytes(64 << 10).build();
-    ps.createGroup(io.sparkps.ps.ConsistencyGroup.async("dl4j"));
+    ps.createGroup(io.sparkps.ps.spec.ConsistencyGroup.async("dl4j"));
     ps.create(variables.specs());
     if (initialize) {
       ps.initializeAll();
@@ -125,7 +125,7 @@ class CheckpointsTest {
     float[] latest;
     long[] ids = java.util.stream.LongStream.range(0, 50).toArray();
     try (PsClient ps = client(true)) {
-      io.sparkps.ps.EmbeddingTable table = ps.embeddingTable(io.sparkps.ps.EmbeddingSpec.builder().setName("items")
+      io.sparkps.ps.EmbeddingTable table = ps.embeddingTable(io.sparkps.ps.spec.EmbeddingSpec.builder().setName("items")
           .setDim(2).optOptimizer("SGD", 1).build());
       for (long step = 1; step <= io.sparkps.ps.server.TableSnapshots.FULL_EVERY + 2; step++) {
         table.pull(new long[] {step}, step);
@@ -145,7 +145,7 @@ class CheckpointsTest {
     assertEquals(List.of("ckpt-0000000090", "ckpt-0000000100"), checkpointDirs());
     try (PsClient restored = client(false)) {
       Checkpoints.restore(restored, root, variables, 1).orElseThrow();
-      io.sparkps.ps.EmbeddingTable table = restored.embeddingTable(io.sparkps.ps.EmbeddingSpec.builder().setName("items")
+      io.sparkps.ps.EmbeddingTable table = restored.embeddingTable(io.sparkps.ps.spec.EmbeddingSpec.builder().setName("items")
           .setDim(2).optOptimizer("SGD", 1).build());
       org.junit.jupiter.api.Assertions.assertArrayEquals(latest, table.read(ids));
     }

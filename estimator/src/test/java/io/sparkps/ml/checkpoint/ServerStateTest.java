@@ -9,12 +9,12 @@ import io.sparkps.ml.network.Net;
 import io.sparkps.ml.network.NetworkVariables;
 import io.sparkps.ml.param.TrainingConfig;
 import io.sparkps.ml.training.Dl4jTrainer;
-import io.sparkps.ps.ConsistencyGroup;
 import io.sparkps.ps.ParameterServer;
 import io.sparkps.ps.PsClient;
-import io.sparkps.ps.PsToken;
 import io.sparkps.ps.ShardRecovery;
-import io.sparkps.ps.VariableInfo;
+import io.sparkps.ps.spec.ConsistencyGroup;
+import io.sparkps.ps.spec.PsToken;
+import io.sparkps.ps.spec.VariableInfo;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -311,7 +311,7 @@ class ServerStateTest {
     List<String> addresses = servers.stream().map(ParameterServer::address).toList();
     servers.get(1).close();
     Net probe = Net.fromJson(NETWORK);
-    TrainingConfig without = TrainingConfig.builder().optConsistency(io.sparkps.ps.Consistency.ASYNC).optStaleness(0)
+    TrainingConfig without = TrainingConfig.builder().optConsistency(io.sparkps.ps.spec.Consistency.ASYNC).optStaleness(0)
         .optBatchSize(16).optSeed(1).build();
     TrainingConfig withCheckpoints = without.toBuilder().optCheckpointDir(checkpoints()).build();
     try (PsClient reader = PsClient.builder().setShards(addresses).setToken(token)

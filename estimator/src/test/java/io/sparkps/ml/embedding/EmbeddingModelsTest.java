@@ -7,7 +7,7 @@ import io.sparkps.ml.embedding.EmbeddingInputs;
 import io.sparkps.ml.param.EmbeddingColumn;
 import io.sparkps.ps.ParameterServer;
 import io.sparkps.ps.PsClient;
-import io.sparkps.ps.PsToken;
+import io.sparkps.ps.spec.PsToken;
 import java.nio.file.Path;
 import java.util.List;
 import org.apache.spark.sql.Row;
@@ -36,7 +36,7 @@ class EmbeddingModelsTest {
     ParameterServer server = ParameterServer.builder().setShardIndex(0).setToken(token)
         .optInProcess("models-test-" + name + "-" + System.nanoTime()).build().start();
     try (PsClient ps = PsClient.builder().setShards(List.of(server.address())).setToken(token).build()) {
-      ps.createGroup(io.sparkps.ps.ConsistencyGroup.async(EmbeddingModels.GROUP));
+      ps.createGroup(io.sparkps.ps.spec.ConsistencyGroup.async(EmbeddingModels.GROUP));
       ps.embeddingTable(INPUTS.tables().get(0).spec(EmbeddingModels.GROUP)).pull(
           java.util.stream.LongStream.rangeClosed(1, 10).map(id -> INPUTS.key(0, id)).toArray(), 0);
       String out = dir.resolve(name).toUri().toString();

@@ -9,7 +9,7 @@ import io.sparkps.ml.Dl4jEstimator;
 import io.sparkps.ml.Dl4jModel;
 import io.sparkps.ml.LocalSpark;
 import io.sparkps.ml.param.EmbeddingColumn;
-import io.sparkps.ps.Consistency;
+import io.sparkps.ps.spec.Consistency;
 import java.util.List;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkps.ml.training.PsTrainingStepTest;
-import io.sparkps.ps.OptimizerConfig;
+import io.sparkps.ps.spec.OptimizerConfig;
 import java.util.List;
 import java.util.Map;
 import java.util.function.UnaryOperator;

@@ -10,7 +10,7 @@ import io.sparkps.ml.EvalSpec;
 import io.sparkps.ml.Experiment;
 import io.sparkps.ml.FashionMnistTestSet;
 import io.sparkps.ml.TrainSpec;
-import io.sparkps.ps.Consistency;
+import io.sparkps.ps.spec.Consistency;
 import io.sparkps.spark.ClusterSpec;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;

@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkps.ml.network.Net;
 import io.sparkps.ml.network.NetworkVariables;
-import io.sparkps.ps.ConsistencyGroup;
 import io.sparkps.ps.ParameterServer;
 import io.sparkps.ps.PsClient;
-import io.sparkps.ps.PsToken;
+import io.sparkps.ps.spec.ConsistencyGroup;
+import io.sparkps.ps.spec.PsToken;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;

@@ -1,5 +1,6 @@
 package io.sparkps.ps.bulk;
 
+import io.sparkps.ps.wire.Internal;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -9,6 +10,7 @@ import java.nio.ByteOrder;
  * NaN and infinities stay infinite, so the shard's finiteness check still sees them; a finite
  * value above bfloat16's largest (about 3.39e38) rounds to infinity and is refused like one.
  */
+@Internal
 public final class Bf16 {
   private Bf16() {}
 

@@ -7,6 +7,7 @@ import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.Segment;
 import io.sparkps.ps.grpc.proto.UpdateReply;
+import io.sparkps.ps.wire.Internal;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.function.Function;
@@ -16,6 +17,7 @@ import java.util.function.Function;
  * through memory when the shard runs in the client's own JVM ({@link LocalBulk}). Failures are
  * thrown as gRPC {@link io.grpc.StatusRuntimeException}s either way.
  */
+@Internal
 public interface BulkChannel extends AutoCloseable {
   /** Sends an update whose payload is {@code parts} (little-endian floats). */
   UpdateReply update(FrameHeader header, List<ByteBuffer> parts);

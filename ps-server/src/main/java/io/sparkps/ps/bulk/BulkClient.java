@@ -1,7 +1,6 @@
 package io.sparkps.ps.bulk;
 
 import io.grpc.Status;
-import io.sparkps.ps.PsToken;
 import io.sparkps.ps.grpc.proto.EmbeddingPullBatch;
 import io.sparkps.ps.grpc.proto.EmbeddingPullRequest;
 import io.sparkps.ps.grpc.proto.EmbeddingPushBatch;
@@ -11,8 +10,10 @@ import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.Segment;
 import io.sparkps.ps.grpc.proto.UpdateReply;
 import io.sparkps.ps.grpc.proto.WireEncoding;
-import io.sparkps.ps.wire.SparseValues;
+import io.sparkps.ps.spec.PsToken;
 import io.sparkps.ps.tls.PsTls;
+import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.wire.SparseValues;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -34,6 +35,7 @@ import java.util.function.Function;
  * Every request is bounded: a timer closes its connection when the deadline passes. Failures are
  * thrown as gRPC {@link io.grpc.StatusRuntimeException}s so the client maps them in one place.
  */
+@Internal
 public final class BulkClient implements BulkChannel {
   /**
    * For benchmarks on one machine: a system property giving the gigabits per second of a simulated

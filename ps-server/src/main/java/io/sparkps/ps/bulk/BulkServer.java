@@ -1,12 +1,13 @@
 package io.sparkps.ps.bulk;
 
 import io.grpc.Status;
-import io.sparkps.ps.PsToken;
-import io.sparkps.ps.wire.FloatPool;
 import io.sparkps.ps.server.Reads;
 import io.sparkps.ps.server.TableCalls;
 import io.sparkps.ps.server.Updates;
+import io.sparkps.ps.spec.PsToken;
 import io.sparkps.ps.tls.PsTls;
+import io.sparkps.ps.wire.FloatPool;
+import io.sparkps.ps.wire.Internal;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -32,6 +33,7 @@ import java.util.concurrent.ThreadFactory;
  * comes first, within the same deadline: its engine's buffers (tens of KiB) are the one thing a
  * connection awaiting its handshake holds, and at most {@value #MAX_PENDING} of them exist.
  */
+@Internal
 public final class BulkServer implements AutoCloseable {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(BulkServer.class);
   /** Connections waiting to authenticate, at the most. */

@@ -1,8 +1,6 @@
 package io.sparkps.ps.bulk;
 
 import io.grpc.Status;
-import io.sparkps.ps.PsToken;
-import io.sparkps.ps.wire.StatusMapping;
 import io.sparkps.ps.grpc.proto.EmbeddingPullBatch;
 import io.sparkps.ps.grpc.proto.EmbeddingPushBatch;
 import io.sparkps.ps.grpc.proto.EmbeddingRowsBatch;
@@ -11,9 +9,12 @@ import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.Segment;
 import io.sparkps.ps.grpc.proto.UpdateReply;
 import io.sparkps.ps.grpc.proto.WireEncoding;
-import io.sparkps.ps.wire.FloatRange;
 import io.sparkps.ps.server.Reads;
+import io.sparkps.ps.spec.PsToken;
+import io.sparkps.ps.wire.FloatRange;
+import io.sparkps.ps.wire.Internal;
 import io.sparkps.ps.wire.SparseValues;
+import io.sparkps.ps.wire.StatusMapping;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -29,6 +30,7 @@ import java.util.function.Function;
  * of through a loopback socket (in local Spark, and when a worker and a ps task share an
  * executor). Found through the id in the shard's hello reply and the run's token.
  */
+@Internal
 public final class LocalBulk implements BulkChannel {
   private static final int CHUNK_FLOATS = 64 << 10;
   private final ShardAccess shard;

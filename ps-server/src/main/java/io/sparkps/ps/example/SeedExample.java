@@ -2,8 +2,8 @@ package io.sparkps.ps.example;
 
 import io.sparkps.ps.ParameterServer;
 import io.sparkps.ps.PsClient;
-import io.sparkps.ps.PsToken;
-import io.sparkps.ps.VariableSpec;
+import io.sparkps.ps.spec.PsToken;
+import io.sparkps.ps.spec.VariableSpec;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -11,11 +11,13 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
-import io.sparkps.ps.PsToken;
+import io.sparkps.ps.spec.PsToken;
+import io.sparkps.ps.wire.Internal;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 
 /** The run's shared secret on every call: added by clients, checked by servers. Never logged. */
+@Internal
 public final class Auth {
   static final Metadata.Key<String> TOKEN = Metadata.Key.of("sparkps-token", Metadata.ASCII_STRING_MARSHALLER);
 

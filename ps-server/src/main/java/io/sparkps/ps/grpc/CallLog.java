@@ -7,6 +7,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import io.sparkps.ps.wire.Internal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,6 +17,7 @@ import org.slf4j.LoggerFactory;
  * the caller also sees as an error. Refusals of bad input, timeouts and cancellations are the
  * caller's to report. Logger {@code io.sparkps.ps.grpc.CallLog}.
  */
+@Internal
 public final class CallLog implements ServerInterceptor {
   private static final Logger LOG = LoggerFactory.getLogger(CallLog.class);
   private final String server;

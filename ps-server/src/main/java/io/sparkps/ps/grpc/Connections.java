@@ -1,19 +1,20 @@
 package io.sparkps.ps.grpc;
 
 import io.grpc.ManagedChannel;
+import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
-import io.grpc.Status;
-import io.sparkps.ps.PsToken;
 import io.sparkps.ps.bulk.BulkChannel;
 import io.sparkps.ps.bulk.BulkClient;
 import io.sparkps.ps.bulk.LocalBulk;
 import io.sparkps.ps.grpc.proto.HelloReply;
+import io.sparkps.ps.spec.PsToken;
 import io.sparkps.ps.tls.PsTls;
+import io.sparkps.ps.wire.Internal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,16 +23,17 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The channels of one client to all shards, with the threads they run on. It creates them, so
  * it shuts them down ({@link #close()}); the stubs it hands out never do.
  */
+@Internal
 public final class Connections implements AutoCloseable {
   private static final String IN_PROCESS = "inprocess:";
   /** Seconds between keepalive pings (gRPC's least), which servers permit (see {@code ParameterServer}). */

@@ -2,6 +2,7 @@ package io.sparkps.ps.grpc;
 
 import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.wire.FloatRange;
+import io.sparkps.ps.wire.Internal;
 import java.nio.ByteBuffer;
 import java.util.List;
 
@@ -13,6 +14,7 @@ import java.util.List;
  * received frame holds its payload in {@link #data()} (a pooled array), unless a per-call sink
  * already wrote it to its destination.
  */
+@Internal
 public final class Frame {
   private final FrameHeader header;
   private final List<FloatRange> floatParts;

@@ -8,6 +8,7 @@ import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.wire.FiniteCheck;
 import io.sparkps.ps.wire.FloatPool;
 import io.sparkps.ps.wire.FloatRange;
+import io.sparkps.ps.wire.Internal;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -21,6 +22,7 @@ import java.nio.ByteOrder;
  * straight from its sources and reading it straight into its destination (see
  * {@link PayloadReader}).
  */
+@Internal
 public final class FrameMarshaller implements MethodDescriptor.Marshaller<Frame> {
   /** Where a received payload goes; returns the frame handed to the call. */
   public interface Sink {

@@ -2,6 +2,7 @@ package io.sparkps.ps.grpc;
 
 import io.grpc.HasByteBuffer;
 import io.sparkps.ps.wire.FloatRange;
+import io.sparkps.ps.wire.Internal;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -14,6 +15,7 @@ import java.util.List;
  * when the stream exposes them ({@link HasByteBuffer}), from the sender's parts when the frame
  * never left the process, or through a small scratch array otherwise.
  */
+@Internal
 public abstract class PayloadReader {
   private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[1 << 16]);
 

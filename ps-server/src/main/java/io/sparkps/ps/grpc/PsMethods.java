@@ -1,8 +1,8 @@
 package io.sparkps.ps.grpc;
 
 import com.google.protobuf.Message;
-import io.grpc.MethodDescriptor;
 import io.grpc.MethodDescriptor.MethodType;
+import io.grpc.MethodDescriptor;
 import io.grpc.protobuf.ProtoUtils;
 import io.sparkps.ps.grpc.proto.AwaitInitializedReply;
 import io.sparkps.ps.grpc.proto.AwaitInitializedRequest;
@@ -25,12 +25,14 @@ import io.sparkps.ps.grpc.proto.ShutdownRequest;
 import io.sparkps.ps.grpc.proto.SnapshotReply;
 import io.sparkps.ps.grpc.proto.SnapshotRequest;
 import io.sparkps.ps.grpc.proto.UpdateReply;
+import io.sparkps.ps.wire.Internal;
 
 /**
  * The method descriptors of {@code sparkps.ps.v1.ParameterService}. Control calls use protobuf
  * marshallers; Update, UpdateStream and Pull carry {@link Frame}s. The client builds its own
  * Pull descriptor per call, whose response marshaller writes into that call's destination.
  */
+@Internal
 public final class PsMethods {
   static final String SERVICE = "sparkps.ps.v1.ParameterService";
   /** Frame payloads stay below this by default (1 MiB); see {@code PsClient.Builder#optChunkBytes}. */

@@ -1,7 +1,5 @@
 package io.sparkps.ps.grpc;
 
-import io.sparkps.ps.wire.StatusMapping;
-
 import io.grpc.Context;
 import io.grpc.Deadline;
 import io.grpc.ServerServiceDefinition;
@@ -26,18 +24,20 @@ import io.sparkps.ps.grpc.proto.ShutdownReply;
 import io.sparkps.ps.grpc.proto.SnapshotReply;
 import io.sparkps.ps.grpc.proto.SnapshotRequest;
 import io.sparkps.ps.grpc.proto.UpdateReply;
-import io.sparkps.ps.wire.FloatPool;
-import io.sparkps.ps.wire.FloatRange;
-import io.sparkps.ps.wire.Payload;
 import io.sparkps.ps.server.EmbeddingTables;
-import io.sparkps.ps.server.TableCalls;
 import io.sparkps.ps.server.OptimizerStates;
-import io.sparkps.ps.server.TableSnapshots;
 import io.sparkps.ps.server.Reads;
 import io.sparkps.ps.server.ShardStore;
 import io.sparkps.ps.server.Snapshots;
+import io.sparkps.ps.server.TableCalls;
+import io.sparkps.ps.server.TableSnapshots;
 import io.sparkps.ps.server.Updates;
 import io.sparkps.ps.server.Waiters;
+import io.sparkps.ps.wire.FloatPool;
+import io.sparkps.ps.wire.FloatRange;
+import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.wire.Payload;
+import io.sparkps.ps.wire.StatusMapping;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -46,11 +46,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
+
 /**
  * The gRPC service of one shard: decodes calls, runs them against the {@link ShardStore}, and
  * turns waits into registered conditions so no thread blocks while a SYNC read, an SSP read or
  * an initialization wait is pending. Every wait ends by its timeout or with its call.
  */
+@Internal
 public final class PsService {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(PsService.class);
   private final ShardStore store;

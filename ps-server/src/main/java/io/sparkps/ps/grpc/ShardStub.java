@@ -25,6 +25,7 @@ import io.sparkps.ps.grpc.proto.ShutdownRequest;
 import io.sparkps.ps.grpc.proto.SnapshotReply;
 import io.sparkps.ps.grpc.proto.SnapshotRequest;
 import io.sparkps.ps.grpc.proto.UpdateReply;
+import io.sparkps.ps.wire.Internal;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -34,6 +35,7 @@ import java.util.concurrent.TimeUnit;
  * Asynchronous calls to one shard. Every call carries a deadline; waits get theirs extended by
  * the wait's own bound. The stub does not own its channel.
  */
+@Internal
 public final class ShardStub {
   private final int index;
   private final String address;

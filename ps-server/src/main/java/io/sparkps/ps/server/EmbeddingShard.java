@@ -1,6 +1,6 @@
 package io.sparkps.ps.server;
 
-import io.sparkps.ps.EmbeddingTableFullException;
+import io.sparkps.ps.spec.EmbeddingTableFullException;
 import io.sparkps.ps.wire.Ids;
 import java.util.Arrays;
 import java.util.BitSet;

@@ -1,9 +1,10 @@
 package io.sparkps.ps.server;
 
-import io.sparkps.ps.EmbeddingSpec;
 import io.sparkps.ps.grpc.proto.ConsistencyMode;
 import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
 import io.sparkps.ps.grpc.proto.GroupSpec;
+import io.sparkps.ps.spec.EmbeddingSpec;
+import io.sparkps.ps.wire.Internal;
 import io.sparkps.ps.wire.PsError;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -12,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * The embedding tables of one ps, by name: each its {@link EmbeddingShard} behind a lock of its
  * own, so calls on different tables run side by side and calls on one table one at a time.
  */
+@Internal
 public final class EmbeddingTables {
   /** Told when a pull's catch-up applied a SYNC step; must not re-check waits on the caller's thread. */
   private volatile Runnable stepApplied = () -> {};

@@ -1,6 +1,7 @@
 package io.sparkps.ps.server;
 
 import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
+import io.sparkps.ps.wire.Internal;
 import io.sparkps.ps.wire.PsError;
 import java.io.DataInputStream;
 import java.io.EOFException;
@@ -21,6 +22,7 @@ import org.apache.hadoop.fs.Path;
  * one JVM reads. The file is the format of {@link TableFile}; a delta (a checkpoint, not an export)
  * is refused.
  */
+@Internal
 public final class ExportedRows {
   private ExportedRows() {}
 

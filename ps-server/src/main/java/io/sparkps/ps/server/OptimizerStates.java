@@ -3,6 +3,7 @@ package io.sparkps.ps.server;
 import io.sparkps.ps.grpc.proto.OptimizerState;
 import io.sparkps.ps.grpc.proto.OptimizerStateRequest;
 import io.sparkps.ps.grpc.proto.UpdateReply;
+import io.sparkps.ps.wire.Internal;
 import io.sparkps.ps.wire.PackedArrays;
 import io.sparkps.ps.wire.PsError;
 import java.util.Arrays;
@@ -15,6 +16,7 @@ import java.util.Arrays;
  * the state afresh. A restore into an initialized slice does nothing: the refill it belonged to
  * lost the race, or training goes on there already.
  */
+@Internal
 public final class OptimizerStates {
   private final ShardStore store;
 

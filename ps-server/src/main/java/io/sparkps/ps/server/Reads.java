@@ -1,22 +1,24 @@
 package io.sparkps.ps.server;
 
-import io.sparkps.ps.wire.FloatRange;
-import io.sparkps.ps.wire.PsError;
-import io.sparkps.ps.wire.SparseValues;
-
 import io.sparkps.ps.grpc.proto.ConsistencyMode;
 import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.PullItem;
 import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.Segment;
+import io.sparkps.ps.wire.FloatRange;
+import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.wire.PsError;
+import io.sparkps.ps.wire.SparseValues;
 import java.util.ArrayList;
 import java.util.List;
+
 
 /**
  * Serves pulls: decides whether a pull may be served now (SYNC and SSP reads wait) and writes
  * the requested values as frames of at most {@code maxFrameFloats} floats. All slices of one
  * pull are read under their locks, so each pull sees each slice at one version.
  */
+@Internal
 public final class Reads {
   /** Receives the frames of a pull, in order; called with the slices locked. */
   public interface FrameSink {

@@ -1,6 +1,6 @@
 package io.sparkps.ps.server;
 
-import io.sparkps.ps.EmbeddingSpec.Optimizer;
+import io.sparkps.ps.spec.EmbeddingSpec.Optimizer;
 
 /**
  * The lazy update rules of an embedding table ({@link Optimizer} says what each one does). Adam

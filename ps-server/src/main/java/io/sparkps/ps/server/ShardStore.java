@@ -1,22 +1,23 @@
 package io.sparkps.ps.server;
 
-import io.sparkps.ps.wire.PsError;
-import io.sparkps.ps.wire.WireLimits;
-
-import io.sparkps.ps.ConsistencyGroup;
-import io.sparkps.ps.wire.ProtoConvert;
 import io.sparkps.ps.grpc.proto.ConsistencyMode;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.GroupSpec;
 import io.sparkps.ps.grpc.proto.ListVariablesReply;
 import io.sparkps.ps.grpc.proto.SliceDecl;
 import io.sparkps.ps.grpc.proto.VariableInfoProto;
+import io.sparkps.ps.spec.ConsistencyGroup;
+import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.wire.ProtoConvert;
+import io.sparkps.ps.wire.PsError;
+import io.sparkps.ps.wire.WireLimits;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+
 
 /**
  * Everything one parameter-server shard holds: variable slices and consistency groups.
@@ -25,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * that touches several slices locks them in name order ({@link #lockAll}) so that it validates
  * and applies atomically. State changes end with {@link Waiters#signal()}, outside any lock.
  */
+@Internal
 public final class ShardStore {
   final int shardIndex;
   final Waiters waiters;

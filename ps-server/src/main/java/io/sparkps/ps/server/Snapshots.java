@@ -1,11 +1,11 @@
 package io.sparkps.ps.server;
 
-import io.sparkps.ps.wire.PsError;
-
-import io.sparkps.ps.wire.ProtoConvert;
 import io.sparkps.ps.grpc.proto.GroupSpec;
 import io.sparkps.ps.grpc.proto.SnapshotReply;
 import io.sparkps.ps.grpc.proto.VariableInfoProto;
+import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.wire.ProtoConvert;
+import io.sparkps.ps.wire.PsError;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
@@ -24,6 +24,7 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Options;
 import org.apache.hadoop.fs.Path;
 
+
 /**
  * Saves and restores one shard (values, optimizer state, versions, SSP clocks) to a Hadoop file
  * system path. A save writes a temporary file and renames it over the final one, so a reader sees
@@ -31,6 +32,7 @@ import org.apache.hadoop.fs.Path;
  * its lock, so it is consistent in itself. In-flight SYNC sums are not saved: their workers push
  * them again. Restoring replaces the shard's slices; do it before training resumes, not during.
  */
+@Internal
 public final class Snapshots {
   /** Version 2 records each slice's {@code stateSince}; version 1 files (without it) still read, as 0. */
   private static final String MAGIC = "SPARKPS-SHARD-SNAPSHOT-2";

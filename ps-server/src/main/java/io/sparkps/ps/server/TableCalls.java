@@ -6,6 +6,7 @@ import io.sparkps.ps.grpc.proto.EmbeddingPushRequest;
 import io.sparkps.ps.grpc.proto.EmbeddingRows;
 import io.sparkps.ps.grpc.proto.EmbeddingRowsBatch;
 import io.sparkps.ps.grpc.proto.UpdateReply;
+import io.sparkps.ps.wire.Internal;
 import io.sparkps.ps.wire.PackedArrays;
 import io.sparkps.ps.wire.PsError;
 import java.util.ArrayList;
@@ -21,6 +22,7 @@ import java.util.concurrent.TimeoutException;
  * tables waits for other workers (bounded), and a batch of pushes checked whole, applied table by
  * table, and then the waiting pulls woken.
  */
+@Internal
 public final class TableCalls {
   private final EmbeddingTables tables;
   private final Waiters waiters;

@@ -1,6 +1,7 @@
 package io.sparkps.ps.server;
 
 import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
+import io.sparkps.ps.wire.Internal;
 import io.sparkps.ps.wire.PsError;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -30,6 +31,7 @@ import org.apache.hadoop.fs.Path;
  * Each file ends with the SHA-256 of what precedes it and is read whole, checked, before anything is
  * replaced; a damaged file or a missing link of a chain fails naming it.
  */
+@Internal
 public final class TableSnapshots {
   /** Saves of a table per full save: the first full, then up to {@code FULL_EVERY - 1} deltas. */
   public static final int FULL_EVERY = 8;

@@ -1,6 +1,6 @@
 package io.sparkps.ps.server;
 
-import io.sparkps.ps.OptimizerConfig;
+import io.sparkps.ps.spec.OptimizerConfig;
 import java.util.Arrays;
 
 /**

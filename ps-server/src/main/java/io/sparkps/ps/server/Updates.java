@@ -1,15 +1,15 @@
 package io.sparkps.ps.server;
 
-import io.sparkps.ps.wire.Payload;
-import io.sparkps.ps.wire.FiniteCheck;
-import io.sparkps.ps.wire.PsError;
-
 import io.sparkps.ps.grpc.proto.ConsistencyMode;
 import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.InitializerKind;
 import io.sparkps.ps.grpc.proto.Segment;
 import io.sparkps.ps.grpc.proto.UpdateOp;
 import io.sparkps.ps.grpc.proto.UpdateReply;
+import io.sparkps.ps.wire.FiniteCheck;
+import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.wire.Payload;
+import io.sparkps.ps.wire.PsError;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -17,11 +17,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+
 /**
  * Applies one update request (all frames of one call) to a shard: every piece is validated
  * under the locks of all touched slices before anything is written, so a refused request leaves
  * the shard unchanged.
  */
+@Internal
 public final class Updates {
   private final ShardStore store;
 

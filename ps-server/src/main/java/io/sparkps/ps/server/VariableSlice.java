@@ -1,7 +1,7 @@
 package io.sparkps.ps.server;
 
-import io.sparkps.ps.OptimizerConfig;
 import io.sparkps.ps.grpc.proto.VariableSpecProto;
+import io.sparkps.ps.spec.OptimizerConfig;
 import java.util.BitSet;
 import java.util.concurrent.locks.ReentrantLock;
 

@@ -1,5 +1,6 @@
 package io.sparkps.ps.server;
 
+import io.sparkps.ps.wire.Internal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
@@ -17,6 +18,7 @@ import java.util.function.Supplier;
  * <p>Conditions are checked under this object's lock and may take slice locks; callers must
  * therefore never call {@link #signal()} while holding a slice lock.
  */
+@Internal
 public final class Waiters {
   private final ScheduledExecutorService timer;
   private final Executor executor;

@@ -1,5 +1,5 @@
 /**
  * Internal: the state of one parameter-server shard (variable slices, optimizers, consistency
- * control, waits and snapshots), on the codecs of {@link io.sparkps.ps.wire}. Not a public API; use {@link io.sparkps.ps.ParameterServer}.
+ * control, waits and snapshots), on the codecs of {@link io.sparkps.ps.wire}. Not a public API; a shard is served by the package's {@code ParameterServer}.
  */
 package io.sparkps.ps.server;

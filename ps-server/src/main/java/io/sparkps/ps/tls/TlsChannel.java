@@ -16,7 +16,7 @@ import javax.net.ssl.SSLException;
  * read is decrypted from them. One reader and one writer at a time (the bulk protocol's
  * request/response turns); closing it closes the socket, which ends a blocked read.
  */
-public final class TlsChannel implements ByteChannel, GatheringByteChannel {
+final class TlsChannel implements ByteChannel, GatheringByteChannel {
   private static final ByteBuffer[] NOTHING = {ByteBuffer.allocate(0)};
   private final SocketChannel ch;
   private final SSLEngine engine;

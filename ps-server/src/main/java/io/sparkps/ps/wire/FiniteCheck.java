@@ -5,6 +5,7 @@ package io.sparkps.ps.wire;
  * absolute values, which NaN and infinity both poison), and a second, scalar pass only to locate
  * the first bad value.
  */
+@Internal
 public final class FiniteCheck {
   private FiniteCheck() {}
 

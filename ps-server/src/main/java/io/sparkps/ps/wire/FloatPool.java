@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * not allocate (humongous) arrays per frame. Arrays come in power-of-two capacities; at most
  * {@code maxRetainedBytes} are kept.
  */
+@Internal
 public final class FloatPool {
   private final ConcurrentHashMap<Integer, Queue<float[]>> free = new ConcurrentHashMap<>();
   private final AtomicLong retainedBytes = new AtomicLong();

@@ -1,4 +1,5 @@
 package io.sparkps.ps.wire;
 
 /** {@code length} floats of {@code array} from {@code offset}: one part of an outgoing frame. */
+@Internal
 public record FloatRange(float[] array, int offset, int length) {}

@@ -1,6 +1,7 @@
 package io.sparkps.ps.wire;
 
 /** How embedding ids are hashed: the one mixer of ps and client, and the ps an id lives on. */
+@Internal
 public final class Ids {
   private Ids() {}
 

@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
 /** Arrays of longs and floats as little-endian bytes in protobuf {@code bytes} fields, both ways. */
+@Internal
 public final class PackedArrays {
   private PackedArrays() {}
 

@@ -7,6 +7,7 @@ import io.sparkps.ps.grpc.proto.FrameHeader;
  * be longer, being pooled), and where the receiver found the first NaN or infinite value while
  * the payload was hot in cache: -1 for none, {@link #UNCHECKED} if it did not look.
  */
+@Internal
 public record Payload(FrameHeader header, float[] data, int count, int firstNonFinite) {
   /** The receiver did not check the payload. */
   public static final int UNCHECKED = -2;

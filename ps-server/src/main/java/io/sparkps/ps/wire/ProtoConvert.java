@@ -1,13 +1,7 @@
 package io.sparkps.ps.wire;
 
-import io.sparkps.ps.Consistency;
-import io.sparkps.ps.ConsistencyGroup;
-import io.sparkps.ps.Initializer;
-import io.sparkps.ps.LearningRateSchedule;
-import io.sparkps.ps.OptimizerConfig;
-import io.sparkps.ps.VariableInfo;
-import io.sparkps.ps.VariableSpec;
 import io.sparkps.ps.grpc.proto.ConsistencyMode;
+import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
 import io.sparkps.ps.grpc.proto.GroupSpec;
 import io.sparkps.ps.grpc.proto.InitializerKind;
 import io.sparkps.ps.grpc.proto.InitializerSpec;
@@ -17,12 +11,30 @@ import io.sparkps.ps.grpc.proto.ScheduleKind;
 import io.sparkps.ps.grpc.proto.ScheduleSpec;
 import io.sparkps.ps.grpc.proto.VariableInfoProto;
 import io.sparkps.ps.grpc.proto.VariableSpecProto;
+import io.sparkps.ps.spec.Consistency;
+import io.sparkps.ps.spec.ConsistencyGroup;
+import io.sparkps.ps.spec.EmbeddingSpec;
+import io.sparkps.ps.spec.Initializer;
+import io.sparkps.ps.spec.LearningRateSchedule;
+import io.sparkps.ps.spec.OptimizerConfig;
+import io.sparkps.ps.spec.VariableInfo;
+import io.sparkps.ps.spec.VariableSpec;
 import java.util.Map;
 import java.util.TreeMap;
 
 /** Conversions between the public value types and their protocol messages. */
+@Internal
 public final class ProtoConvert {
   private ProtoConvert() {}
+
+  /** A table's spec as the shards take it. */
+  public static EmbeddingSpecProto toProto(EmbeddingSpec s) {
+    return EmbeddingSpecProto.newBuilder().setName(s.name()).setDim(s.dim()).setGroup(s.group())
+        .setOptimizer(s.optimizer().name()).setLearningRate(s.learningRate()).setBeta1(s.beta1()).setBeta2(s.beta2())
+        .setEpsilon(s.epsilon()).setFtrlBeta(s.ftrlBeta()).setL1(s.l1()).setL2(s.l2())
+        .setMaxRowsPerShard(s.maxRowsPerShard()).setEvictAfterSteps(s.evictAfterSteps()).setMinCount(s.minCount())
+        .setInitScale(s.initScale()).setSeed(s.seed()).build();
+  }
 
   /** The wire form of a spec. */
   public static VariableSpecProto toProto(VariableSpec spec) {

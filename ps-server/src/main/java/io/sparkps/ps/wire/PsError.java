@@ -1,6 +1,7 @@
 package io.sparkps.ps.wire;
 
 /** A request a shard refuses, with the kind of refusal and a message for the user. */
+@Internal
 public final class PsError extends RuntimeException {
   private static final long serialVersionUID = 1L;
 

@@ -15,6 +15,7 @@ import java.util.SplittableRandom;
  * worker holds. The threshold comes from a sample, then is made exact among the candidates, so a
  * pick costs two passes over the array and a sort of about {@code 1.5 k} candidates.
  */
+@Internal
 public final class SparseValues {
   /** Slices of fewer elements travel dense (biases and the like: a few bytes, and they matter). */
   public static final int MIN_ELEMENTS = 4096;

@@ -2,14 +2,15 @@ package io.sparkps.ps.wire;
 
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.sparkps.ps.EmbeddingTableFullException;
-import io.sparkps.ps.PsAuthenticationException;
-import io.sparkps.ps.PsException;
-import io.sparkps.ps.PsTimeoutException;
-import io.sparkps.ps.PsUnavailableException;
+import io.sparkps.ps.spec.EmbeddingTableFullException;
+import io.sparkps.ps.spec.PsAuthenticationException;
+import io.sparkps.ps.spec.PsException;
+import io.sparkps.ps.spec.PsTimeoutException;
+import io.sparkps.ps.spec.PsUnavailableException;
 import io.sparkps.ps.wire.PsError;
 
 /** The one place where gRPC statuses and SparkPS exceptions are translated, both ways. */
+@Internal
 public final class StatusMapping {
   private StatusMapping() {}
 

@@ -12,6 +12,7 @@ import io.sparkps.ps.grpc.proto.VariableSpecProto;
  *
  * @param maxVariableElements the most elements one variable may have (all its shards together)
  */
+@Internal
 public record WireLimits(long maxVariableElements) {
   /** Default: 2^30 elements (4 GiB of float32) per variable; raise it for larger embedding tables. */
   public static final long DEFAULT_MAX_VARIABLE_ELEMENTS = 1L << 30;

@@ -4,7 +4,7 @@
  * ({@link io.sparkps.ps.bulk}) and the gRPC adapters ({@link io.sparkps.ps.grpc}): payload
  * layout and pooled buffers, the sparse encoding, finiteness checks, the limits a request must
  * keep, the conversions between the API's specs and their protos, and the errors of the protocol
- * with their mapping to gRPC status codes. It depends on nothing of SparkPS but the public API
+ * with their mapping to gRPC status codes. It depends on nothing of SparkPS but {@link io.sparkps.ps.spec}
  * and the generated protos. Not a public API.
  */
 package io.sparkps.ps.wire;

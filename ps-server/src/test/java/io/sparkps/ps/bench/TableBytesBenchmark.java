@@ -1,10 +1,10 @@
 package io.sparkps.ps.bench;
 
-import io.sparkps.ps.EmbeddingSpec;
 import io.sparkps.ps.EmbeddingTable;
 import io.sparkps.ps.ParameterServer;
 import io.sparkps.ps.PsClient;
-import io.sparkps.ps.PsToken;
+import io.sparkps.ps.spec.EmbeddingSpec;
+import io.sparkps.ps.spec.PsToken;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sparkps.ps.EmbeddingTableFullException;
+import io.sparkps.ps.spec.EmbeddingTableFullException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

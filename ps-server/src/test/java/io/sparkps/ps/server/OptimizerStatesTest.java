@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sparkps.ps.ConsistencyGroup;
-import io.sparkps.ps.OptimizerConfig;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.InitializerKind;
 import io.sparkps.ps.grpc.proto.InitializerSpec;
@@ -14,6 +12,8 @@ import io.sparkps.ps.grpc.proto.OptimizerState;
 import io.sparkps.ps.grpc.proto.OptimizerStateRequest;
 import io.sparkps.ps.grpc.proto.SliceDecl;
 import io.sparkps.ps.grpc.proto.VariableSpecProto;
+import io.sparkps.ps.spec.ConsistencyGroup;
+import io.sparkps.ps.spec.OptimizerConfig;
 import io.sparkps.ps.wire.PackedArrays;
 import io.sparkps.ps.wire.ProtoConvert;
 import io.sparkps.ps.wire.PsError;

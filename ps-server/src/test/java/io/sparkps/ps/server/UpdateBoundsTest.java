@@ -1,14 +1,9 @@
 package io.sparkps.ps.server;
 
-import io.sparkps.ps.wire.Payload;
-import io.sparkps.ps.wire.PsError;
-import io.sparkps.ps.wire.ProtoConvert;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sparkps.ps.ConsistencyGroup;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.grpc.proto.InitializerKind;
@@ -17,6 +12,10 @@ import io.sparkps.ps.grpc.proto.Segment;
 import io.sparkps.ps.grpc.proto.SliceDecl;
 import io.sparkps.ps.grpc.proto.UpdateOp;
 import io.sparkps.ps.grpc.proto.VariableSpecProto;
+import io.sparkps.ps.spec.ConsistencyGroup;
+import io.sparkps.ps.wire.Payload;
+import io.sparkps.ps.wire.ProtoConvert;
+import io.sparkps.ps.wire.PsError;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -43,7 +42,7 @@ class UpdateBoundsTest {
         .setSpec(VariableSpecProto.newBuilder().setName("w").addShape(4).addShape(4).setPinnedShard(-1)
             .setGroup(ConsistencyGroup.DEFAULT_NAME).setInitializer(InitializerSpec.newBuilder()
                 .setKind(InitializerKind.CONSTANT).setA(1))
-            .setOptimizer(io.sparkps.ps.wire.ProtoConvert.toProto(io.sparkps.ps.OptimizerConfig.sgd(0.1))))).build());
+            .setOptimizer(io.sparkps.ps.wire.ProtoConvert.toProto(io.sparkps.ps.spec.OptimizerConfig.sgd(0.1))))).build());
     updates.apply(List.of(frame(UpdateOp.INITIALIZE, 8, 0)));
   }
 

@@ -1,13 +1,9 @@
 package io.sparkps.ps.server;
 
-import io.sparkps.ps.wire.PsError;
-import io.sparkps.ps.wire.WireLimits;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sparkps.ps.ConsistencyGroup;
 import io.sparkps.ps.grpc.proto.ConsistencyMode;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.GroupSpec;
@@ -16,6 +12,9 @@ import io.sparkps.ps.grpc.proto.InitializerSpec;
 import io.sparkps.ps.grpc.proto.SliceDecl;
 import io.sparkps.ps.grpc.proto.VariableInfoProto;
 import io.sparkps.ps.grpc.proto.VariableSpecProto;
+import io.sparkps.ps.spec.ConsistencyGroup;
+import io.sparkps.ps.wire.PsError;
+import io.sparkps.ps.wire.WireLimits;
 import java.io.DataOutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -53,7 +52,7 @@ class WireLimitsTest {
     VariableSpecProto.Builder b = VariableSpecProto.newBuilder().setName(name).setPinnedShard(-1)
         .setGroup(ConsistencyGroup.DEFAULT_NAME).setInitializer(InitializerSpec.newBuilder()
             .setKind(InitializerKind.CONSTANT).setA(1))
-        .setOptimizer(io.sparkps.ps.wire.ProtoConvert.toProto(io.sparkps.ps.OptimizerConfig.sgd(0.1)));
+        .setOptimizer(io.sparkps.ps.wire.ProtoConvert.toProto(io.sparkps.ps.spec.OptimizerConfig.sgd(0.1)));
     for (long d : shape) {
       b.addShape(d);
     }

@@ -1,8 +1,8 @@
 package io.sparkps.spark.recovery;
 
 import io.grpc.StatusRuntimeException;
-import io.sparkps.ps.PsUnavailableException;
 import io.sparkps.ps.ShardRecovery;
+import io.sparkps.ps.spec.PsUnavailableException;
 import io.sparkps.spark.coord.CoordinatorClient;
 import java.time.Duration;
 import org.slf4j.Logger;

@@ -1,7 +1,7 @@
 package io.sparkps.spark.recovery;
 
-import io.sparkps.ps.PsTimeoutException;
-import io.sparkps.ps.PsUnavailableException;
+import io.sparkps.ps.spec.PsTimeoutException;
+import io.sparkps.ps.spec.PsUnavailableException;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.sparkps.ps.PsToken;
+import io.sparkps.ps.spec.PsToken;
 import io.sparkps.ps.testing.RawCalls;
 import io.sparkps.ps.testing.Relay;
 import io.sparkps.ps.tls.PsTls;

@@ -1,4 +1,4 @@
-package io.sparkps.ps;
+package io.sparkps.ps.spec;
 
 /** A bounded wait ended before its condition held; the message says what was awaited from whom. */
 public final class PsTimeoutException extends PsException {

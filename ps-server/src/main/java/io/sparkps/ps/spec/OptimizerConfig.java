@@ -1,4 +1,4 @@
-package io.sparkps.ps;
+package io.sparkps.ps.spec;
 
 import java.util.Objects;
 

@@ -1,4 +1,4 @@
-package io.sparkps.ps;
+package io.sparkps.ps.spec;
 
 /**
  * An embedding table's shard holds as many rows as it may and a new id arrived, with no eviction

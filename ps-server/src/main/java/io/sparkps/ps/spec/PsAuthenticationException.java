@@ -1,4 +1,4 @@
-package io.sparkps.ps;
+package io.sparkps.ps.spec;
 
 /** A parameter server rejected a call because it carried no token or the wrong one. */
 public final class PsAuthenticationException extends PsException {

@@ -1,4 +1,4 @@
-package io.sparkps.ps;
+package io.sparkps.ps.spec;
 
 import java.util.Objects;
 
@@ -44,7 +44,7 @@ public record ConsistencyGroup(String name, Consistency mode, int numWorkers, in
    * learning rate divided by {@code 1 + tau}, as staleness-aware asynchronous SGD does (Zhang et
    * al., 2016). With N workers taking turns, tau is about N - 1, so the rate per example matches a
    * SYNC step's. Only gradients that say which version they were computed from (those a
-   * {@link PsClient} pushes after a whole pull) are scaled.
+   * {@code PsClient} pushes after a whole pull) are scaled.
    */
   public ConsistencyGroup withStalenessAwareRate() {
     return new ConsistencyGroup(name, mode, numWorkers, staleness, true);

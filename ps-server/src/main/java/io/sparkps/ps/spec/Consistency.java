@@ -1,4 +1,4 @@
-package io.sparkps.ps;
+package io.sparkps.ps.spec;
 
 /** How a parameter server applies the gradients of concurrent workers to a group of variables. */
 public enum Consistency {

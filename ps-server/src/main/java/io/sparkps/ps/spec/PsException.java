@@ -1,4 +1,4 @@
-package io.sparkps.ps;
+package io.sparkps.ps.spec;
 
 /** A parameter-server call failed for a reason other than bad input or misuse. */
 public class PsException extends RuntimeException {

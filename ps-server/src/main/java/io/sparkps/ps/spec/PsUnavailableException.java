@@ -1,4 +1,4 @@
-package io.sparkps.ps;
+package io.sparkps.ps.spec;
 
 /** A parameter server could not be reached (not started, stopped, or the network failed). */
 public final class PsUnavailableException extends PsException {

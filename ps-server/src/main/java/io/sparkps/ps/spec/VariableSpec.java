@@ -1,4 +1,4 @@
-package io.sparkps.ps;
+package io.sparkps.ps.spec;
 
 import java.util.Arrays;
 import java.util.Objects;
@@ -100,8 +100,9 @@ public final class VariableSpec implements java.io.Serializable {
   /**
    * Whether {@code other} declares the same variable: equal but for the values of a VALUES
    * initializer (only the first creator's values are used, as with TensorFlow's initializers).
+   * A second creator of a variable must declare it the same way.
    */
-  boolean sameDeclaration(VariableSpec other) {
+  public boolean sameDeclaration(VariableSpec other) {
     Initializer i = other.initializer;
     boolean sameInit = i.kind() == Initializer.Kind.VALUES && initializer.kind() == Initializer.Kind.VALUES
         || i.equals(initializer);
