@@ -1,12 +1,16 @@
 package io.sparkps.ps.server;
 
 import io.sparkps.ps.spec.EmbeddingSpec.Optimizer;
+import java.util.Arrays;
 
 /**
- * The lazy update rules of an embedding table ({@link Optimizer} says what each one does). Adam
- * and AdaGrad follow ND4J's formulas ({@link UpdateRule}) per row; lazy Adam corrects its bias by
- * the row's own update count, as TensorFlow Addons' LazyAdam does by the global step for rows it
- * touches.
+ * The lazy update rules of an embedding table ({@link Optimizer} says what each one does), on the
+ * rows a push touches. SGD, AdaGrad and lazy Adam are the dense variables' rules ({@link
+ * UpdateRule}'s formulas, ND4J's), applied to one row at a time: the row's state and gradient are
+ * laid out beside the row in the thread's scratch arrays, so the one loop of each formula serves
+ * both. Lazy Adam corrects its bias by the row's own update count, as TensorFlow Addons' LazyAdam
+ * does by the global step for the rows it touches. Row-wise AdaGrad (one accumulator a row) and
+ * FTRL are rules of rows only.
  */
 record RowRule(Optimizer kind, float learningRate, float beta1, float beta2, float epsilon, float l1, float l2,
     float ftrlBeta) {
@@ -53,17 +57,19 @@ record RowRule(Optimizer kind, float learningRate, float beta1, float beta2, flo
    */
   void apply(float[] w, int wOff, float[] s, int sOff, float[] g, int gOff, int dim, long updates) {
     switch (kind) {
-      case SGD -> {
-        for (int i = 0; i < dim; i++) {
-          w[wOff + i] -= learningRate * g[gOff + i];
-        }
-      }
+      case SGD -> UpdateRule.sgd(w, beside(g, gOff, wOff, dim), wOff, wOff + dim, learningRate);
       case ADAGRAD -> {
-        for (int i = 0; i < dim; i++) {
-          float gi = g[gOff + i];
-          float si = (updates == 0 ? epsilon : s[sOff + i]) + gi * gi;
-          s[sOff + i] = si;
-          w[wOff + i] -= learningRate * gi / ((float) Math.sqrt(si) + epsilon);
+        // A row's sums lie at its weights' offset in pages of their own (a state as wide as the
+        // row), so the loop runs on them in place; elsewhere, on a copy beside the row.
+        float[] sums = sOff == wOff ? s : UpdateRule.SCRATCH.get().first(wOff + dim);
+        if (updates == 0) {
+          Arrays.fill(sums, wOff, wOff + dim, epsilon);  // ND4J's AdaGrad starts each sum at epsilon
+        } else if (sums != s) {
+          System.arraycopy(s, sOff, sums, wOff, dim);
+        }
+        UpdateRule.adaGrad(w, sums, beside(g, gOff, wOff, dim), wOff, wOff + dim, learningRate, epsilon);
+        if (sums != s) {
+          System.arraycopy(sums, wOff, s, sOff, dim);
         }
       }
       case ROWWISE_ADAGRAD -> {
@@ -84,20 +90,25 @@ record RowRule(Optimizer kind, float learningRate, float beta1, float beta2, flo
   }
 
   private void lazyAdam(float[] w, int wOff, float[] s, int sOff, float[] g, int gOff, int dim, long updates) {
-    float b1t = (float) Math.pow(beta1, updates + 1);
-    float b2t = (float) Math.pow(beta2, updates + 1);
-    float alpha = (float) (learningRate * Math.sqrt(1f - b2t) / (1f - b1t));
-    if (Float.isNaN(alpha) || Float.isInfinite(alpha) || alpha == 0f) {
-      alpha = epsilon; // as ND4J's Adam, once beta^t underflows
+    UpdateRule.Scratch scratch = UpdateRule.SCRATCH.get();
+    float[] m = scratch.first(wOff + dim);
+    float[] v = scratch.second(wOff + dim);
+    System.arraycopy(s, sOff, m, wOff, dim);
+    System.arraycopy(s, sOff + dim, v, wOff, dim);
+    float alpha = UpdateRule.adamAlpha(learningRate, beta1, beta2, epsilon, updates);
+    UpdateRule.adam(w, m, v, beside(g, gOff, wOff, dim), wOff, wOff + dim, alpha, beta1, beta2, epsilon);
+    System.arraycopy(m, wOff, s, sOff, dim);
+    System.arraycopy(v, wOff, s, sOff + dim, dim);
+  }
+
+  /** The gradient at the row's offset: as it is when it lies there, else a copy in the thread's scratch. */
+  private static float[] beside(float[] g, int gOff, int wOff, int dim) {
+    if (gOff == wOff) {
+      return g;
     }
-    for (int i = 0; i < dim; i++) {
-      float gi = g[gOff + i];
-      float mi = beta1 * s[sOff + i] + gi * (1f - beta1);
-      float vi = beta2 * s[sOff + dim + i] + gi * gi * (1f - beta2);
-      s[sOff + i] = mi;
-      s[sOff + dim + i] = vi;
-      w[wOff + i] -= mi * alpha / ((float) Math.sqrt(vi) + epsilon);
-    }
+    float[] copy = UpdateRule.SCRATCH.get().gradient(wOff + dim);
+    System.arraycopy(g, gOff, copy, wOff, dim);
+    return copy;
   }
 
   /** State: z then n. The weight is a function of them, recomputed after each update. */

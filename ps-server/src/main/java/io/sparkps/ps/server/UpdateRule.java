@@ -110,7 +110,8 @@ final class UpdateRule {
     }
   }
 
-  private static void sgd(float[] w, float[] g, int from, int to, float lr) {
+  /** Plain gradient descent on {@code [from, to)}. */
+  static void sgd(float[] w, float[] g, int from, int to, float lr) {
     for (int i = from; i < to; i++) {
       w[i] -= lr * g[i];
     }
@@ -141,16 +142,25 @@ final class UpdateRule {
     float b1 = (float) spec.beta1();
     float b2 = (float) spec.beta2();
     float eps = (float) spec.epsilon();
+    adam(w, m, v, g, from, to, adamAlpha(lr, b1, b2, eps, iteration), b1, b2, eps);
+  }
+
+  /**
+   * Adam's step size after {@code iteration} earlier updates of the state: {@code lr} with the
+   * moments' bias corrections, or {@code eps} once {@code beta^t} underflows (as ND4J's Adam).
+   */
+  static float adamAlpha(float lr, float b1, float b2, float eps, long iteration) {
     float b1t = (float) Math.pow(b1, iteration + 1);
     float b2t = (float) Math.pow(b2, iteration + 1);
     float alpha = (float) (lr * Math.sqrt(1f - b2t) / (1f - b1t));
-    if (Float.isNaN(alpha) || Float.isInfinite(alpha) || alpha == 0f) {
-      alpha = eps;
-    }
+    return Float.isNaN(alpha) || Float.isInfinite(alpha) || alpha == 0f ? eps : alpha;
+  }
+
+  /** Adam on {@code [from, to)} of the weights, their moments and the gradient, at step size {@code alpha}. */
+  static void adam(float[] w, float[] m, float[] v, float[] g, int from, int to, float alpha, float b1, float b2,
+      float eps) {
     float c1 = 1f - b1;
     float c2 = 1f - b2;
-    float[] m = this.m;
-    float[] v = this.v;
     for (int i = from; i < to; i++) {
       float gi = g[i];
       float mi = b1 * m[i] + gi * c1;
@@ -162,12 +172,15 @@ final class UpdateRule {
   }
 
   private void adaGrad(float[] w, float[] g, int from, int to, float lr) {
-    float eps = (float) spec.epsilon();
-    float[] m = this.m;
+    adaGrad(w, m, g, from, to, lr, (float) spec.epsilon());
+  }
+
+  /** AdaGrad on {@code [from, to)} of the weights, their squared-gradient sums {@code s} and the gradient. */
+  static void adaGrad(float[] w, float[] s, float[] g, int from, int to, float lr, float eps) {
     for (int i = from; i < to; i++) {
       float gi = g[i];
-      float si = m[i] + gi * gi;
-      m[i] = si;
+      float si = s[i] + gi * gi;
+      s[i] = si;
       w[i] -= lr * gi / ((float) Math.sqrt(si) + eps);
     }
   }
@@ -185,12 +198,31 @@ final class UpdateRule {
     }
   }
 
-  /** Per-thread scratch arrays, grown to the largest slice the thread has updated. */
-  private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+  /** Per-thread scratch arrays, grown to the largest slice (or table page) the thread has updated. */
+  static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
-  private static final class Scratch {
+  /** Arrays laid out as the weights they go with, so that a rule's loop indexes all of them alike. */
+  static final class Scratch {
     private float[] gradient = new float[0];
     private float[] before = new float[0];
+    private float[] first = new float[0];
+    private float[] second = new float[0];
+
+    /** A first state array (a row's AdaGrad sums, its Adam first moments). */
+    float[] first(int length) {
+      if (first.length < length) {
+        first = new float[length];
+      }
+      return first;
+    }
+
+    /** A second state array (a row's Adam second moments). */
+    float[] second(int length) {
+      if (second.length < length) {
+        second = new float[length];
+      }
+      return second;
+    }
 
     float[] gradient(int length) {
       if (gradient.length < length) {
