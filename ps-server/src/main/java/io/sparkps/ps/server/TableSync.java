@@ -2,9 +2,6 @@ package io.sparkps.ps.server;
 
 import io.sparkps.ps.grpc.proto.ConsistencyMode;
 import io.sparkps.ps.grpc.proto.GroupSpec;
-import io.sparkps.ps.wire.PsError;
-import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.List;
 
 /**
@@ -30,13 +27,13 @@ final class TableSync {
   private final GroupSpec group;
   /** SYNC: the next step to apply (-1: none seen yet). */
   private long step = -1;
-  private final BitSet arrived = new BitSet();
+  private final SyncArrivals arrived = new SyncArrivals();
   /** SYNC: the step's distinct ids (position of each in {@link #sums}), without boxing an id. */
   private IdSlots pending = new IdSlots(1024);
   private long[] pendingIds = new long[1024];
   private float[] sums = new float[0];
-  /** SSP: each worker's clock, the step after its last push. */
-  private final long[] clocks;
+  /** SSP: the workers' clocks. */
+  private final SspClocks clocks;
   /**
    * SYNC: whether this table came back from a checkpoint and has completed no step since, so that a
    * push may follow a pull the ps it replaced served ({@link #pushCatchesUp}).
@@ -47,7 +44,7 @@ final class TableSync {
     this.table = table;
     this.shard = shard;
     this.group = group;
-    this.clocks = new long[group.getNumWorkers()];
+    this.clocks = new SspClocks(group.getNumWorkers());
   }
 
   /** Marks this table as one that came back from a checkpoint (see {@link #pushCatchesUp}). */
@@ -72,8 +69,8 @@ final class TableSync {
 
   private void checkWorker(int worker) {
     if (worker < 0 || worker >= group.getNumWorkers()) {
-      throw PsError.invalid("embedding table '" + table + "': worker " + worker + " is outside group '"
-          + group.getName() + "' of " + group.getNumWorkers() + " workers (field worker)");
+      throw SyncArrivals.outsideGroup("embedding table '" + table + "'", worker, group.getName(),
+          group.getNumWorkers());
     }
   }
 
@@ -87,26 +84,14 @@ final class TableSync {
       return "SYNC embedding table '" + table + "' on ps " + shard + " is at step " + step + ": worker " + worker
           + "'s pull of step " + at + " waits for workers " + missing() + " to push step " + step;
     }
-    long needed = at - group.getStaleness();
-    List<Integer> slow = new ArrayList<>();
-    for (int w = 0; w < clocks.length; w++) {
-      if (clocks[w] < needed) {
-        slow.add(w);
-      }
-    }
+    List<Integer> slow = clocks.behind(at, group.getStaleness());
     return slow.isEmpty() ? null : "SSP embedding table '" + table + "' on ps " + shard + " (staleness "
         + group.getStaleness() + "): worker " + worker + " at step " + at + " waits for workers " + slow
-        + " to reach step " + needed;
+        + " to reach step " + (at - group.getStaleness());
   }
 
   private List<Integer> missing() {
-    List<Integer> missing = new ArrayList<>();
-    for (int w = 0; w < group.getNumWorkers(); w++) {
-      if (!arrived.get(w)) {
-        missing.add(w);
-      }
-    }
-    return missing;
+    return arrived.missing(group.getNumWorkers());
   }
 
   /**
@@ -131,7 +116,7 @@ final class TableSync {
       arrived.clear();
       step = at - 1;
     }
-    return arrived.get(worker) ? null : push(worker, new long[0], new float[0], step, dim);
+    return arrived.has(worker) ? null : push(worker, new long[0], new float[0], step, dim);
   }
 
   /** Row gradients to apply now: distinct ids and {@code ids.length * dim} values. */
@@ -144,19 +129,18 @@ final class TableSync {
   Apply push(int worker, long[] ids, float[] gradients, long at, int dim) {
     checkWorker(worker);
     if (group.getMode() != ConsistencyMode.SYNC) {
-      clocks[worker] = Math.max(clocks[worker], at + 1);
+      clocks.advance(worker, at);
       return new Apply(ids, gradients);
     }
     if (step < 0) {
       step = at;
     }
-    if (at < step || (at == step && arrived.get(worker))) {
+    if (arrived.isRepeat(worker, at, step)) {
       return null; // a retry of a push already taken
     }
     if (at > step) {
-      throw PsError.precondition("embedding table '" + table + "' on ps " + shard + ": worker " + worker
-          + " pushed gradients for SYNC step " + at + " but the table is at step " + step + " (pull before each push: "
-          + "a push of step n needs step n - 1 complete)");
+      throw SyncArrivals.ahead("embedding table '" + table + "' on ps " + shard, worker, "gradients", at, "table",
+          step);
     }
     for (int i = 0; i < ids.length; i++) {
       int row = pending.get(ids[i]);
@@ -175,8 +159,7 @@ final class TableSync {
         sums[row * dim + k] += gradients[i * dim + k];
       }
     }
-    arrived.set(worker);
-    if (arrived.cardinality() < group.getNumWorkers()) {
+    if (!arrived.arrive(worker, group.getNumWorkers())) {
       return null;
     }
     int distinct = pending.size();

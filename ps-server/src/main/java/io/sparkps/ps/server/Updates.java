@@ -167,13 +167,10 @@ public final class Updates {
       return;
     }
     if (h.getWorker() < 0 || h.getWorker() >= g.spec.getNumWorkers()) {
-      throw PsError.invalid(where + ": worker " + h.getWorker() + " is outside group '"
-          + g.spec.getName() + "' of " + g.spec.getNumWorkers() + " workers (field worker)");
+      throw SyncArrivals.outsideGroup(where, h.getWorker(), g.spec.getName(), g.spec.getNumWorkers());
     }
     if (g.mode() == ConsistencyMode.SYNC && h.getStep() > s.version) {
-      throw PsError.precondition(where + ": worker " + h.getWorker() + " pushed a gradient for SYNC step "
-          + h.getStep() + " but the variable is at step " + s.version
-          + " (pull before each push: a push of step n needs step n - 1 complete)");
+      throw SyncArrivals.ahead(where, h.getWorker(), "a gradient", h.getStep(), "variable", s.version);
     }
   }
 
@@ -210,8 +207,7 @@ public final class Updates {
   private boolean isRepeat(FrameHeader h, VariableSlice s) {
     return switch (h.getOp()) {
       case INITIALIZE, RESTORE -> s.initialized;
-      case GRADIENT -> store.group(s).mode() == ConsistencyMode.SYNC
-          && (h.getStep() < s.version || s.hasSyncGradientFrom(h.getWorker()));
+      case GRADIENT -> store.group(s).mode() == ConsistencyMode.SYNC && s.isSyncRepeat(h.getWorker(), h.getStep());
       default -> false;
     };
   }

@@ -35,7 +35,7 @@ final class VariableSlice {
 
   /** SYNC: sum of this step's gradients, the workers that sent them, and the rows touched. */
   private float[] syncSum;
-  private final BitSet syncWorkers = new BitSet();
+  private final SyncArrivals syncWorkers = new SyncArrivals();
   private BitSet syncRows;
   private boolean syncDense;
 
@@ -56,9 +56,9 @@ final class VariableSlice {
     this.rule = new UpdateRule(optimizer, size);
   }
 
-  /** Whether {@code worker} already sent its gradient for the current SYNC step. */
-  boolean hasSyncGradientFrom(int worker) {
-    return syncWorkers.get(worker);
+  /** Whether {@code worker}'s SYNC gradient of step {@code at} was taken before (a retry). */
+  boolean isSyncRepeat(int worker, long at) {
+    return syncWorkers.isRepeat(worker, at, version);
   }
 
   /** Adds a dense gradient for the current SYNC step. */
@@ -81,8 +81,7 @@ final class VariableSlice {
    * arrived, applies their average once and advances the version. Returns whether it applied.
    */
   boolean completeSyncContribution(int worker, int numWorkers) {
-    syncWorkers.set(worker);
-    if (syncWorkers.cardinality() < numWorkers) {
+    if (!syncWorkers.arrive(worker, numWorkers)) {
       return false;
     }
     float[] sum = syncSum();
@@ -107,10 +106,7 @@ final class VariableSlice {
 
   /** Workers whose SYNC gradient for the current step is still missing. */
   String missingSyncWorkers(int numWorkers) {
-    BitSet missing = new BitSet(numWorkers);
-    missing.set(0, numWorkers);
-    missing.andNot(syncWorkers);
-    return missing.toString().replace('{', '[').replace('}', ']');
+    return syncWorkers.missing(numWorkers).toString();
   }
 
   private void addInto(float[] g, int gOff, int at, int n) {
