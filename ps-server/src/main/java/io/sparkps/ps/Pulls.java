@@ -149,8 +149,8 @@ final class Pulls {
 
   /**
    * Reads dense items into the buffers {@code target} gives for each segment, over the bulk port
-   * when a shard's part is large (first awaiting readability over gRPC where the group may make
-   * reads wait), else over gRPC. Returns the lowest slice version read.
+   * (where a SYNC or SSP read waits on the shard, in the same request), else over gRPC. Returns
+   * the lowest slice version read.
    */
   private long readInto(Map<Integer, PullRequest.Builder> requests, Map<Integer, Long> bytesPerShard,
       Function<Segment, ByteBuffer> target, boolean noWait, boolean sparsePull) {
@@ -173,18 +173,20 @@ final class Pulls {
         calls.put(shard, stub -> stub.pull(request, sink, wait).thenApply(f -> f));
         return;
       }
-      boolean awaitFirst = !noWait && request.getItemsList().stream().anyMatch(i -> mayWait.test(i.getName()));
+      // A read that may wait does so on the shard, in the same request; one that may not carries
+      // no wait, so its connection's deadline stays the call's timeout (a frozen shard is found as soon).
+      boolean mayBlock = !noWait && request.getItemsList().stream().anyMatch(i -> mayWait.test(i.getName()));
+      PullRequest.Builder bulkRequest = request.toBuilder().setTimeoutMs(mayBlock ? wait.toMillis() : 0);
+      if (sparsePull) {
+        bulkRequest.setEncoding(io.sparkps.ps.grpc.proto.WireEncoding.SPARSE).setDensity(sparse.pullDensity());
+      }
       calls.put(shard, stub -> CompletableFuture.supplyAsync(() -> {
         BulkChannel bulk = connections.bulk(shard);
         if (bulk == null) {
           return ShardStub.await(stub.pull(request, sink, wait), wait.plus(callTimeout));
         }
-        if (awaitFirst) {
-          ShardStub.await(stub.awaitReadable(request, wait), wait.plus(callTimeout));
-        }
         try {
-          return bulk.read(sparsePull ? request.toBuilder().setEncoding(io.sparkps.ps.grpc.proto.WireEncoding.SPARSE)
-              .setDensity(sparse.pullDensity()).build() : request, tracked);
+          return bulk.read(bulkRequest.build(), tracked);
         } catch (RuntimeException e) {
           if (!BulkClient.mayTakeAnotherPath(e)) {
             throw e;

@@ -22,7 +22,11 @@ public interface BulkChannel extends AutoCloseable {
   /** Sends an update whose payload is {@code parts} (little-endian floats). */
   UpdateReply update(FrameHeader header, List<ByteBuffer> parts);
 
-  /** Reads without waiting; each segment's floats go into {@code target.apply(segment)}. */
+  /**
+   * Reads once the shard may serve the read (a SYNC or SSP read waits there for other workers, at
+   * most the request's {@code timeout_ms}; 0: it may not wait); each segment's floats go into
+   * {@code target.apply(segment)}.
+   */
   FrameHeader read(PullRequest request, Function<Segment, ByteBuffer> target);
 
   /**

@@ -117,12 +117,16 @@ public final class BulkClient implements BulkChannel {
     });
   }
 
-  /** Reads without waiting; each segment's bytes go straight into {@code target.apply(segment)} (via bfloat16 when set). */
+  /**
+   * Reads once the shard serves the read (a SYNC or SSP read waits there for other workers, at most
+   * the request's wait, which the connection's deadline adds to the client's timeout); each
+   * segment's bytes go straight into {@code target.apply(segment)} (via bfloat16 when set).
+   */
   @Override
   public FrameHeader read(PullRequest request, Function<Segment, ByteBuffer> target) {
     boolean sparse = request.getEncoding() == WireEncoding.SPARSE;
     PullRequest sent = bf16 && !sparse ? request.toBuilder().setEncoding(WireEncoding.BF16).build() : request;
-    return call(ch -> {
+    return call(timeout.plusMillis(Math.max(0, request.getTimeoutMs())), ch -> {
       byte[] head = sent.toByteArray();
       BulkWire.writeFully(ch, request(BulkWire.READ, head, 0));
       Response r = response(ch);

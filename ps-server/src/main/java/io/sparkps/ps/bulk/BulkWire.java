@@ -10,7 +10,12 @@ import java.nio.charset.StandardCharsets;
 /** Constants and blocking read/write helpers of the bulk protocol. */
 final class BulkWire {
   static final int MAGIC = 0x53504b42; // "SPKB"
-  static final int VERSION = 1;
+  /**
+   * 2: a SYNC or SSP read waits on the shard within its request (in 1 a client awaited readability
+   * over gRPC first), so a client and a shard of different versions refuse each other at the hello
+   * and the client's reads go over gRPC, which waits either way.
+   */
+  static final int VERSION = 2;
   static final byte UPDATE = 1;
   static final byte READ = 2;
   /** A batch of embedding-table pulls: the header is an {@code EmbeddingPullBatch}, the reply's body its rows. */

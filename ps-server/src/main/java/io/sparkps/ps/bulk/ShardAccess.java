@@ -119,16 +119,26 @@ final class ShardAccess {
     return Math.min(Integer.MAX_VALUE - 8, updates.shardElements());
   }
 
-  /** Validates a sparse read and hands its segments to {@code sink} (called with the slices locked). */
+  /** Validates a sparse read, waits until it may be served, and hands its segments to {@code sink} (called with the slices locked). */
   void readSparse(PullRequest request, Reads.SparseSink sink) {
     reads.validate(request);
+    awaitReadable(request);
     reads.readSparse(request, sink);
   }
 
-  /** Validates a read and hands its frames to {@code sink} (called with the slices locked). */
+  /** Validates a read, waits until it may be served, and hands its frames to {@code sink} (called with the slices locked). */
   void read(PullRequest request, Reads.FrameSink sink) {
     reads.validate(request);
+    awaitReadable(request);
     reads.read(request, sink);
+  }
+
+  /**
+   * Waits on this thread until a SYNC or SSP read no longer waits for other workers, at most the
+   * request's wait: one request where a gRPC call to wait and then a read took two.
+   */
+  private void awaitReadable(PullRequest request) {
+    tables.waits().await(() -> reads.blocker(request), request.getTimeoutMs(), "a read of variables");
   }
 
   /**

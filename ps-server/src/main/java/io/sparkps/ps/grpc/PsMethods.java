@@ -56,8 +56,6 @@ public final class PsMethods {
       unary("Snapshot", SnapshotRequest.getDefaultInstance(), SnapshotReply.getDefaultInstance());
   static final MethodDescriptor<SnapshotRequest, SnapshotReply> RESTORE =
       unary("Restore", SnapshotRequest.getDefaultInstance(), SnapshotReply.getDefaultInstance());
-  static final MethodDescriptor<PullRequest, AwaitInitializedReply> AWAIT_READABLE =
-      unary("AwaitReadable", PullRequest.getDefaultInstance(), AwaitInitializedReply.getDefaultInstance());
   static final MethodDescriptor<HelloRequest, HelloReply> HELLO =
       unary("Hello", HelloRequest.getDefaultInstance(), HelloReply.getDefaultInstance());
   static final MethodDescriptor<EchoMessage, EchoMessage> ECHO =

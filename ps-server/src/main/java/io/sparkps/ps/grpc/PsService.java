@@ -132,7 +132,6 @@ public final class PsService {
               }
               return restored;
             }))))
-        .addMethod(PsMethods.AWAIT_READABLE, ServerCalls.asyncUnaryCall(this::awaitReadable))
         .addMethod(PsMethods.HELLO, ServerCalls.asyncUnaryCall((HelloRequest r, StreamObserver<HelloReply> o) ->
             reply(o, () -> HelloReply.newBuilder().setShard(store.shardIndex()).setBulkPort(bulkPort)
                 .setBulkVersion(1).setLocalId(localId).build())))
@@ -340,10 +339,6 @@ public final class PsService {
 
   private void pull(PullRequest request, StreamObserver<Frame> observer) {
     whenReadable(request, observer, () -> sendPull(request, observer));
-  }
-
-  private void awaitReadable(PullRequest request, StreamObserver<AwaitInitializedReply> observer) {
-    whenReadable(request, observer, () -> reply(observer, AwaitInitializedReply::getDefaultInstance));
   }
 
   /** Runs {@code onReady} once the pull may be served (SYNC/SSP reads wait), or fails the call. */

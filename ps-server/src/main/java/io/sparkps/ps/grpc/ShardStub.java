@@ -156,11 +156,6 @@ public final class ShardStub {
     return unary(PsMethods.HELLO, HelloRequest.getDefaultInstance(), callTimeout);
   }
 
-  /** Waits on the server until {@code request} may be read (SYNC/SSP), at most {@code wait}. */
-  public CompletableFuture<?> awaitReadable(PullRequest request, Duration wait) {
-    return unary(PsMethods.AWAIT_READABLE, request, wait.plus(callTimeout));
-  }
-
   /** A plain protobuf round trip (diagnostics and benchmarks). */
   public CompletableFuture<EchoMessage> echo(EchoMessage message) {
     return unary(PsMethods.ECHO, message, callTimeout);

@@ -11,10 +11,6 @@ import io.sparkps.ps.wire.PackedArrays;
 import io.sparkps.ps.wire.PsError;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * A shard's row calls of its embedding tables, whichever transport brings them (gRPC, the bulk
@@ -26,11 +22,7 @@ import java.util.concurrent.TimeoutException;
 public final class TableCalls {
   private final EmbeddingTables tables;
   private final Waiters waiters;
-  private final long maxWaitMs;
-  private final String name;
-  /** The pulls waiting on their callers' threads now, failed at once when the shard stops. */
-  private final java.util.Set<CompletableFuture<Void>> waiting = java.util.concurrent.ConcurrentHashMap.newKeySet();
-  private volatile boolean closed;
+  private final BlockingWaits waits;
 
   /**
    * The calls of {@code tables} of the shard called {@code name} ("ps 0"), whose waits
@@ -39,9 +31,13 @@ public final class TableCalls {
   public TableCalls(EmbeddingTables tables, Waiters waiters, long maxWaitMs, String name) {
     this.tables = tables;
     this.waiters = waiters;
-    this.maxWaitMs = maxWaitMs;
-    this.name = name;
+    this.waits = new BlockingWaits(waiters, maxWaitMs, name);
     tables.onStepApplied(waiters::signalLater); // a pull caught a restored SYNC table up: others may go on
+  }
+
+  /** The shard's reads that wait on their callers' threads: table pulls here, dense reads over the bulk port. */
+  public BlockingWaits waits() {
+    return waits;
   }
 
   /** The tables these calls reach. */
@@ -75,61 +71,22 @@ public final class TableCalls {
 
   /** The longest wait {@code batch} asks for, capped at the shard's maximum (none asked: the maximum). */
   public long waitBound(EmbeddingPullBatch batch) {
-    long asked = batch.getTablesList().stream().mapToLong(EmbeddingPullRequest::getTimeoutMs).max().orElse(0);
-    return asked > 0 ? Math.min(asked, maxWaitMs) : maxWaitMs;
+    return waits.bound(batch.getTablesList().stream().mapToLong(EmbeddingPullRequest::getTimeoutMs).max().orElse(0));
   }
 
   /**
-   * The rows of {@code batch}, waiting on the calling thread (for a transport that gives each
-   * connection a thread of its own) until no table of it is blocked, at most {@link #waitBound};
-   * then a {@link PsError} of kind TIMEOUT naming the shard and what it waited for.
+   * The rows of {@code batch}, waiting on the calling thread (see {@link BlockingWaits}) until no
+   * table of it is blocked, at most {@link #waitBound}; then a {@link PsError} of kind TIMEOUT
+   * naming the shard and what it waited for.
    */
   public EmbeddingRowsBatch rowsWhenReadable(EmbeddingPullBatch batch) {
-    long timeoutMs = waitBound(batch);
-    if (blocker(batch) == null) {
-      return rows(batch); // ASYNC tables, reads, or nothing to wait for: no hand-off
-    }
-    CompletableFuture<Void> ready = new CompletableFuture<>();
-    waiting.add(ready);
-    if (closed) {
-      ready.completeExceptionally(stopped());
-    }
-    String[] missing = {null};
-    Waiters.Wait wait = waiters.await(() -> blocker(batch), timeoutMs, () -> ready.complete(null), what -> {
-      missing[0] = what;
-      ready.complete(null);
-    });
-    try {
-      ready.get(timeoutMs + 1000, TimeUnit.MILLISECONDS); // the timer ends it first; this only guards a lost timer
-    } catch (InterruptedException e) {
-      wait.cancel();
-      Thread.currentThread().interrupt();
-      throw stopped();
-    } catch (ExecutionException e) {
-      wait.cancel();
-      throw e.getCause() instanceof PsError p ? p : stopped();
-    } catch (TimeoutException e) {
-      wait.cancel();
-      throw PsError.timeout(name + ": waited " + timeoutMs + " ms for embedding rows: " + blocker(batch));
-    } finally {
-      waiting.remove(ready);
-    }
-    if (missing[0] != null) {
-      throw PsError.timeout(name + ": waited " + timeoutMs + " ms: " + missing[0]);
-    }
+    waits.await(() -> blocker(batch), waitBound(batch), "embedding rows");
     return rows(batch);
   }
 
-  /** Fails the pulls waiting on their callers' threads, and any that would wait later: the shard is stopping. */
+  /** Fails the reads waiting on their callers' threads, and any that would wait later: the shard is stopping. */
   public void close() {
-    closed = true;
-    for (CompletableFuture<Void> f : waiting) {
-      f.completeExceptionally(stopped());
-    }
-  }
-
-  private PsError stopped() {
-    return PsError.unavailable(name + " stopped serving while a pull of embedding rows waited for other workers");
+    waits.close();
   }
 
   /**
