@@ -203,39 +203,37 @@ final class UpdateRule {
 
   /** Arrays laid out as the weights they go with, so that a rule's loop indexes all of them alike. */
   static final class Scratch {
-    private float[] gradient = new float[0];
-    private float[] before = new float[0];
-    private float[] first = new float[0];
-    private float[] second = new float[0];
+    private static final int GRADIENT = 0;
+    private static final int BEFORE = 1;
+    private static final int FIRST = 2;
+    private static final int SECOND = 3;
+    private final float[][] arrays = {new float[0], new float[0], new float[0], new float[0]};
+
+    /** A gradient moved to its weights' offsets. */
+    float[] gradient(int length) {
+      return atLeast(GRADIENT, length);
+    }
+
+    /** The weights before an update (for weight decay). */
+    float[] before(int length) {
+      return atLeast(BEFORE, length);
+    }
 
     /** A first state array (a row's AdaGrad sums, its Adam first moments). */
     float[] first(int length) {
-      if (first.length < length) {
-        first = new float[length];
-      }
-      return first;
+      return atLeast(FIRST, length);
     }
 
     /** A second state array (a row's Adam second moments). */
     float[] second(int length) {
-      if (second.length < length) {
-        second = new float[length];
-      }
-      return second;
+      return atLeast(SECOND, length);
     }
 
-    float[] gradient(int length) {
-      if (gradient.length < length) {
-        gradient = new float[length];
+    private float[] atLeast(int which, int length) {
+      if (arrays[which].length < length) {
+        arrays[which] = new float[length];
       }
-      return gradient;
-    }
-
-    float[] before(int length) {
-      if (before.length < length) {
-        before = new float[length];
-      }
-      return before;
+      return arrays[which];
     }
   }
 }
