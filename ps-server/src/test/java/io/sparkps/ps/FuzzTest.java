@@ -205,8 +205,8 @@ class FuzzTest {
       DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(s.getOutputStream(), 1 << 16));
       DataInputStream in = new DataInputStream(s.getInputStream());
       byte[] secret = token.secret().getBytes(StandardCharsets.US_ASCII);
-      out.writeInt(0x53504b42); // the bulk protocol: magic "SPKB", version 1, the token
-      out.writeInt(1);
+      out.writeInt(0x53504b42); // the bulk protocol: magic "SPKB", version 2, the token
+      out.writeInt(2);
       out.writeInt(secret.length);
       out.write(secret);
       out.flush();

@@ -111,8 +111,8 @@ class ServerLogTest {
     try (Socket s = new Socket("127.0.0.1", port)) {
       byte[] guess = "guess".getBytes(StandardCharsets.US_ASCII);
       DataOutputStream out = new DataOutputStream(s.getOutputStream());
-      out.writeInt(0x53504b42);
-      out.writeInt(1);
+      out.writeInt(0x53504b42); // "SPKB", the bulk protocol's version 2: refused for the token alone
+      out.writeInt(2);
       out.writeInt(guess.length);
       out.write(guess);
       out.flush();
