@@ -176,17 +176,18 @@ final class Pulls {
       // A read that may wait does so on the shard, in the same request; one that may not carries
       // no wait, so its connection's deadline stays the call's timeout (a frozen shard is found as soon).
       boolean mayBlock = !noWait && request.getItemsList().stream().anyMatch(i -> mayWait.test(i.getName()));
-      PullRequest.Builder bulkRequest = request.toBuilder().setTimeoutMs(mayBlock ? wait.toMillis() : 0);
+      PullRequest.Builder bulkBuilder = request.toBuilder().setTimeoutMs(mayBlock ? wait.toMillis() : 0);
       if (sparsePull) {
-        bulkRequest.setEncoding(io.sparkps.ps.grpc.proto.WireEncoding.SPARSE).setDensity(sparse.pullDensity());
+        bulkBuilder.setEncoding(io.sparkps.ps.grpc.proto.WireEncoding.SPARSE).setDensity(sparse.pullDensity());
       }
+      PullRequest bulkRequest = bulkBuilder.build();
       calls.put(shard, stub -> CompletableFuture.supplyAsync(() -> {
         BulkChannel bulk = connections.bulk(shard);
         if (bulk == null) {
           return ShardStub.await(stub.pull(request, sink, wait), wait.plus(callTimeout));
         }
         try {
-          return bulk.read(bulkRequest.build(), tracked);
+          return bulk.read(bulkRequest, tracked);
         } catch (RuntimeException e) {
           if (!BulkClient.mayTakeAnotherPath(e)) {
             throw e;

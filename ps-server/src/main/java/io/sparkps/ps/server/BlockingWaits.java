@@ -2,7 +2,7 @@ package io.sparkps.ps.server;
 
 import io.sparkps.ps.wire.Internal;
 import io.sparkps.ps.wire.PsError;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -22,8 +22,8 @@ public final class BlockingWaits {
   private final Waiters waiters;
   private final long maxWaitMs;
   private final String name;
-  /** The reads waiting now, failed at once when the shard stops. */
-  private final Set<CompletableFuture<Void>> waiting = ConcurrentHashMap.newKeySet();
+  /** The reads waiting now, with what each reads, failed at once when the shard stops. */
+  private final Map<CompletableFuture<Void>, String> waiting = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
   /** Waits of the shard called {@code name} ("ps 0") on {@code waiters}, each at most {@code maxWaitMs}. */
@@ -49,7 +49,7 @@ public final class BlockingWaits {
     }
     long timeoutMs = bound(askedMs);
     CompletableFuture<Void> ready = new CompletableFuture<>();
-    waiting.add(ready);
+    waiting.put(ready, what);
     if (closed) {
       ready.completeExceptionally(stopped(what));
     }
@@ -81,9 +81,7 @@ public final class BlockingWaits {
   /** Fails the reads waiting now, and any that would wait later: the shard is stopping. */
   public void close() {
     closed = true;
-    for (CompletableFuture<Void> f : waiting) {
-      f.completeExceptionally(stopped("a read"));
-    }
+    waiting.forEach((f, what) -> f.completeExceptionally(stopped(what)));
   }
 
   private PsError stopped(String what) {
