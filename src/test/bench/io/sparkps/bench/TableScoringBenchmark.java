@@ -157,8 +157,9 @@ public final class TableScoringBenchmark {
 
   private static long tableBytes(Path model) throws Exception {
     try (var files = Files.walk(model)) {
-      return files.filter(p -> p.getFileName().toString().endsWith(".tables")).mapToLong(p -> p.toFile().length())
-          .sum();
+      // Each ps's file below the model's tables folder (a save's file; a tables file in the format before).
+      return files.filter(p -> p.getParent().getFileName().toString().equals("tables")
+          && p.getFileName().toString().matches("ps-\\d+\\.(snapshot|tables)")).mapToLong(p -> p.toFile().length()).sum();
     }
   }
 }

@@ -1,6 +1,7 @@
 package io.sparkps.ps;
 
 import io.sparkps.ps.server.ExportedRows;
+import io.sparkps.ps.server.Snapshots;
 import java.io.IOException;
 import java.util.Map;
 
@@ -48,6 +49,16 @@ public final class ExportedTables {
     public void close() throws IOException {
       cursor.close();
     }
+  }
+
+  /**
+   * The file that holds ps {@code shard}'s tables below {@code dir}: its save's ({@code
+   * ps-NNNNN.snapshot}, with its few dense values), or, in an export of the format before, its
+   * tables' own ({@code ps-NNNNN.tables}). A file system's {@code exists} says whether it was written.
+   */
+  public static org.apache.hadoop.fs.Path file(org.apache.hadoop.fs.FileSystem fs, String dir, int shard)
+      throws IOException {
+    return Snapshots.tablesFile(fs, dir, shard);
   }
 
   /** Opens the file ps {@code shard} wrote below {@code dir}. */

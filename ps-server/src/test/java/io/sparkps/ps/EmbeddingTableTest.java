@@ -111,10 +111,10 @@ class EmbeddingTableTest {
     String c2 = dir.resolve("c2").toUri().toString();
     client.save(c2);
     float[] saved = table.read(ids);
-    long deltaBytes = java.nio.file.Files.size(dir.resolve("c2").resolve("ps-00000.tables"))
-        + java.nio.file.Files.size(dir.resolve("c2").resolve("ps-00001.tables"));
-    long fullBytes = java.nio.file.Files.size(dir.resolve("c1").resolve("ps-00000.tables"))
-        + java.nio.file.Files.size(dir.resolve("c1").resolve("ps-00001.tables"));
+    long deltaBytes = java.nio.file.Files.size(dir.resolve("c2").resolve("ps-00000.snapshot"))
+        + java.nio.file.Files.size(dir.resolve("c2").resolve("ps-00001.snapshot"));
+    long fullBytes = java.nio.file.Files.size(dir.resolve("c1").resolve("ps-00000.snapshot"))
+        + java.nio.file.Files.size(dir.resolve("c1").resolve("ps-00001.snapshot"));
     assertTrue(deltaBytes * 20 < fullBytes, "the second save holds 3 rows: " + deltaBytes + " vs " + fullBytes + " bytes");
     table.push(new long[] {7L}, new float[] {1, 1, 1, 1}, 4);
     client.restore(c2);

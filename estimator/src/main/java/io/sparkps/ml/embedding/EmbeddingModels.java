@@ -59,15 +59,18 @@ public final class EmbeddingModels {
     org.apache.hadoop.fs.Path source = new org.apache.hadoop.fs.Path(tables.dir());
     org.apache.hadoop.fs.FileSystem to = target.getFileSystem(conf);
     org.apache.hadoop.fs.FileSystem from = source.getFileSystem(conf);
-    // Every ps's files of the export: its tables and its (small) dense snapshot, which a restore reads too.
+    // Every ps's file of the export: its tables and its (small) variables, in one file a ps (two in
+    // an export of the format before: the variables' snapshot and the tables' file).
     List<org.apache.hadoop.fs.Path> files = new ArrayList<>();
     long tableFiles = 0;
     if (from.exists(source)) {
       for (org.apache.hadoop.fs.FileStatus f : from.listStatus(source)) {
         if (f.isFile() && f.getPath().getName().startsWith("ps-")) {
           files.add(f.getPath());
-          tableFiles += f.getPath().getName().endsWith(".tables") ? 1 : 0;
         }
+      }
+      for (int ps = 0; ps < tables.numPs(); ps++) {
+        tableFiles += from.exists(io.sparkps.ps.ExportedTables.file(from, tables.dir(), ps)) ? 1 : 0;
       }
     }
     if (tableFiles != tables.numPs()) {

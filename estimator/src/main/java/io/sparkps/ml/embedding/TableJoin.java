@@ -85,14 +85,14 @@ public final class TableJoin {
     return join;
   }
 
-  /** The bytes of the tables' files. */
+  /** The bytes of the files holding the tables (with each ps's few dense values). */
   static long filesBytes(EmbeddingModels.Tables tables, SparkSession spark) {
     org.apache.hadoop.fs.Path dir = new org.apache.hadoop.fs.Path(tables.dir());
     try {
       org.apache.hadoop.fs.FileSystem fs = dir.getFileSystem(spark.sparkContext().hadoopConfiguration());
       long bytes = 0;
-      for (org.apache.hadoop.fs.FileStatus f : fs.listStatus(dir)) {
-        bytes += f.getPath().getName().endsWith(".tables") ? f.getLen() : 0;
+      for (int ps = 0; ps < tables.numPs(); ps++) {
+        bytes += fs.getFileStatus(io.sparkps.ps.ExportedTables.file(fs, tables.dir(), ps)).getLen();
       }
       return bytes;
     } catch (IOException e) {

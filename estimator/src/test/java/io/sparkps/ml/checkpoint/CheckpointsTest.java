@@ -127,11 +127,11 @@ class CheckpointsTest {
     try (PsClient ps = client(true)) {
       io.sparkps.ps.EmbeddingTable table = ps.embeddingTable(io.sparkps.ps.spec.EmbeddingSpec.builder().setName("items")
           .setDim(2).optOptimizer("SGD", 1).build());
-      for (long step = 1; step <= io.sparkps.ps.server.TableSnapshots.FULL_EVERY + 2; step++) {
+      for (long step = 1; step <= io.sparkps.ps.server.Snapshots.FULL_EVERY + 2; step++) {
         table.pull(new long[] {step}, step);
         table.push(new long[] {step}, new float[] {1, 1}, step); // one row changes per checkpoint
         Checkpoints.Marker m = Checkpoints.save(ps, root, 10 * step, variables, 2, 1);
-        int deltas = (int) ((step - 1) % io.sparkps.ps.server.TableSnapshots.FULL_EVERY);
+        int deltas = (int) ((step - 1) % io.sparkps.ps.server.Snapshots.FULL_EVERY);
         assertEquals(deltas, m.shards().get(0).tablesNeeds().size(), "step " + step + ": the saves it builds on");
         if (step == 4) {
           // Two kept (30, 40), and 10 and 20 besides: the chain of 40's tables goes back to 10's full save.

@@ -30,7 +30,6 @@ import io.sparkps.ps.server.Reads;
 import io.sparkps.ps.server.ShardStore;
 import io.sparkps.ps.server.Snapshots;
 import io.sparkps.ps.server.TableCalls;
-import io.sparkps.ps.server.TableSnapshots;
 import io.sparkps.ps.server.Updates;
 import io.sparkps.ps.server.Waiters;
 import io.sparkps.ps.wire.FloatPool;
@@ -60,7 +59,6 @@ public final class PsService {
   private final Reads reads;
   private final OptimizerStates states;
   private Snapshots snapshots;
-  private TableSnapshots tableSnapshots;
   private final Waiters waiters;
   private final EmbeddingTables embeddings;
   private final TableCalls tableCalls;
@@ -110,22 +108,8 @@ public final class PsService {
             reply(o, () -> io(() -> saved(r)))))
         .addMethod(PsMethods.RESTORE, ServerCalls.asyncUnaryCall((SnapshotRequest r, StreamObserver<SnapshotReply> o) ->
             reply(o, () -> io(() -> {
-              // The tables are read and checked before the variables are replaced, so a damaged
-              // tables file leaves the shard as it was.
-              TableSnapshots.Read tables = tableSnapshots().read(r.getPath());
-              if (r.getTablesOnly()) {
-                boolean refilled = tables != null && !r.getVerifyOnly() && tables.commitIfEmpty();
-                // A refill that comes second is told what the first put in place: a worker whose tables
-                // refill lost the race may still be the one that reports the replacement's refill.
-                return withTables(SnapshotReply.getDefaultInstance(), refilled ? tables.result()
-                    : r.getVerifyOnly() ? null : tableSnapshots().placed());
-              }
-              SnapshotReply variables = snapshots().restore(r);
-              if (tables != null && !r.getVerifyOnly()) {
-                tables.commit();
-              }
-              SnapshotReply restored = withTables(variables, tables == null ? null : tables.result());
-              if (!r.getVerifyOnly()) {
+              SnapshotReply restored = snapshots().restore(r);
+              if (!r.getVerifyOnly() && !r.getTablesOnly()) {
                 LOG.info("{}: restored {} variables ({} bytes){} from {}", name, restored.getVariables(),
                     restored.getBytes(), restored.getTables() == 0 ? "" : " and " + restored.getTables()
                         + " embedding tables (" + restored.getTableRows() + " rows)", r.getPath());
@@ -172,39 +156,19 @@ public final class PsService {
 
   private SnapshotReply saved(SnapshotRequest request) throws IOException {
     long started = System.nanoTime();
-    SnapshotReply saved = withTables(snapshots().save(request.getPath()),
-        tableSnapshots().save(request.getPath(), request.getWhole()));
+    SnapshotReply saved = snapshots().save(request.getPath(), request.getWhole());
     LOG.info("{}: saved {} variables ({} bytes){} to {} in {} ms", name, saved.getVariables(), saved.getBytes(),
-        saved.getTables() == 0 ? "" : " and " + saved.getTables() + " embedding tables (" + saved.getTablesBytes()
-            + " bytes" + (saved.getTablesIncremental() ? ", changed rows only)" : ")"),
+        saved.getTables() == 0 ? "" : " and " + saved.getTables() + " embedding tables (" + saved.getTableRows()
+            + " rows" + (saved.getTablesIncremental() ? ", changed only)" : ")"),
         request.getPath(), (System.nanoTime() - started) / 1_000_000);
     return saved;
-  }
-
-  /** Created on first use, as {@link #snapshots()}. */
-  private synchronized TableSnapshots tableSnapshots() {
-    snapshots();
-    if (tableSnapshots == null) {
-      tableSnapshots = new TableSnapshots(embeddings);
-    }
-    return tableSnapshots;
-  }
-
-  private static SnapshotReply withTables(SnapshotReply variables, TableSnapshots.Result tables) {
-    if (tables == null) {
-      return variables;
-    }
-    return variables.toBuilder().setTables(tables.tables().size()).setTablesFile(tables.file())
-        .setTablesBytes(tables.bytes()).setTableRows(tables.tables().stream().mapToLong(TableSnapshots.TableInfo::rows).sum())
-        .setTablesIncremental(tables.tables().stream().anyMatch(TableSnapshots.TableInfo::delta))
-        .addAllTablesNeeds(tables.needs()).build();
   }
 
   /** Created on first use, so a server runs without Hadoop on the class path until it snapshots. */
   private synchronized Snapshots snapshots() {
     if (snapshots == null) {
       try {
-        snapshots = new Snapshots(store);
+        snapshots = new Snapshots(store, embeddings);
       } catch (NoClassDefFoundError e) {
         throw Status.FAILED_PRECONDITION.withDescription(name + ": snapshots need Hadoop's client libraries "
             + "(hadoop-client-api and hadoop-client-runtime) on the class path; Spark provides them").asRuntimeException();

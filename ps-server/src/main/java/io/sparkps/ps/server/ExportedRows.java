@@ -17,10 +17,10 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 
 /**
- * Reads an export's tables file ({@link TableSnapshots#save(String, boolean)} with every table
- * whole) row by row, without holding its tables: what scoring a model whose tables are larger than
- * one JVM reads. The file is the format of {@link TableFile}; a delta (a checkpoint, not an export)
- * is refused.
+ * Reads the tables of an export ({@link Snapshots#save(String, boolean)} with every table whole) row
+ * by row, without holding them: what scoring a model whose tables are larger than one JVM reads. The
+ * file is a save's ({@link Snapshots}), whose tables come first, or a tables file of the format
+ * before; a delta (a checkpoint's, not an export's) is refused.
  */
 @Internal
 public final class ExportedRows {
@@ -32,7 +32,8 @@ public final class ExportedRows {
    * the last {@link Cursor#next} fails, after the rows before the damage were read.
    */
   public static Cursor open(String dir, int shard) throws IOException {
-    return new Cursor(TableSnapshots.file(dir, shard), shard);
+    Path file = new Path(dir);
+    return new Cursor(Snapshots.tablesFile(file.getFileSystem(new Configuration()), dir, shard), shard);
   }
 
   /** A tables file read one row at a time; {@link #values()} is reused from row to row. */
@@ -50,6 +51,7 @@ public final class ExportedRows {
     private float[] values;
     private long id;
     private boolean finished;
+    private final boolean save;
 
     private Cursor(Path file, int shard) throws IOException {
       this.file = file;
@@ -58,9 +60,11 @@ public final class ExportedRows {
       TableFile.check(bytes > 32, file, bytes + " bytes");
       this.raw = fs.open(file);
       try {
-        this.in = new DataInputStream(new java.io.BufferedInputStream(
-            new DigestInputStream(new TableFile.Limited(raw, bytes - 32), sha), 1 << 16));
-        this.tablesLeft = head(in, file, shard, bytes);
+        // The digest sees exactly the bytes read, so that a save's tables can be checked where they end.
+        this.in = new DataInputStream(new DigestInputStream(new java.io.BufferedInputStream(
+            new TableFile.Limited(raw, bytes - 32), 1 << 16), sha));
+        this.save = TableFile.head(in, file, shard);
+        this.tablesLeft = count(in, file, bytes);
       } catch (EOFException e) {
         raw.close();
         throw PsError.invalid(file + " is damaged: it ends before its first table");
@@ -100,6 +104,10 @@ public final class ExportedRows {
 
     private void finish() throws IOException {
       finished = true;
+      if (save) {
+        TableFile.checkTables(in, sha, file); // the save's variables follow: not needed here
+        return;
+      }
       TableFile.check(in.read() == -1, file, "bytes after its last table");
       if (!Arrays.equals(sha.digest(), raw.readNBytes(32))) {
         throw PsError.invalid(file + " is damaged: its SHA-256 does not match its trailer (truncated or overwritten)");
@@ -134,13 +142,14 @@ public final class ExportedRows {
    * ({@link #forEach} does).
    */
   public static Map<String, float[]> defaults(String dir, int shard) throws IOException {
-    Path file = TableSnapshots.file(dir, shard);
-    FileSystem fs = file.getFileSystem(new Configuration());
+    FileSystem fs = new Path(dir).getFileSystem(new Configuration());
+    Path file = Snapshots.tablesFile(fs, dir, shard);
     long bytes = fs.getFileStatus(file).getLen();
     TableFile.check(bytes > 32, file, bytes + " bytes");
     Map<String, float[]> out = new LinkedHashMap<>();
     try (FSDataInputStream in = fs.open(file)) {
-      int tables = head(in, file, shard, bytes);
+      TableFile.head(in, file, shard);
+      int tables = count(in, file, bytes);
       for (int i = 0; i < tables; i++) {
         Table t = Table.read(in, file, bytes);
         TableFile.check(t.count() >= 1, file, "table '" + t.name() + "' without its default row");
@@ -163,14 +172,7 @@ public final class ExportedRows {
     return out;
   }
 
-  private static int head(DataInputStream in, Path file, int shard, long bytes) throws IOException {
-    if (!TableFile.MAGIC.equals(in.readUTF())) {
-      throw PsError.invalid(file + " is not a SparkPS tables file");
-    }
-    int held = in.readInt();
-    if (held != shard) {
-      throw PsError.invalid(file + " holds the tables of ps " + held + ", not of ps " + shard);
-    }
+  private static int count(DataInputStream in, Path file, long bytes) throws IOException {
     int count = in.readInt();
     TableFile.check(count >= 0 && count <= bytes, file, "a table count of " + count);
     return count;

@@ -15,13 +15,17 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 
 /**
- * The file format of {@link TableSnapshots}: a head (magic, ps index, table count), then per table
- * its spec, whether it is a delta and the directory of the save it builds on, the ids evicted since
- * that save, and its rows (id, update count, last step, values, optimizer state; the default row
- * has id {@link Long#MIN_VALUE}); then the SHA-256 of all that, as a 32-byte trailer. Every size
- * read is checked against the file's length before anything of that size is allocated.
+ * The tables' part of a ps's save ({@link Snapshots}' file, format 3) and the files of the format
+ * before it, which held the tables alone ({@code ps-NNNNN.tables}, still read): a head (magic, ps
+ * index), the table count, then per table its spec, whether it is a delta and the directory of the
+ * save it builds on, the ids evicted since that save, and its rows (id, update count, last step,
+ * values, optimizer state; the default row has id {@link Long#MIN_VALUE}); in a save's file, the
+ * SHA-256 of the head and tables, then the ps's variables ({@link Snapshots}); then the SHA-256 of
+ * all that, as a 32-byte trailer.
+ * Every size read is checked against the file's length before anything of that size is allocated.
  */
 final class TableFile {
+  /** The magic of a file of the tables alone, the format before {@link Snapshots#MAGIC}. */
   static final String MAGIC = "SPARKPS-TABLES-1";
 
   private TableFile() {}
@@ -68,44 +72,102 @@ final class TableFile {
     return new TableSnapshots.TableInfo(t.spec().getName(), baseDir != null, count[0], evicted.length);
   }
 
-  /** One file of a chain and the tables it holds. */
-  record Link(Path file, List<Part> parts) {}
+  /**
+   * One file of a chain: the tables it holds, its SHA-256 (hex; what its trailer says and its bytes
+   * before the trailer digest to), and what {@code variables} read of a save's variables (null when
+   * none were read: a file of the tables alone, or a save read for its tables only).
+   */
+  record Link(Path file, List<Part> parts, String sha256, Object variables) {}
 
-  /** Reads and checks one file of ps {@code shard}. */
-  static Link read(FileSystem fs, Path file, int shard) throws IOException {
+  /** Reads a save's variables, which follow its tables. */
+  interface VariablesReader {
+    Object read(DataInputStream in, long fileBytes) throws IOException;
+  }
+
+  /**
+   * Reads and checks one file of ps {@code shard}: a save's ({@link Snapshots#MAGIC}), whose
+   * variables {@code variables} reads (null: they are only digested), or a file of the tables alone.
+   */
+  static Link read(FileSystem fs, Path file, int shard, VariablesReader variables) throws IOException {
     long bytes = fs.getFileStatus(file).getLen();
     check(bytes > 32, file, bytes + " bytes");
     MessageDigest sha = Snapshots.sha256();
     List<Part> parts = new ArrayList<>();
+    Object read = null;
     try (java.io.InputStream raw = fs.open(file)) {
-      // Buffered above the digest: it and the file system see large reads, not one per byte.
-      DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(
-          new DigestInputStream(new Limited(raw, bytes - 32), sha), 1 << 16));
-      if (!MAGIC.equals(in.readUTF())) {
-        throw PsError.invalid(file + " is not a SparkPS tables checkpoint");
-      }
-      int held = in.readInt();
-      if (held != shard) {
-        throw PsError.invalid(file + " holds the tables of ps " + held + ", not of ps " + shard);
-      }
+      // The digest sees exactly the bytes read, so that a save's tables can be checked where they end.
+      DataInputStream in = new DataInputStream(new DigestInputStream(new java.io.BufferedInputStream(
+          new Limited(raw, bytes - 32), 1 << 16), sha));
+      boolean save = head(in, file, shard);
       int count = in.readInt();
       check(count >= 0 && count <= bytes, file, "a table count of " + count);
       for (int i = 0; i < count; i++) {
         parts.add(Part.read(in, bytes, file));
       }
-      check(in.read() == -1, file, "bytes after its last table");
-      byte[] trailer = raw.readNBytes(32);
-      if (!Arrays.equals(sha.digest(), trailer)) {
+      if (save) {
+        checkTables(in, sha, file);
+        if (variables == null) {
+          return new Link(file, parts, null, null);
+        }
+        read = variables.read(in, bytes);
+      }
+      check(in.read() == -1, file, "bytes after its last " + (save ? "variable" : "table"));
+      byte[] digest = sha.digest();
+      if (!Arrays.equals(digest, raw.readNBytes(32))) {
         throw PsError.invalid(file + " is damaged: its SHA-256 does not match its trailer (truncated or overwritten)");
       }
+      return new Link(file, parts, Snapshots.hex(digest), read);
     } catch (EOFException e) {
-      throw PsError.invalid(file + " is damaged: it ends before its last table");
+      throw PsError.invalid(file + " is damaged: it ends before its last table or variable (truncated)");
     } catch (com.google.protobuf.InvalidProtocolBufferException e) {
-      throw PsError.invalid(file + " is damaged: a table's spec does not parse");
+      throw PsError.invalid(file + " is damaged: a table's or variable's spec does not parse");
     } catch (org.apache.hadoop.fs.ChecksumException e) {
       throw PsError.invalid(file + " is damaged: " + e.getMessage());
+    } catch (IOException | RuntimeException e) {
+      if (e instanceof PsError) {
+        throw e;
+      }
+      throw PsError.invalid(file + " is damaged: " + e.getMessage());
     }
-    return new Link(file, parts);
+  }
+
+  /**
+   * Checks the SHA-256 of a save's head and tables, which follows them: a read of its tables alone
+   * needs to read no further. {@code sha} has digested exactly the bytes before.
+   */
+  static void checkTables(DataInputStream in, MessageDigest sha, Path file) throws IOException {
+    byte[] expected = digestSoFar(sha);
+    byte[] written = new byte[32];
+    in.readFully(written);
+    if (!Arrays.equals(expected, written)) {
+      throw PsError.invalid(file + " is damaged: its tables' SHA-256 does not match what follows them (truncated or "
+          + "overwritten)");
+    }
+  }
+
+  /** The digest of what {@code sha} has seen so far; it goes on digesting. */
+  static byte[] digestSoFar(MessageDigest sha) {
+    try {
+      return ((MessageDigest) sha.clone()).digest();
+    } catch (CloneNotSupportedException e) {
+      throw new IllegalStateException("this JVM's SHA-256 cannot be copied", e);
+    }
+  }
+
+  /**
+   * Reads a file's head (magic and ps index), checking it holds ps {@code shard}; whether it is a
+   * save's file ({@link Snapshots#MAGIC}: its variables follow its tables) or holds tables alone.
+   */
+  static boolean head(DataInputStream in, Path file, int shard) throws IOException {
+    String magic = in.readUTF();
+    if (!Snapshots.MAGIC.equals(magic) && !MAGIC.equals(magic)) {
+      throw PsError.invalid(file + " is not a SparkPS checkpoint of embedding tables");
+    }
+    int held = in.readInt();
+    if (held != shard) {
+      throw PsError.invalid(file + " holds the tables of ps " + held + ", not of ps " + shard);
+    }
+    return Snapshots.MAGIC.equals(magic);
   }
 
   /** The first {@code left} bytes of a stream (the file without its trailer); never closes it. */

@@ -38,6 +38,11 @@ class ExportedRowsTest {
     t.push(table, ids, g, step);
   }
 
+  /** The saves of a ps that holds {@code tables} and no variables. */
+  private static Snapshots snapshotsOf(EmbeddingTables tables) {
+    return new Snapshots(new ShardStore(tables.shard(), new Waiters(null, Runnable::run)), tables);
+  }
+
   private EmbeddingTables trained() {
     EmbeddingTables live = new EmbeddingTables(1);
     live.create(spec("items", 4));
@@ -54,7 +59,7 @@ class ExportedRowsTest {
   void everyRowOfAnExport_isReadWithTheLiveValues_andTheDefaultRowsBySeeking() throws Exception {
     EmbeddingTables live = trained();
     String export = dir.resolve("export").toUri().toString();
-    new TableSnapshots(live).save(export, true);
+    snapshotsOf(live).save(export, true);
     Map<String, Map<Long, float[]>> read = new HashMap<>();
     try (ExportedRows.Cursor rows = ExportedRows.open(export, 1)) {
       while (rows.next()) {
@@ -81,7 +86,7 @@ class ExportedRowsTest {
   @Test
   void aCheckpointsDelta_orADamagedFile_isRefusedNamingIt() throws Exception {
     EmbeddingTables live = trained();
-    TableSnapshots snapshots = new TableSnapshots(live);
+    Snapshots snapshots = snapshotsOf(live);
     snapshots.save(dir.resolve("full").toUri().toString());
     step(live, "items", 4, 6, new SplittableRandom(1), 3L);
     String delta = dir.resolve("delta").toUri().toString();
@@ -95,11 +100,11 @@ class ExportedRowsTest {
 
     String export = dir.resolve("export").toUri().toString();
     snapshots.save(export, true);
-    Path file = dir.resolve("export").resolve("ps-00001.tables");
+    Path file = dir.resolve("export").resolve("ps-00001.snapshot");
     byte[] bytes = Files.readAllBytes(file);
-    bytes[bytes.length - 40] ^= 1; // a float of the last row
+    bytes[bytes.length - 80] ^= 1; // a float of the last row (then the tables' digest, 8 bytes of no variables, the trailer)
     Files.write(file, bytes);
-    Files.delete(file.resolveSibling(".ps-00001.tables.crc")); // as on a store that keeps no checksums
+    Files.delete(file.resolveSibling(".ps-00001.snapshot.crc")); // as on a store that keeps no checksums
     int[] rowsRead = {0};
     PsError damaged = assertThrows(PsError.class, () -> {
       try (ExportedRows.Cursor rows = ExportedRows.open(export, 1)) {
@@ -108,7 +113,7 @@ class ExportedRowsTest {
         }
       }
     });
-    assertTrue(damaged.getMessage().contains("ps-00001.tables is damaged: its SHA-256 does not match"),
+    assertTrue(damaged.getMessage().contains("ps-00001.snapshot is damaged: its tables' SHA-256 does not match"),
         damaged.getMessage());
     assertEquals(live.size("items") + live.size("users") + 2, rowsRead[0], "it fails at the end, after every row");
   }

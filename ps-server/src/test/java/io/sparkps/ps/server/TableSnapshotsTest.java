@@ -53,33 +53,49 @@ class TableSnapshotsTest {
     return java.util.stream.LongStream.range(from, to).toArray();
   }
 
-  private String save(TableSnapshots s, String name) throws Exception {
+  private String at(String name) {
     return dir.resolve(name).toUri().toString();
+  }
+
+  /** The saves of a ps that holds {@code tables} and no variables. */
+  private static Snapshots snapshotsOf(EmbeddingTables tables) {
+    return new Snapshots(new ShardStore(tables.shard(), new Waiters(null, Runnable::run)), tables);
+  }
+
+  /** A checkpoint's save into {@code dir}: what it wrote of the tables. */
+  private static TableSnapshots.Result save(Snapshots s, String dir) throws Exception {
+    return s.saveWithTables(dir, false).tables();
+  }
+
+  /** An export into {@code dir}: every table whole. */
+  private static TableSnapshots.Result export(Snapshots s, String dir) throws Exception {
+    return s.saveWithTables(dir, true).tables();
   }
 
   @Test
   void aDeltaHoldsOnlyTheChangedRows_andTheChainRestoresTheLiveTableExactly() throws Exception {
     EmbeddingTables live = tables(spec("items", 10_000, 0));
-    TableSnapshots snapshots = new TableSnapshots(live);
+    Snapshots snapshots = snapshotsOf(live);
     SplittableRandom random = new SplittableRandom(5);
     step(live, "items", 1, random, range(0, 1000));
-    String full = save(snapshots, "ckpt-1");
-    TableSnapshots.Result first = snapshots.save(full);
+    String full = at("ckpt-1");
+    TableSnapshots.Result first = save(snapshots, full);
     assertEquals(List.of(new TableSnapshots.TableInfo("items", false, 1001, 0)), first.tables(),
         "a full save: 1,000 rows and the default row");
     step(live, "items", 2, random, 5L, 6L, 7L);
-    String second = save(snapshots, "ckpt-2");
-    TableSnapshots.Result delta = snapshots.save(second);
+    String second = at("ckpt-2");
+    TableSnapshots.Result delta = save(snapshots, second);
     assertEquals(List.of(new TableSnapshots.TableInfo("items", true, 3, 0)), delta.tables(), "only the 3 rows pushed");
     assertTrue(delta.bytes() * 50 < first.bytes(), delta.bytes() + " bytes against " + first.bytes());
     step(live, "items", 3, random, 7L, 2000L);
-    String third = save(snapshots, "ckpt-3");
-    assertEquals(List.of(new TableSnapshots.TableInfo("items", true, 2, 0)), snapshots.save(third).tables());
+    String third = at("ckpt-3");
+    assertEquals(List.of(new TableSnapshots.TableInfo("items", true, 2, 0)), save(snapshots, third).tables());
 
     EmbeddingTables copy = new EmbeddingTables(2);
-    TableSnapshots.Read read = new TableSnapshots(copy).read(third);
-    assertThrows(PsError.class, () -> copy.size("items"), "nothing is in place before commit");
-    read.commit();
+    snapshotsOf(copy).restore(io.sparkps.ps.grpc.proto.SnapshotRequest.newBuilder().setPath(third)
+        .setVerifyOnly(true).build());
+    assertThrows(PsError.class, () -> copy.size("items"), "a check puts nothing in place");
+    snapshotsOf(copy).restore(third);
     assertEquals(live.size("items"), copy.size("items"));
     long[] all = range(0, 2001);
     assertArrayEquals(live.pull("items", all, 4, false), copy.pull("items", all, 4, false));
@@ -92,121 +108,121 @@ class TableSnapshotsTest {
   @Test
   void aSaveNamesTheSavesItBuildsOn_andASaveAgainIntoTheSameDirectoryIsWhole() throws Exception {
     EmbeddingTables live = tables(spec("items", 10_000, 0));
-    TableSnapshots snapshots = new TableSnapshots(live);
+    Snapshots snapshots = snapshotsOf(live);
     SplittableRandom random = new SplittableRandom(4);
     step(live, "items", 1, random, range(0, 10));
-    String a = save(snapshots, "a");
-    assertEquals(List.of(), snapshots.save(a).needs());
+    String a = at("a");
+    assertEquals(List.of(), save(snapshots, a).needs());
     step(live, "items", 2, random, 3L);
-    String b = save(snapshots, "b");
-    assertEquals(List.of(a), snapshots.save(b).needs());
+    String b = at("b");
+    assertEquals(List.of(a), save(snapshots, b).needs());
     step(live, "items", 3, random, 4L);
-    String c = save(snapshots, "c");
-    assertEquals(List.of(a, b), snapshots.save(c).needs());
+    String c = at("c");
+    assertEquals(List.of(a, b), save(snapshots, c).needs());
     // A checkpoint retried into the same directory: a delta would name itself as its base.
-    TableSnapshots.Result again = snapshots.save(c);
+    TableSnapshots.Result again = save(snapshots, c);
     assertEquals(List.of(), again.needs());
     assertFalse(again.tables().get(0).delta());
     EmbeddingTables copy = new EmbeddingTables(2);
-    new TableSnapshots(copy).read(c).commit();
+    snapshotsOf(copy).restore(c);
     assertArrayEquals(live.pull("items", range(0, 10), 4, false), copy.pull("items", range(0, 10), 4, false));
   }
 
   @Test
   void anExportIsWhole_andLeavesTheCheckpointsChainAsItWas() throws Exception {
     EmbeddingTables live = tables(spec("items", 10_000, 0));
-    TableSnapshots snapshots = new TableSnapshots(live);
+    Snapshots snapshots = snapshotsOf(live);
     SplittableRandom random = new SplittableRandom(2);
     step(live, "items", 1, random, range(0, 100));
-    snapshots.save(save(snapshots, "ckpt-1"));
+    save(snapshots, at("ckpt-1"));
     step(live, "items", 2, random, 5L, 6L);
-    String export = save(snapshots, "model-tables");
-    assertEquals(List.of(new TableSnapshots.TableInfo("items", false, 101, 0)), snapshots.save(export, true).tables(),
+    String export = at("model-tables");
+    assertEquals(List.of(new TableSnapshots.TableInfo("items", false, 101, 0)), export(snapshots, export).tables(),
         "an export holds every row, though a checkpoint came before it");
     step(live, "items", 3, random, 7L);
     // The next checkpoint still holds rows 5 and 6 (changed before the export) and builds on ckpt-1.
-    String next = save(snapshots, "ckpt-2");
-    assertEquals(List.of(new TableSnapshots.TableInfo("items", true, 3, 0)), snapshots.save(next).tables());
-    java.nio.file.Files.delete(dir.resolve("model-tables").resolve("ps-00002.tables"));
+    String next = at("ckpt-2");
+    assertEquals(List.of(new TableSnapshots.TableInfo("items", true, 3, 0)), save(snapshots, next).tables());
+    java.nio.file.Files.delete(dir.resolve("model-tables").resolve("ps-00002.snapshot"));
     EmbeddingTables copy = new EmbeddingTables(2);
-    new TableSnapshots(copy).read(next).commit();
+    snapshotsOf(copy).restore(next);
     long[] all = range(0, 100);
     assertArrayEquals(live.pull("items", all, 4, false), copy.pull("items", all, 4, false),
         "the checkpoint's chain does not need the export");
     EmbeddingTables exported = new EmbeddingTables(2);
-    snapshots.save(export, true);
-    new TableSnapshots(exported).read(export).commit();
+    export(snapshots, export);
+    snapshotsOf(exported).restore(export);
     assertArrayEquals(live.pull("items", all, 4, false), exported.pull("items", all, 4, false));
   }
 
   @Test
   void evictedIds_areGoneAfterARestore_andEveryEighthSaveIsFull() throws Exception {
     EmbeddingTables live = tables(spec("users", 4, 2));
-    TableSnapshots snapshots = new TableSnapshots(live);
+    Snapshots snapshots = snapshotsOf(live);
     SplittableRandom random = new SplittableRandom(1);
     step(live, "users", 1, random, 1L, 2L, 3L, 4L);
-    snapshots.save(save(snapshots, "s0"));
+    save(snapshots, at("s0"));
     step(live, "users", 9, random, 10L); // full: evicts every row untouched since step 7
-    TableSnapshots.Result delta = snapshots.save(save(snapshots, "s1"));
+    TableSnapshots.Result delta = save(snapshots, at("s1"));
     assertEquals(List.of(new TableSnapshots.TableInfo("users", true, 1, 4)), delta.tables());
     EmbeddingTables copy = new EmbeddingTables(2);
-    new TableSnapshots(copy).read(save(snapshots, "s1")).commit();
+    snapshotsOf(copy).restore(at("s1"));
     assertEquals(1, copy.size("users"));
     assertArrayEquals(live.pull("users", new long[] {1L, 10L}, 10, false),
         copy.pull("users", new long[] {1L, 10L}, 10, false), "id 1 reads the default row again, id 10 its row");
-    for (int i = 2; i < TableSnapshots.FULL_EVERY; i++) {
-      assertTrue(snapshots.save(save(snapshots, "s" + i)).tables().get(0).delta(), "save " + i);
+    for (int i = 2; i < Snapshots.FULL_EVERY; i++) {
+      assertTrue(save(snapshots, at("s" + i)).tables().get(0).delta(), "save " + i);
     }
-    assertFalse(snapshots.save(save(snapshots, "s" + TableSnapshots.FULL_EVERY)).tables().get(0).delta(),
+    assertFalse(save(snapshots, at("s" + Snapshots.FULL_EVERY)).tables().get(0).delta(),
         "the eighth save after a full one is full");
   }
 
   @Test
   void aSaveThatFails_keepsWhatChangedForTheNextOne() throws Exception {
     EmbeddingTables live = tables(spec("items", 1000, 0));
-    TableSnapshots snapshots = new TableSnapshots(live);
+    Snapshots snapshots = snapshotsOf(live);
     SplittableRandom random = new SplittableRandom(2);
     step(live, "items", 1, random, range(0, 10));
-    snapshots.save(save(snapshots, "a"));
+    save(snapshots, at("a"));
     step(live, "items", 2, random, 3L, 4L);
     // A folder where the save renames its file to: written whole, then not put in place.
-    Files.createDirectories(dir.resolve("b").resolve("ps-00002.tables")).resolve("x").toFile().createNewFile();
-    assertThrows(java.io.IOException.class, () -> snapshots.save(save(snapshots, "b")));
+    Files.createDirectories(dir.resolve("b").resolve("ps-00002.snapshot")).resolve("x").toFile().createNewFile();
+    assertThrows(java.io.IOException.class, () -> save(snapshots, at("b")));
     step(live, "items", 3, random, 5L);
-    TableSnapshots.Result next = snapshots.save(save(snapshots, "c"));
+    TableSnapshots.Result next = save(snapshots, at("c"));
     assertEquals(List.of(new TableSnapshots.TableInfo("items", true, 3, 0)), next.tables(),
         "rows 3 and 4 of the failed save, and row 5");
     EmbeddingTables copy = new EmbeddingTables(2);
-    new TableSnapshots(copy).read(save(snapshots, "c")).commit();
+    snapshotsOf(copy).restore(at("c"));
     assertArrayEquals(live.pull("items", range(0, 10), 4, false), copy.pull("items", range(0, 10), 4, false));
   }
 
   @Test
   void aDamagedFileOrAMissingLinkOfTheChain_failsNamingIt_andReplacesNothing() throws Exception {
     EmbeddingTables live = tables(spec("items", 1000, 0));
-    TableSnapshots snapshots = new TableSnapshots(live);
+    Snapshots snapshots = snapshotsOf(live);
     SplittableRandom random = new SplittableRandom(3);
     step(live, "items", 1, random, range(0, 10));
-    snapshots.save(save(snapshots, "full"));
+    save(snapshots, at("full"));
     step(live, "items", 2, random, 1L);
-    snapshots.save(save(snapshots, "delta"));
+    save(snapshots, at("delta"));
 
-    Path file = dir.resolve("delta").resolve("ps-00002.tables");
+    Path file = dir.resolve("delta").resolve("ps-00002.snapshot");
     byte[] bytes = Files.readAllBytes(file);
-    bytes[bytes.length - 40] ^= 1; // a float of the row
+    bytes[bytes.length - 80] ^= 1; // a float of the last row (then the tables' digest, 8 bytes of no variables, the trailer)
     Files.write(file, bytes);
-    PsError byTheFileSystem = assertThrows(PsError.class, () -> new TableSnapshots(live).read(save(snapshots, "delta")));
-    assertTrue(byTheFileSystem.getMessage().contains("ps-00002.tables is damaged: "), byTheFileSystem.getMessage());
+    PsError byTheFileSystem = assertThrows(PsError.class, () -> snapshotsOf(live).restore(at("delta")));
+    assertTrue(byTheFileSystem.getMessage().contains("ps-00002.snapshot is damaged: "), byTheFileSystem.getMessage());
     // Without the local file system's checksums (as on a store that keeps none), the file's own trailer tells.
-    Files.delete(file.resolveSibling(".ps-00002.tables.crc"));
-    PsError damaged = assertThrows(PsError.class, () -> new TableSnapshots(live).read(save(snapshots, "delta")));
-    assertTrue(damaged.getMessage().contains("ps-00002.tables is damaged: its SHA-256 does not match"),
+    Files.delete(file.resolveSibling(".ps-00002.snapshot.crc"));
+    PsError damaged = assertThrows(PsError.class, () -> snapshotsOf(live).restore(at("delta")));
+    assertTrue(damaged.getMessage().contains("ps-00002.snapshot is damaged: its tables' SHA-256 does not match"),
         damaged.getMessage());
-    bytes[bytes.length - 40] ^= 1; // a float of the row
+    bytes[bytes.length - 80] ^= 1;
     Files.write(file, bytes);
 
-    Files.delete(dir.resolve("full").resolve("ps-00002.tables"));
-    PsError missing = assertThrows(PsError.class, () -> new TableSnapshots(live).read(save(snapshots, "delta")));
+    Files.delete(dir.resolve("full").resolve("ps-00002.snapshot"));
+    PsError missing = assertThrows(PsError.class, () -> snapshotsOf(live).restore(at("delta")));
     assertTrue(missing.getMessage().contains("holds only what changed since the save in ")
         && missing.getMessage().contains("full"), missing.getMessage());
     assertEquals(10, live.size("items"), "the live table is untouched");
@@ -215,17 +231,17 @@ class TableSnapshotsTest {
   @Test
   void aCheckpointFolderCopiedWhole_stillFindsTheSavesItBuildsOn() throws Exception {
     EmbeddingTables live = tables(spec("items", 1000, 0));
-    TableSnapshots snapshots = new TableSnapshots(live);
+    Snapshots snapshots = snapshotsOf(live);
     SplittableRandom random = new SplittableRandom(4);
     Path runs = Files.createDirectories(dir.resolve("runs"));
     step(live, "items", 1, random, range(0, 10));
-    snapshots.save(runs.resolve("ckpt-1").toUri().toString());
+    save(snapshots, runs.resolve("ckpt-1").toUri().toString());
     step(live, "items", 2, random, 2L);
-    snapshots.save(runs.resolve("ckpt-2").toUri().toString());
+    save(snapshots, runs.resolve("ckpt-2").toUri().toString());
     Path moved = dir.resolve("moved");
     Files.move(runs, moved);
     EmbeddingTables copy = new EmbeddingTables(2);
-    new TableSnapshots(copy).read(moved.resolve("ckpt-2").toUri().toString()).commit();
+    snapshotsOf(copy).restore(moved.resolve("ckpt-2").toUri().toString());
     assertArrayEquals(live.pull("items", range(0, 10), 3, false), copy.pull("items", range(0, 10), 3, false));
   }
 }

@@ -93,12 +93,22 @@ class WireLimitsTest {
     }
   }
 
-  /** A snapshot file as {@link Snapshots} writes it, with the sizes a forger chooses. */
-  private Path forged(int groupBlock, VariableSpecProto slice, long rowEnd) throws Exception {
-    Path file = dir.resolve("ps-00000.snapshot");
-    try (DataOutputStream out = new DataOutputStream(Files.newOutputStream(file))) {
-      out.writeUTF("SPARKPS-SHARD-SNAPSHOT-1");
+  /**
+   * A snapshot file as {@link Snapshots} writes it, with the sizes a forger chooses: in the format
+   * before (variables alone) or in today's ({@code saveFormat}: no tables, then the variables, then a
+   * trailer, which is checked only after the sizes).
+   */
+  private Path forged(boolean saveFormat, int groupBlock, VariableSpecProto slice, long rowEnd) throws Exception {
+    Path file = Files.createDirectories(dir.resolve(saveFormat ? "save" : "before")).resolve("ps-00000.snapshot");
+    java.security.MessageDigest sha = Snapshots.sha256();
+    try (DataOutputStream out = new DataOutputStream(new java.security.DigestOutputStream(Files.newOutputStream(file),
+        sha))) {
+      out.writeUTF(saveFormat ? Snapshots.MAGIC : "SPARKPS-SHARD-SNAPSHOT-1");
       out.writeInt(0);
+      if (saveFormat) {
+        out.writeInt(0); // no tables
+        out.write(TableFile.digestSoFar(sha));
+      }
       out.writeInt(slice == null ? 1 : 0);
       if (slice == null) {
         out.writeInt(groupBlock); // the group's block length
@@ -111,20 +121,28 @@ class WireLimitsTest {
         out.writeLong(0);
         out.writeInt(0);
       }
+      if (saveFormat) {
+        out.write(new byte[32]);
+      }
     }
     return file;
   }
 
   @Test
   void sizesInSnapshotFiles_areCheckedBeforeTheyAreAllocated() throws Exception {
-    Snapshots snapshots = new Snapshots(store);
-    Path block = forged(Integer.MAX_VALUE, null, 0);
+    sizesChecked(false);
+    sizesChecked(true);
+  }
+
+  private void sizesChecked(boolean saveFormat) throws Exception {
+    Snapshots snapshots = new Snapshots(store, new EmbeddingTables(0));
+    Path block = forged(saveFormat, Integer.MAX_VALUE, null, 0);
     PsError e = assertThrows(PsError.class, () -> snapshots.restore(block.getParent().toString()));
     assertTrue(e.getMessage().contains("damaged: a block of 2147483647 bytes in a file of"), e.getMessage());
-    Path huge = forged(0, spec("huge", 1L << 30, 1L << 30), 1L << 30);
+    Path huge = forged(saveFormat, 0, spec("huge", 1L << 30, 1L << 30), 1L << 30);
     e = assertThrows(PsError.class, () -> snapshots.restore(huge.getParent().toString()));
     assertTrue(e.getMessage().contains("more than 1048576 elements"), e.getMessage());
-    Path big = forged(0, spec("big", 1000, 1000), 1000); // within the limit, but not in this small file
+    Path big = forged(saveFormat, 0, spec("big", 1000, 1000), 1000); // within the limit, but not in this small file
     e = assertThrows(PsError.class, () -> snapshots.restore(big.getParent().toString()));
     assertTrue(e.getMessage().contains("would hold 1000000 values, more than the file's"), e.getMessage());
     assertEquals(0, store.elements());
