@@ -8,7 +8,7 @@ import io.sparkps.ml.param.EmbeddingColumn;
 import io.sparkps.ml.param.TrainingConfig;
 import io.sparkps.ml.param.TrainingConfigBuilder;
 import io.sparkps.ps.spec.Consistency;
-import io.sparkps.ps.spec.EmbeddingSpec;
+import io.sparkps.ps.spec.Optimizer;
 import java.util.concurrent.Callable;
 import org.apache.spark.ml.linalg.Vector;
 import org.apache.spark.sql.Dataset;
@@ -293,7 +293,7 @@ final class TrainCommand implements Callable<Integer> {
   static final class TableOptimizers implements Iterable<String> {
     @Override
     public java.util.Iterator<String> iterator() {
-      return java.util.Arrays.stream(EmbeddingSpec.Optimizer.values()).map(Enum::name).iterator();
+      return Optimizer.ofTables().stream().map(Enum::name).iterator();
     }
   }
 }

@@ -69,7 +69,8 @@ class EmbeddingCliTest {
     CliTest.assertUsage(CliTest.sparkps(dir.resolve("refused-e"), "train", "--data", data.toString(), "--categorical-cols", "C1,C77"),
         "--categorical-cols: column 'C77' is not in the data");
     CliTest.assertUsage(CliTest.sparkps(dir.resolve("refused-o"), "train", "--data", data.toString(), "--categorical-cols", "C1",
-        "--embedding-optimizer", "ADAM"), "--embedding-*", "optimizer must be one of");
+        "--embedding-optimizer", "ADAM"), "--embedding-*", "optimizer ADAM is one of dense variables; a table's must be one of",
+        "LAZY_ADAM is Adam on the rows a step touches");
     CliTest.assertUsage(CliTest.sparkps(dir.resolve("refused-w"), "train", "--data", data.toString(), "--feature-cols", "I1,I2",
         "--wide"), "--wide is set without --categorical-cols: it belongs to an embedding model; set --categorical-cols, or unset it");
   }

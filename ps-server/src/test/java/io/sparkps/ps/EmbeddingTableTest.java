@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sparkps.ps.spec.ConsistencyGroup;
 import io.sparkps.ps.spec.EmbeddingSpec;
 import io.sparkps.ps.spec.EmbeddingTableFullException;
+import io.sparkps.ps.spec.Optimizer;
 import io.sparkps.ps.spec.PsException;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.AfterEach;
@@ -294,9 +295,16 @@ class EmbeddingTableTest {
         () -> spec("ad").optOptimizer("ADAMW", 0.1).build());
     assertEquals("embedding table 'ad': optimizer must be one of [SGD, ADAGRAD, ROWWISE_ADAGRAD, LAZY_ADAM, FTRL], "
         + "got 'ADAMW'", optimizer.getMessage());
-    // An optimizer is named in any case; the spec, the estimator's columns and the server know it by one enum.
-    assertEquals(EmbeddingSpec.Optimizer.LAZY_ADAM, spec("ad").optOptimizer(" lazy_Adam", 0.1).build().optimizer());
-    assertEquals(EmbeddingSpec.Optimizer.FTRL, EmbeddingSpec.Optimizer.of("ftrl"));
+    // An optimizer is named in any case; the spec, the estimator's columns and the server know it by one enum,
+    // the one dense variables' optimizers are named by too.
+    assertEquals(Optimizer.LAZY_ADAM, spec("ad").optOptimizer(" lazy_Adam", 0.1).build().optimizer());
+    assertEquals(Optimizer.FTRL, Optimizer.ofTable("ftrl"));
+    IllegalArgumentException dense = assertThrows(IllegalArgumentException.class,
+        () -> spec("ad").optOptimizer("adam", 0.1).build());
+    assertEquals("embedding table 'ad': optimizer ADAM is one of dense variables; a table's must be one of [SGD, "
+        + "ADAGRAD, ROWWISE_ADAGRAD, LAZY_ADAM, FTRL] (LAZY_ADAM is Adam on the rows a step touches)", dense.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> spec("ad").optOptimizer(Optimizer.MOMENTUM, 0.1).build());
+    assertEquals(Optimizer.ADAM, io.sparkps.ps.spec.OptimizerConfig.adam(0.1).kind());
     assertEquals(EmbeddingSpec.DEFAULT_OPTIMIZER, EmbeddingSpec.builder().setName("d").setDim(1).build().optimizer());
     EmbeddingTable ad = client.embeddingTable(spec("ad").build());
     IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class,

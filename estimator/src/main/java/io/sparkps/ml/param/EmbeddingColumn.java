@@ -1,6 +1,7 @@
 package io.sparkps.ml.param;
 
 import io.sparkps.ps.spec.EmbeddingSpec;
+import io.sparkps.ps.spec.Optimizer;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -37,7 +38,7 @@ public final class EmbeddingColumn implements Serializable {
   private final String column;
   private final int dim;
   private final long buckets;
-  private final EmbeddingSpec.Optimizer optimizer;
+  private final Optimizer optimizer;
   private final double learningRate;
   private final Pooling pooling;
   private final int minCount;
@@ -45,7 +46,7 @@ public final class EmbeddingColumn implements Serializable {
   private final int maxRowsPerShard;
   private final double initScale;
 
-  private EmbeddingColumn(String column, int dim, long buckets, EmbeddingSpec.Optimizer optimizer, double learningRate,
+  private EmbeddingColumn(String column, int dim, long buckets, Optimizer optimizer, double learningRate,
       Pooling pooling,
       int minCount, long evictAfterSteps, int maxRowsPerShard, double initScale) {
     this.column = column;
@@ -77,20 +78,28 @@ public final class EmbeddingColumn implements Serializable {
   }
 
   /** The table's optimizer (state per row, made on first touch) and its learning rate. */
-  public EmbeddingColumn withOptimizer(EmbeddingSpec.Optimizer optimizer, double learningRate) {
+  public EmbeddingColumn withOptimizer(Optimizer optimizer, double learningRate) {
+    try {
+      optimizer.checkedForTables();
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("embedding column '" + column + "': " + e.getMessage(), e);
+    }
     return new EmbeddingColumn(column, dim, buckets, optimizer, learningRate, pooling, minCount, evictAfterSteps,
         maxRowsPerShard, initScale);
   }
 
-  /** As above, by the optimizer's name in any case ({@link EmbeddingSpec.Optimizer}). */
+  /** As above, by the optimizer's name in any case ({@link Optimizer}). */
   public EmbeddingColumn withOptimizer(String optimizer, double learningRate) {
     return withOptimizer(optimizer(column, optimizer), learningRate);
   }
 
-  /** The optimizer named {@code name}; a name that is none refused, naming the column and the optimizers. */
-  private static EmbeddingSpec.Optimizer optimizer(String column, String name) {
+  /**
+   * The optimizer named {@code name}; a name that is none, or an optimizer of dense variables only,
+   * refused, naming the column and the tables' optimizers.
+   */
+  private static Optimizer optimizer(String column, String name) {
     try {
-      return EmbeddingSpec.Optimizer.of(name);
+      return Optimizer.ofTable(name);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("embedding column '" + column + "': " + e.getMessage(), e);
     }
@@ -135,7 +144,7 @@ public final class EmbeddingColumn implements Serializable {
     return buckets;
   }
 
-  public EmbeddingSpec.Optimizer optimizer() {
+  public Optimizer optimizer() {
     return optimizer;
   }
 

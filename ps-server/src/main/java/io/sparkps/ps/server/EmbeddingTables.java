@@ -4,6 +4,7 @@ import io.sparkps.ps.grpc.proto.ConsistencyMode;
 import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
 import io.sparkps.ps.grpc.proto.GroupSpec;
 import io.sparkps.ps.spec.EmbeddingSpec;
+import io.sparkps.ps.spec.Optimizer;
 import io.sparkps.ps.wire.Internal;
 import io.sparkps.ps.wire.PsError;
 import java.util.Map;
@@ -209,12 +210,14 @@ public final class EmbeddingTables {
 
   static RowRule rule(EmbeddingSpecProto s) {
     try {
-      return switch (EmbeddingSpec.Optimizer.of(s.getOptimizer())) {
+      return switch (Optimizer.ofTable(s.getOptimizer())) {
         case SGD -> RowRule.sgd(s.getLearningRate());
         case ADAGRAD -> RowRule.adaGrad(s.getLearningRate(), s.getEpsilon());
         case ROWWISE_ADAGRAD -> RowRule.rowwiseAdaGrad(s.getLearningRate(), s.getEpsilon());
         case LAZY_ADAM -> RowRule.lazyAdam(s.getLearningRate(), s.getBeta1(), s.getBeta2(), s.getEpsilon());
         case FTRL -> RowRule.ftrl(s.getLearningRate(), s.getFtrlBeta(), s.getL1(), s.getL2());
+        case MOMENTUM, NESTEROV, ADAM, RMSPROP, NO_OP -> throw new IllegalStateException("ofTable refuses "
+            + s.getOptimizer());
       };
     } catch (IllegalArgumentException e) {
       throw PsError.invalid("embedding table '" + s.getName() + "': " + e.getMessage());

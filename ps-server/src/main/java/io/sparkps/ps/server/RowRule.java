@@ -1,6 +1,6 @@
 package io.sparkps.ps.server;
 
-import io.sparkps.ps.spec.EmbeddingSpec.Optimizer;
+import io.sparkps.ps.spec.Optimizer;
 import java.util.Arrays;
 
 /**
@@ -48,6 +48,7 @@ record RowRule(Optimizer kind, float learningRate, float beta1, float beta2, flo
       case ADAGRAD -> dim;
       case ROWWISE_ADAGRAD -> 1;
       case LAZY_ADAM, FTRL -> 2 * dim;
+      default -> throw new IllegalStateException(kind + " is no optimizer of rows");
     };
   }
 

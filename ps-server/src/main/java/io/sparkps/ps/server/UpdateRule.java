@@ -1,5 +1,6 @@
 package io.sparkps.ps.server;
 
+import io.sparkps.ps.spec.Optimizer;
 import io.sparkps.ps.spec.OptimizerConfig;
 import java.util.Arrays;
 
@@ -32,7 +33,7 @@ final class UpdateRule {
     };
     this.m = states >= 1 ? new float[size] : null;
     this.v = states >= 2 ? new float[size] : null;
-    if (spec.kind() == OptimizerConfig.Kind.ADAGRAD || spec.kind() == OptimizerConfig.Kind.RMSPROP) {
+    if (spec.kind() == Optimizer.ADAGRAD || spec.kind() == Optimizer.RMSPROP) {
       // ND4J starts the squared-gradient history at epsilon, not zero.
       Arrays.fill(m, (float) spec.epsilon());
     }

@@ -1,6 +1,5 @@
 package io.sparkps.ps.spec;
 
-import java.util.Arrays;
 import java.util.Locale;
 
 /**
@@ -9,43 +8,6 @@ import java.util.Locale;
  * build one with {@link #builder()}.
  */
 public final class EmbeddingSpec {
-  /**
-   * The lazy optimizers a table can use: a row's state is created when the row is first touched
-   * and changes only when a gradient for it arrives, so a step costs what it touches, not the
-   * table's size. On the wire, each is its name.
-   */
-  public enum Optimizer {
-    /** {@code w -= lr * g}; no state. */
-    SGD,
-    /**
-     * Per element: {@code s += g^2; w -= lr * g / (sqrt(s) + eps)}, each accumulator starting at
-     * {@code eps} (as ND4J's AdaGrad: a row's first small gradients then take small steps, not
-     * whole steps of {@code lr}).
-     */
-    ADAGRAD,
-    /** One accumulator per row (FBGEMM's and TorchRec's row-wise AdaGrad): {@code s += mean(g^2)}. */
-    ROWWISE_ADAGRAD,
-    /** Adam on the touched rows only, bias-corrected by each row's update count. */
-    LAZY_ADAM,
-    /** FTRL-Proximal (McMahan et al., 2013), with L1 and L2: sparse rows for wide models. */
-    FTRL;
-
-    /**
-     * The optimizer named {@code name}, in any case; a name that is none is refused, naming the
-     * optimizers (callers put the table or column it was for before the message).
-     */
-    public static Optimizer of(String name) {
-      String upper = name == null ? "" : name.trim().toUpperCase(Locale.ROOT);
-      for (Optimizer o : values()) {
-        if (o.name().equals(upper)) {
-          return o;
-        }
-      }
-      throw new IllegalArgumentException("optimizer must be one of " + Arrays.toString(values()) + ", got '" + name
-          + "'");
-    }
-  }
-
   /** The optimizer a table gets unless told otherwise. */
   public static final Optimizer DEFAULT_OPTIMIZER = Optimizer.ROWWISE_ADAGRAD;
   private final String name;
@@ -69,7 +31,7 @@ public final class EmbeddingSpec {
     name = b.name;
     dim = b.dim;
     group = b.group;
-    optimizer = Optimizer.of(b.optimizer);
+    optimizer = Optimizer.ofTable(b.optimizer);
     learningRate = b.learningRate;
     beta1 = b.beta1;
     beta2 = b.beta2;
@@ -221,7 +183,10 @@ public final class EmbeddingSpec {
       return this;
     }
 
-    /** As above, by name in any case ({@link Optimizer#of}); {@link #build()} refuses a name that is none. */
+    /**
+     * As above, by name in any case ({@link Optimizer#ofTable}); {@link #build()} refuses a name that
+     * is none, or an optimizer of dense variables only.
+     */
     public Builder optOptimizer(String optimizer, double learningRate) {
       this.optimizer = optimizer == null ? "" : optimizer.trim().toUpperCase(Locale.ROOT);
       this.learningRate = learningRate;
@@ -298,7 +263,7 @@ public final class EmbeddingSpec {
         throw new IllegalArgumentException(at + "dim must be >= 1, got " + dim);
       }
       try {
-        Optimizer.of(optimizer);
+        Optimizer.ofTable(optimizer);
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(at + e.getMessage(), e);
       }

@@ -13,10 +13,7 @@ import java.util.Objects;
 public final class OptimizerConfig implements java.io.Serializable {
   private static final long serialVersionUID = 1L;
 
-  /** The update rule. */
-  public enum Kind { SGD, MOMENTUM, NESTEROV, ADAM, ADAGRAD, RMSPROP, NO_OP }
-
-  private final Kind kind;
+  private final Optimizer kind;
   private final LearningRateSchedule learningRate;
   private final double momentum;
   private final double beta1;
@@ -28,7 +25,7 @@ public final class OptimizerConfig implements java.io.Serializable {
   private final double weightDecay;
   private final boolean weightDecayAppliesLr;
 
-  private OptimizerConfig(Kind kind, LearningRateSchedule learningRate, double momentum,
+  private OptimizerConfig(Optimizer kind, LearningRateSchedule learningRate, double momentum,
       double beta1, double beta2, double epsilon, double decay, double l1, double l2,
       double weightDecay, boolean weightDecayAppliesLr) {
     this.kind = Objects.requireNonNull(kind, "kind");
@@ -44,7 +41,7 @@ public final class OptimizerConfig implements java.io.Serializable {
     this.weightDecayAppliesLr = weightDecayAppliesLr;
   }
 
-  private static OptimizerConfig of(Kind kind, double lr, double momentum, double beta1,
+  private static OptimizerConfig of(Optimizer kind, double lr, double momentum, double beta1,
       double beta2, double epsilon, double decay) {
     return new OptimizerConfig(kind, LearningRateSchedule.fixed(lr), momentum, beta1, beta2,
         epsilon, decay, 0, 0, 0, true);
@@ -52,17 +49,17 @@ public final class OptimizerConfig implements java.io.Serializable {
 
   /** Plain gradient descent: {@code w -= lr * g}. */
   public static OptimizerConfig sgd(double learningRate) {
-    return of(Kind.SGD, learningRate, 0, 0, 0, 0, 0);
+    return of(Optimizer.SGD, learningRate, 0, 0, 0, 0, 0);
   }
 
   /** Classical momentum: {@code v = mu * v - lr * g; w += v}. */
   public static OptimizerConfig momentum(double learningRate, double momentum) {
-    return of(Kind.MOMENTUM, learningRate, momentum, 0, 0, 0, 0);
+    return of(Optimizer.MOMENTUM, learningRate, momentum, 0, 0, 0, 0);
   }
 
   /** Nesterov momentum as ND4J's {@code Nesterovs}. */
   public static OptimizerConfig nesterov(double learningRate, double momentum) {
-    return of(Kind.NESTEROV, learningRate, momentum, 0, 0, 0, 0);
+    return of(Optimizer.NESTEROV, learningRate, momentum, 0, 0, 0, 0);
   }
 
   /** Adam with ND4J's defaults (beta1 0.9, beta2 0.999, epsilon 1e-8). */
@@ -72,7 +69,7 @@ public final class OptimizerConfig implements java.io.Serializable {
 
   /** Adam as ND4J's {@code Adam}. */
   public static OptimizerConfig adam(double learningRate, double beta1, double beta2, double epsilon) {
-    return of(Kind.ADAM, learningRate, 0, beta1, beta2, epsilon, 0);
+    return of(Optimizer.ADAM, learningRate, 0, beta1, beta2, epsilon, 0);
   }
 
   /** AdaGrad with ND4J's default epsilon 1e-6. */
@@ -82,7 +79,7 @@ public final class OptimizerConfig implements java.io.Serializable {
 
   /** AdaGrad as ND4J's {@code AdaGrad}. */
   public static OptimizerConfig adaGrad(double learningRate, double epsilon) {
-    return of(Kind.ADAGRAD, learningRate, 0, 0, 0, epsilon, 0);
+    return of(Optimizer.ADAGRAD, learningRate, 0, 0, 0, epsilon, 0);
   }
 
   /** RMSProp with ND4J's defaults (decay 0.95, epsilon 1e-8). */
@@ -92,12 +89,12 @@ public final class OptimizerConfig implements java.io.Serializable {
 
   /** RMSProp as ND4J's {@code RmsProp}. */
   public static OptimizerConfig rmsProp(double learningRate, double decay, double epsilon) {
-    return of(Kind.RMSPROP, learningRate, 0, 0, 0, epsilon, decay);
+    return of(Optimizer.RMSPROP, learningRate, 0, 0, 0, epsilon, decay);
   }
 
   /** The pushed value is the update itself ({@code w -= g}), as ND4J's {@code NoOp}. */
   public static OptimizerConfig noOp() {
-    return of(Kind.NO_OP, 0, 0, 0, 0, 0, 0);
+    return of(Optimizer.NO_OP, 0, 0, 0, 0, 0, 0);
   }
 
   /** A copy with a learning-rate schedule by iteration. */
@@ -132,7 +129,7 @@ public final class OptimizerConfig implements java.io.Serializable {
   }
 
   /** The update rule. */
-  public Kind kind() {
+  public Optimizer kind() {
     return kind;
   }
 

@@ -24,7 +24,7 @@ public record VariableInfo(
     long version,
     boolean initialized,
     String group,
-    OptimizerConfig.Kind optimizer) {
+    Optimizer optimizer) {
 
   @Override
   public String toString() {

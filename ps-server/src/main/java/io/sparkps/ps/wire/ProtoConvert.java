@@ -16,6 +16,7 @@ import io.sparkps.ps.spec.ConsistencyGroup;
 import io.sparkps.ps.spec.EmbeddingSpec;
 import io.sparkps.ps.spec.Initializer;
 import io.sparkps.ps.spec.LearningRateSchedule;
+import io.sparkps.ps.spec.Optimizer;
 import io.sparkps.ps.spec.OptimizerConfig;
 import io.sparkps.ps.spec.VariableInfo;
 import io.sparkps.ps.spec.VariableSpec;
@@ -117,7 +118,7 @@ public final class ProtoConvert {
     VariableSpecProto s = p.getSpec();
     return new VariableInfo(s.getName(), s.getShapeList().stream().mapToLong(Long::longValue).toArray(),
         p.getShard(), p.getRowStart(), p.getRowEnd(), p.getVersion(), p.getInitialized(), s.getGroup(),
-        OptimizerConfig.Kind.valueOf(s.getOptimizer().getKind().name()));
+        Optimizer.valueOf(s.getOptimizer().getKind().name()));
   }
 
   /** A one-line description of a spec for error messages. */
