@@ -44,6 +44,14 @@ class _Dl4jEstimatorParams(Params):
         typeConverter=TypeConverters.toString)
     maxSteps = Param(Params._dummy(), "maxSteps", "steps per worker in all (>= 1), instead of epochs; 0 to run epochs",
         typeConverter=TypeConverters.toInt)
+    mlflowExperimentName = Param(Params._dummy(), "mlflowExperimentName", "the MLflow experiment of a tracked fit, created when missing (empty: MLFLOW_EXPERIMENT_NAME, else Default)",
+        typeConverter=TypeConverters.toString)
+    mlflowRunName = Param(Params._dummy(), "mlflowRunName", "the name of a tracked fit's MLflow run (empty: MLflow names it)",
+        typeConverter=TypeConverters.toString)
+    mlflowTags = Param(Params._dummy(), "mlflowTags", "tags of a tracked fit's MLflow run, each key=value",
+        typeConverter=TypeConverters.toListString)
+    mlflowTrackingUri = Param(Params._dummy(), "mlflowTrackingUri", "the MLflow tracking server a fit logs its params, metrics and end to, http(s)://host:port (empty: MLFLOW_TRACKING_URI, and no tracking when that is unset)",
+        typeConverter=TypeConverters.toString)
     network = Param(Params._dummy(), "network", "a preset network sized to the data when fitting, used when networkJson is not set: mlp (one hidden layer of 256), mlp:H1,H2,... (ReLU layers of those sizes) or lenet (square single-channel images), Adam at 0.001, softmax over the label's classes; or keras:PATH, a compiled tf.keras model saved as .h5 (on any Hadoop file system the driver reads)",
         typeConverter=TypeConverters.toString)
     networkJson = Param(Params._dummy(), "networkJson", "the DL4J MultiLayerConfiguration or ComputationGraphConfiguration as JSON, or a compiled tf.keras (Keras 2) model's JSON with its compile settings under training_config, imported through DL4J's Keras import when fitting",
@@ -89,6 +97,10 @@ class _Dl4jEstimatorParams(Params):
             gradientAccumulation=1,
             labelCol="label",
             maxSteps=0,
+            mlflowExperimentName="",
+            mlflowRunName="",
+            mlflowTags=[],
+            mlflowTrackingUri="",
             numPs=1,
             numWorkers=2,
             numericCols=[],
@@ -122,6 +134,10 @@ class _Dl4jEstimatorParams(Params):
         gradientAccumulation: Optional[int] = None,
         labelCol: Optional[str] = None,
         maxSteps: Optional[int] = None,
+        mlflowExperimentName: Optional[str] = None,
+        mlflowRunName: Optional[str] = None,
+        mlflowTags: Optional[List[str]] = None,
+        mlflowTrackingUri: Optional[str] = None,
         network: Optional[str] = None,
         networkJson: Optional[str] = None,
         numPs: Optional[int] = None,
@@ -266,6 +282,38 @@ class _Dl4jEstimatorParams(Params):
     def setMaxSteps(self, value: int):
         """Sets maxSteps."""
         return self._set(maxSteps=value)
+
+    def getMlflowExperimentName(self) -> str:
+        """Gets mlflowExperimentName: the MLflow experiment of a tracked fit, created when missing (empty: MLFLOW_EXPERIMENT_NAME, else Default)."""
+        return self.getOrDefault(self.mlflowExperimentName)
+
+    def setMlflowExperimentName(self, value: str):
+        """Sets mlflowExperimentName."""
+        return self._set(mlflowExperimentName=value)
+
+    def getMlflowRunName(self) -> str:
+        """Gets mlflowRunName: the name of a tracked fit's MLflow run (empty: MLflow names it)."""
+        return self.getOrDefault(self.mlflowRunName)
+
+    def setMlflowRunName(self, value: str):
+        """Sets mlflowRunName."""
+        return self._set(mlflowRunName=value)
+
+    def getMlflowTags(self) -> List[str]:
+        """Gets mlflowTags: tags of a tracked fit's MLflow run, each key=value."""
+        return self.getOrDefault(self.mlflowTags)
+
+    def setMlflowTags(self, value: List[str]):
+        """Sets mlflowTags."""
+        return self._set(mlflowTags=value)
+
+    def getMlflowTrackingUri(self) -> str:
+        """Gets mlflowTrackingUri: the MLflow tracking server a fit logs its params, metrics and end to, http(s)://host:port (empty: MLFLOW_TRACKING_URI, and no tracking when that is unset)."""
+        return self.getOrDefault(self.mlflowTrackingUri)
+
+    def setMlflowTrackingUri(self, value: str):
+        """Sets mlflowTrackingUri."""
+        return self._set(mlflowTrackingUri=value)
 
     def getNetwork(self) -> str:
         """Gets network: a preset network sized to the data when fitting, used when networkJson is not set: mlp (one hidden layer of 256), mlp:H1,H2,... (ReLU layers of those sizes) or lenet (square single-channel images), Adam at 0.001, softmax over the label's classes; or keras:PATH, a compiled tf.keras model saved as .h5 (on any Hadoop file system the driver reads)."""

@@ -95,6 +95,21 @@ final class TrainCommand implements Callable<Integer> {
       + "${DEFAULT-VALUE})")
   int checkpointsKept = DEFAULTS.checkpointsKept();
 
+  @Option(names = "--mlflow-tracking-uri", paramLabel = "URI", description = "log the run's params, every step's "
+      + "metrics and its end to this MLflow tracking server, http(s)://host:port (default: MLFLOW_TRACKING_URI; "
+      + "unset: no tracking); credentials from MLFLOW_TRACKING_TOKEN or MLFLOW_TRACKING_USERNAME/PASSWORD")
+  String mlflowTrackingUri = "";
+
+  @Option(names = "--mlflow-experiment", paramLabel = "NAME", description = "the MLflow experiment, created when "
+      + "missing (default: MLFLOW_EXPERIMENT_NAME, else Default)")
+  String mlflowExperiment = "";
+
+  @Option(names = "--mlflow-run-name", paramLabel = "NAME", description = "the MLflow run's name (default: MLflow's)")
+  String mlflowRunName = "";
+
+  @Option(names = "--mlflow-tag", paramLabel = "KEY=VALUE", description = "a tag of the MLflow run (repeatable)")
+  java.util.Map<String, String> mlflowTags = new java.util.LinkedHashMap<>();
+
   @Option(names = "--staleness-aware-rate", description = "ASYNC and SSP: apply each gradient at the learning rate "
       + "divided by 1 + its staleness")
   boolean stalenessAwareRate;
@@ -161,6 +176,10 @@ final class TrainCommand implements Callable<Integer> {
     Dataset<Row> train = columns.load(spark, data, "--data", workers);
     Dataset<Row> eval = evalData == null ? null : columns.load(spark, evalData, "--eval-data", workers);
     Dl4jEstimator estimator = estimator(train);
+    java.util.Map<String, String> tags = new java.util.LinkedHashMap<>(mlflowTags);
+    tags.putIfAbsent("sparkps.network", network);
+    estimator.setMlflowTrackingUri(mlflowTrackingUri).setMlflowExperimentName(mlflowExperiment)
+        .setMlflowRunName(mlflowRunName).setMlflowTags(tags);
     RunDirectory dir = checked.create(); // once the arguments check out: a refused command leaves no directory
     if (checkpointDir == null) {
       String own = dir.checkpoints(spark.sparkContext());

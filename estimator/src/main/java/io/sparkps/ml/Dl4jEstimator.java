@@ -206,6 +206,34 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
     return this;
   }
 
+  /**
+   * Sets the MLflow tracking server a fit logs to (http(s)://host:port): its params, every step's
+   * metrics and its end (docs/observability.md, MLflow). Empty: {@code MLFLOW_TRACKING_URI}, and no
+   * tracking when that is unset.
+   */
+  public Dl4jEstimator setMlflowTrackingUri(String uri) {
+    set(mlflowTrackingUri, uri);
+    return this;
+  }
+
+  /** Sets the MLflow experiment of a tracked fit (created when missing). */
+  public Dl4jEstimator setMlflowExperimentName(String name) {
+    set(mlflowExperimentName, name);
+    return this;
+  }
+
+  /** Sets the name of a tracked fit's MLflow run. */
+  public Dl4jEstimator setMlflowRunName(String name) {
+    set(mlflowRunName, name);
+    return this;
+  }
+
+  /** Sets the tags of a tracked fit's MLflow run. */
+  public Dl4jEstimator setMlflowTags(java.util.Map<String, String> tags) {
+    set(mlflowTags, tags.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new));
+    return this;
+  }
+
   /** Sets how many of the newest checkpoints are kept. */
   public Dl4jEstimator setCheckpointsKept(int n) {
     set(checkpointsKept, n);

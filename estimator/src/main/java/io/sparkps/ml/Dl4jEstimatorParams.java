@@ -49,6 +49,10 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
   final org.apache.spark.ml.param.StringArrayParam numericCols;
   final org.apache.spark.ml.param.BooleanParam factorizationTerm;
   final org.apache.spark.ml.param.BooleanParam widePart;
+  final Param<String> mlflowTrackingUri;
+  final Param<String> mlflowExperimentName;
+  final Param<String> mlflowRunName;
+  final org.apache.spark.ml.param.StringArrayParam mlflowTags;
 
   /** Declares every param of an estimator with {@code uid}, with its default. */
   Dl4jEstimatorParams(String uid) {
@@ -70,6 +74,15 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     checkpointDir = new Param<>(this, "checkpointDir", "Hadoop path where training saves checkpoints and resumes "
         + "from the latest one (unset: a directory of the fit's own that every executor shares, deleted when the fit "
         + "ends; 'none': no checkpoints)");
+    mlflowTrackingUri = new Param<>(this, "mlflowTrackingUri", "the MLflow tracking server a fit logs its params, "
+        + "metrics and end to, http(s)://host:port (empty: MLFLOW_TRACKING_URI, and no tracking when that is unset)");
+    mlflowExperimentName = new Param<>(this, "mlflowExperimentName", "the MLflow experiment of a tracked fit, "
+        + "created when missing (empty: MLFLOW_EXPERIMENT_NAME, else Default)");
+    mlflowRunName = new Param<>(this, "mlflowRunName", "the name of a tracked fit's MLflow run (empty: MLflow names "
+        + "it)");
+    mlflowTags = new org.apache.spark.ml.param.StringArrayParam(this, "mlflowTags", "tags of a tracked fit's MLflow "
+        + "run, each key=value", (scala.Function1<String[], Object>) tags -> java.util.Arrays.stream(tags)
+            .allMatch(t -> t.indexOf('=') > 0));
     featuresCol = option("featuresCol");
     labelCol = option("labelCol");
     numWorkers = option("numWorkers");
@@ -93,6 +106,10 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     numericCols = option("numericCols");
     factorizationTerm = option("factorizationTerm");
     widePart = option("widePart");
+    setDefault(mlflowTrackingUri, "");
+    setDefault(mlflowExperimentName, "");
+    setDefault(mlflowRunName, "");
+    setDefault(mlflowTags, new String[0]);
     setDefault(predictionCol, "prediction");
     setDefault(probabilityCol, "probability");
     setDefault(rawPredictionCol, "rawPrediction");
@@ -214,6 +231,36 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
   /** Where training saves checkpoints and resumes from. */
   public Param<String> checkpointDir() {
     return checkpointDir;
+  }
+
+  /** The MLflow tracking server's URI (empty: {@code MLFLOW_TRACKING_URI}, else no tracking). */
+  public Param<String> mlflowTrackingUri() {
+    return mlflowTrackingUri;
+  }
+
+  /** The MLflow experiment's name (empty: {@code MLFLOW_EXPERIMENT_NAME}, else Default). */
+  public Param<String> mlflowExperimentName() {
+    return mlflowExperimentName;
+  }
+
+  /** The MLflow run's name (empty: MLflow names it). */
+  public Param<String> mlflowRunName() {
+    return mlflowRunName;
+  }
+
+  /** The MLflow run's tags, each {@code key=value}. */
+  public org.apache.spark.ml.param.StringArrayParam mlflowTags() {
+    return mlflowTags;
+  }
+
+  /** Where a fit is tracked: these Params, each left empty taken from the environment. */
+  io.sparkps.ml.tracking.MlflowTracking.Settings tracking(java.util.Map<String, String> env) {
+    java.util.Map<String, String> tags = new java.util.LinkedHashMap<>();
+    for (String t : getOrDefault(mlflowTags)) {
+      tags.put(t.substring(0, t.indexOf('=')), t.substring(t.indexOf('=') + 1));
+    }
+    return io.sparkps.ml.tracking.MlflowTracking.Settings.of(getOrDefault(mlflowTrackingUri),
+        getOrDefault(mlflowExperimentName), getOrDefault(mlflowRunName), tags, env);
   }
 
   /** Steps between checkpoints. */

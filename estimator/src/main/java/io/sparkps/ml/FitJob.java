@@ -20,9 +20,14 @@ public final class FitJob {
   private final Function<RunResult<float[]>, Dl4jModel> toModel;
   private final long totalSteps;
   private final int stepsPerEpoch;
+  private final io.sparkps.ml.tracking.MlflowTracking tracking;
+  /** How long a fit's end waits for its MLflow run to be ended (every metric sent first). */
+  private static final Duration TRACKING_END = Duration.ofSeconds(75);
 
-  FitJob(Dl4jTrainer.Launch launch, Function<RunResult<float[]>, Dl4jModel> toModel) {
+  FitJob(Dl4jTrainer.Launch launch, io.sparkps.ml.tracking.MlflowTracking tracking,
+      Function<RunResult<float[]>, Dl4jModel> toModel) {
     this.job = launch.job();
+    this.tracking = tracking;
     this.toModel = toModel;
     this.totalSteps = launch.totalSteps();
     this.stepsPerEpoch = launch.stepsPerEpoch();
@@ -81,11 +86,32 @@ public final class FitJob {
 
   /** Waits for the model however long training takes (each phase of the run has its own bounds). */
   public Dl4jModel join() throws InterruptedException {
-    return toModel.apply(job.join());
+    try {
+      return toModel.apply(job.join());
+    } finally {
+      trackingEnded();
+    }
+  }
+
+  /** The MLflow run this fit logs to, or null when it is not tracked. */
+  public String mlflowRunId() {
+    return tracking == null ? null : tracking.runId();
+  }
+
+  /** Once the run ended: waits (bounded) for its MLflow run to be ended, so a reader finds it whole. */
+  private void trackingEnded() throws InterruptedException {
+    if (tracking != null && job.status().isDone() && !tracking.awaitEnd(TRACKING_END)) {
+      org.slf4j.LoggerFactory.getLogger(FitJob.class).warn("MLflow: run {} was not ended within {} s of the fit's "
+          + "end; it is ended in the background", tracking.runId(), TRACKING_END.toSeconds());
+    }
   }
 
   /** Waits at most {@code timeout} for the model; see {@link TrainingJob#get(Duration)} for the failures. */
   public Dl4jModel get(Duration timeout) throws TimeoutException, InterruptedException {
-    return toModel.apply(job.get(timeout));
+    try {
+      return toModel.apply(job.get(timeout));
+    } finally {
+      trackingEnded();
+    }
   }
 }

@@ -30,6 +30,8 @@ final class Fitting {
   private Fitting() {}
 
   static FitJob start(Dl4jEstimator e, Dataset<?> dataset, Dataset<?> evaluation) {
+    // checked before anything starts: a tracking URI that is no server is refused here
+    io.sparkps.ml.tracking.MlflowTracking.Settings tracking = e.tracking(System.getenv());
     Net probe = e.probe(); // the one network this fit builds on the driver
     e.transformSchema(dataset.schema(), probe);
     AutoCheckpoints.Choice checkpoints = AutoCheckpoints.choose(dataset.sparkSession().sparkContext(),
@@ -71,9 +73,10 @@ final class Fitting {
       }
     });
     e.listeners().forEach(launch.job()::addListener);
+    io.sparkps.ml.tracking.MlflowTracking tracker = track(tracking, e, config, dataset, json, launch);
     Map<String, String> provenance = new TreeMap<>(Provenance.of(e, dataset.schema(), dataset.sparkSession().version()));
     provenance.putAll(e.experimentRecord());
-    return new FitJob(launch, result -> {
+    return new FitJob(launch, tracker, result -> {
       Dl4jModel trained = new Dl4jModel(e.uid(), json, result.chief()).withProvenance(provenance)
           .withSummary(TrainingSummary.of(result))
           .withScoring(model.scoring(spec.numPs(), config.tablesGroup(config.numWorkers())));
@@ -83,6 +86,37 @@ final class Fitting {
           .set(trained.rawPredictionCol(), e.getOrDefault(e.rawPredictionCol()));
       return trained.setParent(e);
     });
+  }
+
+  /**
+   * Tracks the fit in MLflow when a tracking URI is given (the estimator's Param or {@code
+   * MLFLOW_TRACKING_URI}); null when none is. Its params: every training option, the network and
+   * its parameter count, the data's schema, the run's id.
+   */
+  private static io.sparkps.ml.tracking.MlflowTracking track(io.sparkps.ml.tracking.MlflowTracking.Settings settings,
+      Dl4jEstimator e, TrainingConfig config, Dataset<?> dataset, String json, Dl4jTrainer.Launch launch) {
+    if (!settings.on()) {
+      return null;
+    }
+    Map<String, String> params = new java.util.LinkedHashMap<>();
+    for (io.sparkps.ml.param.TrainingOption<?> o : io.sparkps.ml.param.TrainingOptions.ALL) {
+      Object value = o.paramValue(config);
+      params.put(o.name(), value instanceof String[] a ? String.join(",", a) : String.valueOf(value));
+    }
+    params.put("network", e.isSet(e.network()) || !e.isSet(e.networkJson()) ? e.getOrDefault(e.network())
+        : "networkJson");
+    try {
+      params.put("networkParameters", Long.toString(io.sparkps.ml.network.Net.declaredParams(json)));
+    } catch (RuntimeException notCounted) {
+      // a network the count does not know; its Param says what it is
+    }
+    params.put("dataSchema", dataset.schema().simpleString());
+    params.put("stepsPerEpoch", Integer.toString(launch.stepsPerEpoch()));
+    params.put("sparkpsRunId", launch.job().runId());
+    io.sparkps.ml.tracking.MlflowTracking tracking = io.sparkps.ml.tracking.MlflowTracking.start(settings, params,
+        System.getenv());
+    launch.job().addListener(tracking);
+    return tracking;
   }
 
   /** The evaluator of {@code evaluation}: its rows checked like training rows, then broadcast. */

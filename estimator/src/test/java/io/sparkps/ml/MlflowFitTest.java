@@ -1,0 +1,126 @@
+package io.sparkps.ml;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkps.ml.tracking.MlflowServer;
+import io.sparkps.spark.Role;
+import io.sparkps.spark.TaskProgress;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.api.io.TempDir;
+import org.nd4j.shade.jackson.databind.JsonNode;
+
+/**
+ * A fit tracked in a real {@code mlflow server}, read back with MLflow's own Python client: the
+ * run's params are the fit's settings, every step the chief recorded is in its loss history with
+ * the same values, the evaluator's scores are there, and the run is FINISHED when {@code fit}
+ * returns.
+ */
+@EnabledIfSystemProperty(named = MlflowServer.PYTHON, matches = ".+")
+class MlflowFitTest {
+  @TempDir
+  static Path dir;
+  private static MlflowServer server;
+  private static SparkSession spark;
+  private static Dataset<Row> points;
+
+  @BeforeAll
+  static void start() throws Exception {
+    server = MlflowServer.start(dir);
+    spark = LocalSpark.start(4, "mlflow");
+    Random random = new Random(3);
+    List<Row> rows = new ArrayList<>();
+    for (int i = 0; i < 1200; i++) {
+      int cls = i % 3;
+      rows.add(RowFactory.create((cls - 1) * 2 + random.nextGaussian() * 0.6, (cls == 2 ? 2.5 : -1)
+          + random.nextGaussian() * 0.6, (double) cls));
+    }
+    points = new org.apache.spark.ml.feature.VectorAssembler().setInputCols(new String[] {"x", "y"})
+        .setOutputCol("features").transform(spark.createDataFrame(rows, new StructType().add("x", DataTypes.DoubleType)
+            .add("y", DataTypes.DoubleType).add("label", DataTypes.DoubleType))).repartition(2).cache();
+  }
+
+  @AfterAll
+  static void stop() {
+    if (spark != null) {
+      spark.stop();
+    }
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  @Test
+  void aTrackingUriThatIsNoServer_refusesTheFit_beforeAnythingStarts() {
+    Dl4jEstimator e = new Dl4jEstimator().setNetwork("mlp:16").setMlflowTrackingUri("file:///data/mlruns");
+    IllegalArgumentException refused = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> e.fitAsync(points));
+    assertTrue(refused.getMessage().startsWith("MLflow tracking URI 'file:///data/mlruns' is not http(s)://host:port"),
+        refused.getMessage());
+    assertEquals(List.of(), io.sparkps.spark.TrainingJob.running(), "no run was started");
+  }
+
+  @Test
+  void aTrackedFit_logsItsSettings_everyStepsLoss_andItsEvaluations_andEndsFinished() throws Exception {
+    Dl4jEstimator e = new Dl4jEstimator().setNetwork("mlp:16")
+        .setNumWorkers(2).setNumPs(1).setBatchSize(32).setEpochs(3).setEvalEverySeconds(0.5)
+        .setMlflowTrackingUri(server.uri()).setMlflowExperimentName("sparkps-fits").setMlflowRunName("points")
+        .setMlflowTags(Map.of("team", "ml"));
+    FitJob job = e.fitAsync(points, points);
+    Dl4jModel model = job.join();
+    String runId = job.mlflowRunId();
+    assertNotNull(runId, "the fit was tracked");
+    JsonNode run = server.read(runId, "loss", "worker1/loss", "eval/accuracy", "stepMs");
+
+    assertEquals("FINISHED", run.path("status").asText(), "ended before fit returned");
+    assertEquals("points", run.path("run_name").asText());
+    assertEquals("sparkps-fits", run.path("experiment").asText());
+    assertEquals("ml", run.path("tags").path("team").asText());
+    JsonNode params = run.path("params");
+    assertEquals("2", params.path("numWorkers").asText());
+    assertEquals("32", params.path("batchSize").asText());
+    assertEquals("3", params.path("epochs").asText());
+    assertEquals("SYNC", params.path("consistency").asText());
+    assertEquals("features", params.path("featuresCol").asText(params.toString()));
+    assertEquals("mlp:16", params.path("network").asText());
+    assertEquals(Integer.toString(2 * 16 + 16 + 16 * 3 + 3), params.path("networkParameters").asText());
+    assertTrue(params.path("dataSchema").asText().startsWith("struct<x:double,y:double,label:double,features:"),
+        params.path("dataSchema").asText());
+    assertEquals(job.runId(), params.path("sparkpsRunId").asText());
+
+    List<TaskProgress> chief = model.summary().workerHistory().stream()
+        .filter(p -> p.role() == Role.CHIEF && p.metrics().containsKey("loss")).toList();
+    JsonNode loss = run.path("metrics").path("loss");
+    assertEquals(chief.size(), loss.size(), "every step the chief recorded");
+    for (int i = 0; i < chief.size(); i++) {
+      assertEquals(chief.get(i).step(), loss.get(i).get(0).asLong());
+      assertEquals(chief.get(i).metrics().get("loss"), loss.get(i).get(1).asDouble(), 1e-6);
+    }
+    assertTrue(run.path("metrics").path("worker1/loss").size() > 0);
+    assertEquals(chief.size(), run.path("metrics").path("stepMs").size());
+    JsonNode accuracy = run.path("metrics").path("eval/accuracy");
+    List<TaskProgress> evaluations = model.summary().evaluatorHistory().stream()
+        .filter(p -> p.metrics().containsKey("accuracy")).toList();
+    assertTrue(evaluations.size() >= 1);
+    assertEquals(evaluations.size(), accuracy.size(), "every evaluation");
+    for (int i = 0; i < evaluations.size(); i++) {
+      assertEquals(evaluations.get(i).step(), accuracy.get(i).get(0).asLong());
+      assertEquals(evaluations.get(i).metrics().get("accuracy"), accuracy.get(i).get(1).asDouble(), 1e-9);
+    }
+  }
+}
