@@ -122,4 +122,10 @@ final class BenchSupport {
     }
     return out.toString().trim();
   }
+
+  /** The median of {@code values} (the mean of the middle two when their count is even). */
+  static double median(java.util.List<Double> values) {
+    double[] a = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+    return a.length % 2 == 1 ? a[a.length / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
+  }
 }

@@ -1,5 +1,7 @@
 package io.sparkps.bench;
 
+import static io.sparkps.bench.BenchSupport.median;
+
 import io.sparkps.ml.Dl4jEstimator;
 import io.sparkps.ml.data.IdxDataFrames;
 import io.sparkps.ps.spec.Consistency;
@@ -114,13 +116,6 @@ public final class CheckpointBenchmark {
         .build());
     return new Dl4jEstimator().setNetworkJson(b.build().toJson()).setNumWorkers(2).setNumPs(1).setBatchSize(64)
         .setEpochs(epochs).setConsistency(consistency).setSeed(7);
-  }
-
-  private static double median(List<Double> xs) {
-    List<Double> s = new ArrayList<>(xs);
-    s.sort(null);
-    int n = s.size();
-    return n % 2 == 1 ? s.get(n / 2) : (s.get(n / 2 - 1) + s.get(n / 2)) / 2;
   }
 
   private static double min(List<Double> xs) {

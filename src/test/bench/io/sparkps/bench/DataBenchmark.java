@@ -1,5 +1,7 @@
 package io.sparkps.bench;
 
+import static io.sparkps.bench.BenchSupport.median;
+
 import io.sparkps.ml.data.IdxDataFrames;
 import io.sparkps.ml.data.Prototypes;
 import io.sparkps.ml.param.TrainingConfig;
@@ -178,11 +180,6 @@ public final class DataBenchmark {
       throw new IllegalStateException("the chief's steps were not reported within 30 s of the end");
     }
     return new Run(start, first.get(), last.get(), steps.get(), params, job.progress());
-  }
-
-  private static double median(List<Double> values) {
-    double[] a = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-    return a.length % 2 == 1 ? a[a.length / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
   }
 
   private static void spillVsMemory(SparkSession spark, int rounds) throws Exception {

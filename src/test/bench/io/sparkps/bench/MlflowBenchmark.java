@@ -1,5 +1,7 @@
 package io.sparkps.bench;
 
+import static io.sparkps.bench.BenchSupport.median;
+
 import io.sparkps.ml.Dl4jEstimator;
 import io.sparkps.ml.Dl4jModel;
 import io.sparkps.ml.FitJob;
@@ -155,12 +157,5 @@ public final class MlflowBenchmark {
     t.onEnd(JobStatus.SUCCEEDED, null);
     t.awaitEnd(Duration.ofMinutes(5));
     return perRecord;
-  }
-
-  private static double median(List<Double> xs) {
-    List<Double> s = new ArrayList<>(xs);
-    s.sort(null);
-    int n = s.size();
-    return n % 2 == 1 ? s.get(n / 2) : (s.get(n / 2 - 1) + s.get(n / 2)) / 2;
   }
 }
