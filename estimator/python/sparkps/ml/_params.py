@@ -76,6 +76,8 @@ class _Dl4jEstimatorParams(Params):
         typeConverter=TypeConverters.toInt)
     stalenessAwareRate = Param(Params._dummy(), "stalenessAwareRate", "ASYNC and SSP: whether each gradient is applied at the learning rate divided by 1 + its staleness (the updates other workers made since it was computed)",
         typeConverter=TypeConverters.toBoolean)
+    tensorboardLogDir = Param(Params._dummy(), "tensorboardLogDir", "a Hadoop path where a fit writes TensorBoard event files, in a subdirectory named by its SparkPS run id (empty: none)",
+        typeConverter=TypeConverters.toString)
     widePart = Param(Params._dummy(), "widePart", "with embeddingColumns: whether each column also has a 1-dimensional embedding (a weight per id, as Wide & Deep's wide part), read after the numeric columns, one input per column",
         typeConverter=TypeConverters.toBoolean)
 
@@ -111,6 +113,7 @@ class _Dl4jEstimatorParams(Params):
             sparseDensity=0.0,
             staleness=2,
             stalenessAwareRate=False,
+            tensorboardLogDir="",
             widePart=False,
         )
 
@@ -150,6 +153,7 @@ class _Dl4jEstimatorParams(Params):
         sparseDensity: Optional[float] = None,
         staleness: Optional[int] = None,
         stalenessAwareRate: Optional[bool] = None,
+        tensorboardLogDir: Optional[str] = None,
         widePart: Optional[bool] = None,
     ):
         """Sets the Params given by name (keywords only)."""
@@ -410,6 +414,14 @@ class _Dl4jEstimatorParams(Params):
     def setStalenessAwareRate(self, value: bool):
         """Sets stalenessAwareRate."""
         return self._set(stalenessAwareRate=value)
+
+    def getTensorboardLogDir(self) -> str:
+        """Gets tensorboardLogDir: a Hadoop path where a fit writes TensorBoard event files, in a subdirectory named by its SparkPS run id (empty: none)."""
+        return self.getOrDefault(self.tensorboardLogDir)
+
+    def setTensorboardLogDir(self, value: str):
+        """Sets tensorboardLogDir."""
+        return self._set(tensorboardLogDir=value)
 
     def getWidePart(self) -> bool:
         """Gets widePart: with embeddingColumns: whether each column also has a 1-dimensional embedding (a weight per id, as Wide & Deep's wide part), read after the numeric columns, one input per column."""

@@ -110,6 +110,10 @@ final class TrainCommand implements Callable<Integer> {
   @Option(names = "--mlflow-tag", paramLabel = "KEY=VALUE", description = "a tag of the MLflow run (repeatable)")
   java.util.Map<String, String> mlflowTags = new java.util.LinkedHashMap<>();
 
+  @Option(names = "--tensorboard-dir", paramLabel = "PATH", description = "write TensorBoard event files there (any "
+      + "Hadoop path), in a subdirectory named by the run's id")
+  String tensorboardDir = "";
+
   @Option(names = "--staleness-aware-rate", description = "ASYNC and SSP: apply each gradient at the learning rate "
       + "divided by 1 + its staleness")
   boolean stalenessAwareRate;
@@ -179,7 +183,7 @@ final class TrainCommand implements Callable<Integer> {
     java.util.Map<String, String> tags = new java.util.LinkedHashMap<>(mlflowTags);
     tags.putIfAbsent("sparkps.network", network);
     estimator.setMlflowTrackingUri(mlflowTrackingUri).setMlflowExperimentName(mlflowExperiment)
-        .setMlflowRunName(mlflowRunName).setMlflowTags(tags);
+        .setMlflowRunName(mlflowRunName).setMlflowTags(tags).setTensorboardLogDir(tensorboardDir);
     RunDirectory dir = checked.create(); // once the arguments check out: a refused command leaves no directory
     if (checkpointDir == null) {
       String own = dir.checkpoints(spark.sparkContext());

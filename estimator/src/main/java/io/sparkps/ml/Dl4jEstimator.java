@@ -216,6 +216,16 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
     return this;
   }
 
+  /**
+   * Sets a Hadoop path where a fit writes TensorBoard event files: every recorded step's metrics and
+   * the evaluations as scalars, in a subdirectory named by the SparkPS run's id ({@link
+   * FitJob#runId()}), one per fit. Empty: none.
+   */
+  public Dl4jEstimator setTensorboardLogDir(String dir) {
+    set(tensorboardLogDir, dir);
+    return this;
+  }
+
   /** Sets the MLflow experiment of a tracked fit (created when missing). */
   public Dl4jEstimator setMlflowExperimentName(String name) {
     set(mlflowExperimentName, name);

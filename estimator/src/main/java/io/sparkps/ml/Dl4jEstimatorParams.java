@@ -53,6 +53,7 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
   final Param<String> mlflowExperimentName;
   final Param<String> mlflowRunName;
   final org.apache.spark.ml.param.StringArrayParam mlflowTags;
+  final Param<String> tensorboardLogDir;
 
   /** Declares every param of an estimator with {@code uid}, with its default. */
   Dl4jEstimatorParams(String uid) {
@@ -83,6 +84,8 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     mlflowTags = new org.apache.spark.ml.param.StringArrayParam(this, "mlflowTags", "tags of a tracked fit's MLflow "
         + "run, each key=value", (scala.Function1<String[], Object>) tags -> java.util.Arrays.stream(tags)
             .allMatch(t -> t.indexOf('=') > 0));
+    tensorboardLogDir = new Param<>(this, "tensorboardLogDir", "a Hadoop path where a fit writes TensorBoard event "
+        + "files, in a subdirectory named by its SparkPS run id (empty: none)");
     featuresCol = option("featuresCol");
     labelCol = option("labelCol");
     numWorkers = option("numWorkers");
@@ -110,6 +113,7 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     setDefault(mlflowExperimentName, "");
     setDefault(mlflowRunName, "");
     setDefault(mlflowTags, new String[0]);
+    setDefault(tensorboardLogDir, "");
     setDefault(predictionCol, "prediction");
     setDefault(probabilityCol, "probability");
     setDefault(rawPredictionCol, "rawPrediction");
@@ -251,6 +255,11 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
   /** The MLflow run's tags, each {@code key=value}. */
   public org.apache.spark.ml.param.StringArrayParam mlflowTags() {
     return mlflowTags;
+  }
+
+  /** Where a fit writes TensorBoard event files (empty: none). */
+  public Param<String> tensorboardLogDir() {
+    return tensorboardLogDir;
   }
 
   /** Where a fit is tracked: these Params, each left empty taken from the environment. */

@@ -32,6 +32,11 @@ final class Fitting {
   static FitJob start(Dl4jEstimator e, Dataset<?> dataset, Dataset<?> evaluation) {
     // checked before anything starts: a tracking URI that is no server is refused here
     io.sparkps.ml.tracking.MlflowTracking.Settings tracking = e.tracking(System.getenv());
+    String tensorboard = e.getOrDefault(e.tensorboardLogDir()).trim();
+    org.apache.hadoop.conf.Configuration hadoop = dataset.sparkSession().sparkContext().hadoopConfiguration();
+    if (!tensorboard.isEmpty()) {
+      io.sparkps.ml.tracking.TensorBoardLogging.runDir(tensorboard, "check", hadoop);
+    }
     Net probe = e.probe(); // the one network this fit builds on the driver
     e.transformSchema(dataset.schema(), probe);
     AutoCheckpoints.Choice checkpoints = AutoCheckpoints.choose(dataset.sparkSession().sparkContext(),
@@ -74,6 +79,10 @@ final class Fitting {
     });
     e.listeners().forEach(launch.job()::addListener);
     io.sparkps.ml.tracking.MlflowTracking tracker = track(tracking, e, config, dataset, json, launch);
+    if (!tensorboard.isEmpty()) {
+      launch.job().addListener(io.sparkps.ml.tracking.TensorBoardLogging.start(
+          io.sparkps.ml.tracking.TensorBoardLogging.runDir(tensorboard, launch.job().runId(), hadoop), hadoop));
+    }
     Map<String, String> provenance = new TreeMap<>(Provenance.of(e, dataset.schema(), dataset.sparkSession().version()));
     provenance.putAll(e.experimentRecord());
     return new FitJob(launch, tracker, result -> {

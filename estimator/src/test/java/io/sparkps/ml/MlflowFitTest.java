@@ -29,7 +29,7 @@ import org.nd4j.shade.jackson.databind.JsonNode;
  * A fit tracked in a real {@code mlflow server}, read back with MLflow's own Python client: the
  * run's params are the fit's settings, every step the chief recorded is in its loss history with
  * the same values, the evaluator's scores are there, and the run is FINISHED when {@code fit}
- * returns.
+ * returns. The same fit writes the same steps as TensorBoard scalars.
  */
 @EnabledIfSystemProperty(named = MlflowServer.PYTHON, matches = ".+")
 class MlflowFitTest {
@@ -80,7 +80,7 @@ class MlflowFitTest {
     Dl4jEstimator e = new Dl4jEstimator().setNetwork("mlp:16")
         .setNumWorkers(2).setNumPs(1).setBatchSize(32).setEpochs(3).setEvalEverySeconds(0.5)
         .setMlflowTrackingUri(server.uri()).setMlflowExperimentName("sparkps-fits").setMlflowRunName("points")
-        .setMlflowTags(Map.of("team", "ml"));
+        .setMlflowTags(Map.of("team", "ml")).setTensorboardLogDir(dir.resolve("tensorboard").toUri().toString());
     FitJob job = e.fitAsync(points, points);
     Dl4jModel model = job.join();
     String runId = job.mlflowRunId();
@@ -122,5 +122,15 @@ class MlflowFitTest {
       assertEquals(evaluations.get(i).step(), accuracy.get(i).get(0).asLong());
       assertEquals(evaluations.get(i).metrics().get("accuracy"), accuracy.get(i).get(1).asDouble(), 1e-9);
     }
+
+    // The same fit's TensorBoard scalars, in a subdirectory named by the run: the same steps.
+    JsonNode scalars = MlflowServer.tensorBoardScalars(dir.resolve("tensorboard").resolve(job.runId()));
+    JsonNode tbLoss = scalars.path("loss");
+    assertEquals(chief.size(), tbLoss.size(), "every step the chief recorded");
+    for (int i = 0; i < chief.size(); i++) {
+      assertEquals(chief.get(i).step(), tbLoss.get(i).get(0).asLong());
+      assertEquals(chief.get(i).metrics().get("loss").floatValue(), tbLoss.get(i).get(1).floatValue(), 0f);
+    }
+    assertEquals(evaluations.size(), scalars.path("eval/accuracy").size());
   }
 }

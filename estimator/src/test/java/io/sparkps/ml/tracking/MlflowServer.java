@@ -111,6 +111,27 @@ public final class MlflowServer implements AutoCloseable {
     return new ObjectMapper().readTree(out);
   }
 
+  /**
+   * Run {@code runDir}'s TensorBoard scalars as TensorBoard's own reader gives them (the same
+   * Python, which holds the requirements' tensorboard line): tag to [[step, value, wall_time]].
+   */
+  public static JsonNode tensorBoardScalars(Path runDir) throws IOException, InterruptedException {
+    Path script = Files.createTempFile("tensorboard_read", ".py");
+    try (var in = MlflowServer.class.getResourceAsStream("/tensorboard_read.py")) {
+      Files.copy(in, script, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+    ProcessBuilder pb = new ProcessBuilder(python(), script.toString(), runDir.toString());
+    pb.environment().put("PYTHONDONTWRITEBYTECODE", "1");
+    Process p = pb.start();
+    byte[] out = p.getInputStream().readAllBytes();
+    String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (p.waitFor() != 0) {
+      throw new IllegalStateException("TensorBoard's reader failed on " + runDir + ": " + err);
+    }
+    Files.deleteIfExists(script);
+    return new ObjectMapper().readTree(out);
+  }
+
   @Override
   public void close() {
     process.descendants().forEach(ProcessHandle::destroy);

@@ -1,0 +1,126 @@
+package io.sparkps.ml.tracking;
+
+import io.sparkps.spark.JobStatus;
+import io.sparkps.spark.ProgressListener;
+import io.sparkps.spark.Role;
+import io.sparkps.spark.TaskProgress;
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes a run's progress as TensorBoard scalars into a directory of its own below a log directory
+ * (one run per subdirectory, so TensorBoard pointed at the log directory compares runs): every
+ * record's metrics at its step and time, named as in MLflow (the chief's by their own names, {@code
+ * worker1/loss}, {@code eval/accuracy}), and each worker's throughput, {@code examplesPerSecond}
+ * (with its prefix), between two of its records. The file is made visible to readers about every
+ * second as it grows. A file system that fails never fails training: the trouble is logged once
+ * and the run goes on without it.
+ */
+public final class TensorBoardLogging implements ProgressListener {
+  private static final Logger LOG = LoggerFactory.getLogger(TensorBoardLogging.class);
+  private static final long FLUSH_NANOS = 1_000_000_000L;
+  private final Path dir;
+  private TensorBoardEvents events;
+  private long lastFlush = System.nanoTime();
+  /** Per worker: its last record's examples and time, for its throughput. */
+  private final Map<String, long[]> last = new HashMap<>();
+
+  private TensorBoardLogging(Path dir, TensorBoardEvents events) {
+    this.dir = dir;
+    this.events = events;
+  }
+
+  /**
+   * The directory below {@code logDir} where run {@code run} writes: refuses a log directory whose
+   * file system Hadoop does not know, naming it, before anything starts.
+   */
+  public static Path runDir(String logDir, String run, Configuration conf) {
+    Path dir = new Path(new Path(logDir), run);
+    try {
+      dir.getFileSystem(conf);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("TensorBoard log directory '" + logDir + "' is on no file system this "
+          + "Spark reaches (" + e.getMessage() + "): give a local path, hdfs://, s3a:// or another Hadoop URI", e);
+    }
+    return dir;
+  }
+
+  /** Starts a run's event file in {@code dir}; a file system that fails is logged and the run goes on. */
+  public static TensorBoardLogging start(Path dir, Configuration conf) {
+    try {
+      FileSystem fs = dir.getFileSystem(conf);
+      String host = java.net.InetAddress.getLocalHost().getHostName();
+      return new TensorBoardLogging(dir, TensorBoardEvents.create(fs, dir, host, System.currentTimeMillis() / 1000.0));
+    } catch (IOException e) {
+      LOG.warn("TensorBoard: no event file in {} ({}); training goes on", dir, e.toString());
+      return new TensorBoardLogging(dir, null);
+    }
+  }
+
+  /** The directory this run writes to. */
+  public Path dir() {
+    return dir;
+  }
+
+  @Override
+  public synchronized void onProgress(TaskProgress p) {
+    if (events == null || p.role() == Role.PS || p.metrics().isEmpty()) {
+      return;
+    }
+    String prefix = switch (p.role()) {
+      case CHIEF -> "";
+      case WORKER -> "worker" + p.index() + "/";
+      case EVALUATOR -> "eval/";
+      case PS -> throw new IllegalStateException();
+    };
+    long time = p.timeMillis() > 0 ? p.timeMillis() : System.currentTimeMillis();
+    double wall = time / 1000.0;
+    try {
+      for (Map.Entry<String, Double> m : p.metrics().entrySet()) {
+        events.scalar(prefix + m.getKey(), p.step(), wall, m.getValue().floatValue());
+      }
+      if (p.role() != Role.EVALUATOR) {
+        long[] before = last.put(prefix, new long[] {p.examples(), time});
+        if (before != null && time > before[1] && p.examples() > before[0]) {
+          events.scalar(prefix + "examplesPerSecond", p.step(), wall,
+              (float) ((p.examples() - before[0]) * 1000.0 / (time - before[1])));
+        }
+      }
+      long now = System.nanoTime();
+      if (now - lastFlush >= FLUSH_NANOS || p.role() == Role.EVALUATOR) {
+        events.flush();
+        lastFlush = now;
+      }
+    } catch (IOException e) {
+      fail(e);
+    }
+  }
+
+  @Override
+  public synchronized void onEnd(JobStatus status, Throwable failure) {
+    if (events != null) {
+      try {
+        events.close();
+      } catch (IOException e) {
+        fail(e);
+      }
+      events = null;
+    }
+  }
+
+  private void fail(IOException e) {
+    LOG.warn("TensorBoard: writing {} failed ({}); the run goes on without it", events.file(), e.toString());
+    try {
+      events.close();
+    } catch (IOException ignored) {
+      // already failing
+    }
+    events = null;
+  }
+}
