@@ -51,11 +51,21 @@ final class RunEnding implements AutoCloseable {
     if (survived != null) {
       summary.put("survived", survived);
     }
+    String json;
+    String report;
     try {
-      dir.write("summary.json", TrainingRun.JSON.writeValueAsString(summary));
-      dir.write("report.html", Report.html("SparkPS run " + job.runId(), recorder.events(), summary, r));
+      json = TrainingRun.JSON.writeValueAsString(summary);
+      report = Report.html("SparkPS run " + job.runId(), recorder.events(), summary, r);
+      dir.write("summary.json", json);
+      dir.write("report.html", report);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write the run's record in " + dir, e);
+    }
+    try { // the run's MLflow run, when tracked, gets the same two files
+      job.logMlflowArtifact("summary.json", json.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      job.logMlflowArtifact("report.html", report.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 

@@ -86,10 +86,12 @@ public final class FitJob {
 
   /** Waits for the model however long training takes (each phase of the run has its own bounds). */
   public Dl4jModel join() throws InterruptedException {
+    Dl4jModel model = null;
     try {
-      return toModel.apply(job.join());
+      model = toModel.apply(job.join());
+      return model;
     } finally {
-      trackingEnded();
+      trackingEnded(model);
     }
   }
 
@@ -98,20 +100,40 @@ public final class FitJob {
     return tracking == null ? null : tracking.runId();
   }
 
-  /** Once the run ended: waits (bounded) for its MLflow run to be ended, so a reader finds it whole. */
-  private void trackingEnded() throws InterruptedException {
-    if (tracking != null && job.status().isDone() && !tracking.awaitEnd(TRACKING_END)) {
+  /**
+   * Uploads {@code content} as the artifact {@code path} of this fit's MLflow run (the command line's
+   * {@code report.html}); whether it was (false when the fit is not tracked, or the server did not
+   * take it, which is logged).
+   */
+  public boolean logMlflowArtifact(String path, byte[] content) throws InterruptedException {
+    return tracking != null && tracking.logArtifact(path, content);
+  }
+
+  /**
+   * Once the run ended: waits (bounded) for its MLflow run to be ended, so a reader finds it whole,
+   * and logs the trained model's summary as its artifact {@code summary.json}.
+   */
+  private void trackingEnded(Dl4jModel model) throws InterruptedException {
+    if (tracking == null || !job.status().isDone()) {
+      return;
+    }
+    if (!tracking.awaitEnd(TRACKING_END)) {
       org.slf4j.LoggerFactory.getLogger(FitJob.class).warn("MLflow: run {} was not ended within {} s of the fit's "
           + "end; it is ended in the background", tracking.runId(), TRACKING_END.toSeconds());
+    }
+    if (model != null && model.summary() != null) {
+      tracking.logArtifact("summary.json", model.summary().toJson().getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
   }
 
   /** Waits at most {@code timeout} for the model; see {@link TrainingJob#get(Duration)} for the failures. */
   public Dl4jModel get(Duration timeout) throws TimeoutException, InterruptedException {
+    Dl4jModel model = null;
     try {
-      return toModel.apply(job.get(timeout));
+      model = toModel.apply(job.get(timeout));
+      return model;
     } finally {
-      trackingEnded();
+      trackingEnded(model);
     }
   }
 }

@@ -41,7 +41,7 @@ class MlflowFitTest {
 
   @BeforeAll
   static void start() throws Exception {
-    server = MlflowServer.start(dir);
+    server = MlflowServer.shared();
     spark = LocalSpark.start(4, "mlflow");
     Random random = new Random(3);
     List<Row> rows = new ArrayList<>();
@@ -59,9 +59,6 @@ class MlflowFitTest {
   static void stop() {
     if (spark != null) {
       spark.stop();
-    }
-    if (server != null) {
-      server.close();
     }
   }
 
@@ -122,6 +119,11 @@ class MlflowFitTest {
       assertEquals(evaluations.get(i).step(), accuracy.get(i).get(0).asLong());
       assertEquals(evaluations.get(i).metrics().get("accuracy"), accuracy.get(i).get(1).asDouble(), 1e-9);
     }
+
+    // The model's summary, as the run's artifact.
+    JsonNode summary = new org.nd4j.shade.jackson.databind.ObjectMapper().readTree(
+        run.path("artifacts").path("summary.json").asText());
+    assertEquals(model.summary().workerHistory().size(), summary.path("workers").size(), summary.toString());
 
     // The same fit's TensorBoard scalars, in a subdirectory named by the run: the same steps.
     JsonNode scalars = MlflowServer.tensorBoardScalars(dir.resolve("tensorboard").resolve(job.runId()));

@@ -111,8 +111,11 @@ final class MlflowRest {
     }
   }
 
-  /** Creates a run in experiment {@code experimentId}; its id. */
-  String createRun(String experimentId, String runName, long startMillis, Map<String, String> tags)
+  /** A run: its id, and where its artifacts go ({@code mlflow-artifacts:/...} when the server keeps them). */
+  record Run(String id, String artifactUri) {}
+
+  /** Creates a run in experiment {@code experimentId}. */
+  Run createRun(String experimentId, String runName, long startMillis, Map<String, String> tags)
       throws IOException, InterruptedException {
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("experiment_id", experimentId);
@@ -121,7 +124,48 @@ final class MlflowRest {
     }
     body.put("start_time", startMillis);
     body.put("tags", keyValues(tags));
-    return call("POST", "runs/create", body).path("run").path("info").path("run_id").asText();
+    JsonNode info = call("POST", "runs/create", body).path("run").path("info");
+    return new Run(info.path("run_id").asText(), info.path("artifact_uri").asText(""));
+  }
+
+  /**
+   * Uploads {@code content} as the artifact {@code path} of a run whose artifacts the tracking server
+   * keeps ({@code mlflow-artifacts:/...}, the default of {@code mlflow server}), through the server.
+   */
+  void putArtifact(String artifactUri, String path, byte[] content) throws IOException, InterruptedException {
+    String prefix = "mlflow-artifacts:";
+    if (!artifactUri.startsWith(prefix)) {
+      throw new MlflowException("run artifacts at '" + artifactUri + "' are not kept by the tracking server "
+          + "(mlflow-artifacts:); SparkPS uploads artifacts through the server only", "UNSUPPORTED", false, null);
+    }
+    String where = artifactUri.substring(prefix.length()).replaceAll("^/+", "");
+    URI target = URI.create(base + "/api/2.0/mlflow-artifacts/artifacts/" + where + "/" + path);
+    long backoff = firstBackoffMillis;
+    for (int attempt = 1; ; attempt++) {
+      HttpRequest.Builder request = HttpRequest.newBuilder(target).timeout(timeout)
+          .PUT(HttpRequest.BodyPublishers.ofByteArray(content));
+      if (authorization != null) {
+        request.header("Authorization", authorization);
+      }
+      MlflowException failed;
+      try {
+        HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() / 100 == 2) {
+          return;
+        }
+        failed = new MlflowException("MLflow tracking server " + base + " refused artifact " + path + " ("
+            + response.statusCode() + ")", String.valueOf(response.statusCode()), response.statusCode() == 429
+            || response.statusCode() / 100 == 5, null);
+      } catch (IOException e) {
+        failed = new MlflowException("MLflow tracking server " + base + " did not take artifact " + path + ": " + e,
+            "UNREACHABLE", true, e);
+      }
+      if (!failed.transientFailure || attempt == ATTEMPTS) {
+        throw failed;
+      }
+      Thread.sleep(backoff);
+      backoff *= 2;
+    }
   }
 
   /** Logs one batch (within MLflow's limits: 1,000 metrics, 100 params, 100 tags, 1,000 in all). */

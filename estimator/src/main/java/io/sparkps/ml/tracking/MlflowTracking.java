@@ -103,6 +103,7 @@ public final class MlflowTracking implements ProgressListener {
   private final CountDownLatch finished = new CountDownLatch(1);
   private final Thread sender;
   private volatile String runId;
+  private volatile String artifactUri;
   private long dropped;
   private long logged;
   private boolean ended;
@@ -207,6 +208,24 @@ public final class MlflowTracking implements ProgressListener {
     return finished.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
   }
 
+  /**
+   * Uploads {@code content} as the run's artifact {@code path} (say {@code summary.json}), once the run
+   * exists; a server that cannot take it is logged and the caller goes on. Whether it was uploaded.
+   */
+  public boolean logArtifact(String path, byte[] content) throws InterruptedException {
+    String id = runId;
+    if (id == null) {
+      return false;
+    }
+    try {
+      rest.putArtifact(artifactUri, path, content);
+      return true;
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("MLflow: artifact {} of run {} not logged ({})", path, id, e.getMessage());
+      return false;
+    }
+  }
+
   /** Metrics sent so far. */
   synchronized long logged() {
     return logged;
@@ -220,7 +239,9 @@ public final class MlflowTracking implements ProgressListener {
   private void send() {
     try {
       String experiment = rest.experimentId(settings.experimentName());
-      runId = rest.createRun(experiment, settings.runName(), System.currentTimeMillis(), tags);
+      MlflowRest.Run run = rest.createRun(experiment, settings.runName(), System.currentTimeMillis(), tags);
+      artifactUri = run.artifactUri();
+      runId = run.id();
       LOG.info("MLflow: run {} in experiment '{}' at {}", runId, settings.experimentName(), rest.uri());
     } catch (IOException | RuntimeException e) {
       LOG.warn("MLflow: this run is not tracked ({}); training goes on", e.getMessage());

@@ -30,7 +30,30 @@ public final class MlflowServer implements AutoCloseable {
     this.uri = uri;
   }
 
-  /** Starts a server with its store below {@code dir}; waits at most 120 s for it to answer. */
+  private static MlflowServer shared;
+
+  /**
+   * The server the tracking tests of this JVM share (each test names its own experiment or run): started
+   * on first use, with its store in a temporary directory, and stopped when the JVM exits.
+   */
+  public static synchronized MlflowServer shared() throws IOException, InterruptedException {
+    if (shared == null || !shared.process.isAlive()) {
+      Path dir = Files.createTempDirectory("sparkps-mlflow");
+      shared = start(dir);
+      MlflowServer started = shared;
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        started.close();
+        try (var files = Files.walk(dir)) {
+          files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        } catch (IOException ignored) {
+          // a temporary directory
+        }
+      }));
+    }
+    return shared;
+  }
+
+  /** Starts a server with its store below {@code dir}; waits at most 300 s for it to answer. */
   public static MlflowServer start(Path dir) throws IOException, InterruptedException {
     int port;
     try (ServerSocket s = new ServerSocket(0)) {
@@ -42,12 +65,12 @@ public final class MlflowServer implements AutoCloseable {
         dir.resolve("artifacts").toAbsolutePath().toString(), "--host", "127.0.0.1", "--port", Integer.toString(port),
         "--workers", "1").redirectErrorStream(true).redirectOutput(log.toFile()).start();
     MlflowServer server = new MlflowServer(p, log, "http://127.0.0.1:" + port);
-    long deadline = System.nanoTime() + 120_000_000_000L;
+    long deadline = System.nanoTime() + 300_000_000_000L;
     while (!server.healthy()) {
       if (!p.isAlive() || System.nanoTime() > deadline) {
         server.close();
         throw new IllegalStateException("the mlflow server (" + python() + " -m mlflow server, port " + port + ") "
-            + (p.isAlive() ? "did not answer /health within 120 s" : "exited") + "; its log:\n" + server.logTail());
+            + (p.isAlive() ? "did not answer /health within 300 s" : "exited") + "; its log:\n" + server.logTail());
       }
       Thread.sleep(250);
     }

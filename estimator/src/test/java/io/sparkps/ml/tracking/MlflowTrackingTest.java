@@ -15,18 +15,15 @@ import java.io.OutputStream;
 import java.net.HttpURLConnection;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
-import org.junit.jupiter.api.io.TempDir;
 import org.nd4j.shade.jackson.databind.JsonNode;
 
 /**
@@ -37,20 +34,11 @@ import org.nd4j.shade.jackson.databind.JsonNode;
  */
 @EnabledIfSystemProperty(named = MlflowServer.PYTHON, matches = ".+")
 class MlflowTrackingTest {
-  @TempDir
-  static Path dir;
   private static MlflowServer server;
 
   @BeforeAll
   static void start() throws Exception {
-    server = MlflowServer.start(dir);
-  }
-
-  @AfterAll
-  static void stop() {
-    if (server != null) {
-      server.close();
-    }
+    server = MlflowServer.shared();
   }
 
   private static TaskProgress step(Role role, int index, long step, Map<String, Double> metrics) {

@@ -1,0 +1,68 @@
+package io.sparkps.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkps.ml.tracking.MlflowServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.api.io.TempDir;
+import org.nd4j.shade.jackson.databind.JsonNode;
+import org.nd4j.shade.jackson.databind.ObjectMapper;
+
+/**
+ * {@code sparkps train} with {@code --mlflow-*} and {@code --tensorboard-dir}, against a real
+ * {@code mlflow server}: the run is named and tagged as asked, holds the run directory's {@code
+ * summary.json} (the same file) and {@code report.html}, and its TensorBoard scalars are written.
+ */
+@EnabledIfSystemProperty(named = MlflowServer.PYTHON, matches = ".+")
+class MlflowCliTest {
+  @TempDir
+  Path dir;
+
+  @Test
+  void aTrainRun_isTrackedWithItsRecordsFiles_andWritesTensorBoardScalars() throws Exception {
+    Path csv = dir.resolve("points.csv");
+    List<String> lines = new ArrayList<>(List.of("x,y,label"));
+    Random random = new Random(5);
+    for (int i = 0; i < 600; i++) {
+      int label = i % 2;
+      lines.add((label * 2 - 1 + random.nextGaussian() * 0.5) + "," + (random.nextGaussian() * 0.5) + "," + label);
+    }
+    Files.write(csv, lines);
+    MlflowServer server = MlflowServer.shared();
+    Path run = dir.resolve("run");
+    CliTest.Result train = CliTest.sparkps("train", "--data", csv.toString(), "--feature-cols", "x,y", "--network",
+        "mlp:8", "--epochs", "2", "--batch-size", "32", "--no-progress", "--output", run.toString(),
+        "--mlflow-tracking-uri", server.uri(), "--mlflow-experiment", "cli", "--mlflow-run-name", "points-cli",
+        "--mlflow-tag", "team=ml", "--mlflow-tag", "purpose=test", "--tensorboard-dir",
+        dir.resolve("tb").toString());
+    assertEquals(0, train.code(), train.err() + train.out());
+    JsonNode tracked = server.read("name:points-cli", "loss");
+    assertEquals("FINISHED", tracked.path("status").asText());
+    assertEquals("cli", tracked.path("experiment").asText());
+    assertEquals("ml", tracked.path("tags").path("team").asText());
+    assertEquals("test", tracked.path("tags").path("purpose").asText());
+    assertEquals("mlp:8", tracked.path("tags").path("sparkps.network").asText());
+    assertEquals("2", tracked.path("params").path("epochs").asText());
+    assertEquals(Files.readString(run.resolve("summary.json")), tracked.path("artifacts").path("summary.json")
+        .asText(), "the run directory's summary.json");
+    assertTrue(tracked.path("artifacts").path("report.html").asText().contains("<html"), tracked.toString());
+    JsonNode summary = new ObjectMapper().readTree(run.resolve("summary.json").toFile());
+    assertTrue(tracked.path("metrics").path("loss").size() > 0);
+
+    try (var runs = Files.list(dir.resolve("tb"))) {
+      List<Path> dirs = runs.toList();
+      assertEquals(1, dirs.size(), "one run, one subdirectory");
+      JsonNode scalars = MlflowServer.tensorBoardScalars(dirs.get(0));
+      assertEquals(tracked.path("metrics").path("loss").size(), scalars.path("loss").size(),
+          "the same steps in TensorBoard as in MLflow");
+      assertTrue(summary.path("examples").asLong() > 0);
+    }
+  }
+}
