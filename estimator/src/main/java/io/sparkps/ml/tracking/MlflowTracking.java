@@ -160,12 +160,7 @@ public final class MlflowTracking implements ProgressListener {
     if (p.role() == Role.PS || p.metrics().isEmpty()) {
       return;
     }
-    String prefix = switch (p.role()) {
-      case CHIEF -> "";
-      case WORKER -> "worker" + p.index() + "/";
-      case EVALUATOR -> "eval/";
-      case PS -> throw new IllegalStateException();
-    };
+    String prefix = prefix(p);
     long time = p.timeMillis() > 0 ? p.timeMillis() : System.currentTimeMillis();
     synchronized (this) {
       p.metrics().forEach((k, v) -> queue(new MlflowRest.Metric(key(prefix, k), v, time, p.step())));
@@ -176,6 +171,19 @@ public final class MlflowTracking implements ProgressListener {
         notifyAll();
       }
     }
+  }
+
+  /**
+   * What a task's metric names start with, in MLflow and TensorBoard alike: nothing for the chief's
+   * ({@code loss}), {@code worker1/} for another worker's, {@code eval/} for the evaluator's.
+   */
+  static String prefix(TaskProgress p) {
+    return switch (p.role()) {
+      case CHIEF -> "";
+      case WORKER -> "worker" + p.index() + "/";
+      case EVALUATOR -> "eval/";
+      case PS -> throw new IllegalArgumentException("a ps reports no metrics");
+    };
   }
 
   private String key(String prefix, String name) {

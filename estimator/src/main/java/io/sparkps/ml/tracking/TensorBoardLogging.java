@@ -73,12 +73,7 @@ public final class TensorBoardLogging implements ProgressListener {
     if (events == null || p.role() == Role.PS || p.metrics().isEmpty()) {
       return;
     }
-    String prefix = switch (p.role()) {
-      case CHIEF -> "";
-      case WORKER -> "worker" + p.index() + "/";
-      case EVALUATOR -> "eval/";
-      case PS -> throw new IllegalStateException();
-    };
+    String prefix = MlflowTracking.prefix(p);
     long time = p.timeMillis() > 0 ? p.timeMillis() : System.currentTimeMillis();
     double wall = time / 1000.0;
     try {

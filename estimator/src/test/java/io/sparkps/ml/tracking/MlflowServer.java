@@ -112,26 +112,14 @@ public final class MlflowServer implements AutoCloseable {
   }
 
   /**
-   * Run {@code runId} as MLflow's Python client reads it: status, run_name, experiment, params,
-   * tags, and for each of {@code metrics} its history as [step, value] pairs.
+   * Run {@code runId} (or {@code name:NAME}) as MLflow's Python client reads it: run_id, status, run_name,
+   * experiment, params, tags, artifacts (the text of the JSON and HTML ones) and for each of {@code
+   * metrics} its history as [step, value] pairs.
    */
   public JsonNode read(String runId, String... metrics) throws IOException, InterruptedException {
-    Path script = Files.createTempFile("mlflow_read_run", ".py");
-    try (var in = MlflowServer.class.getResourceAsStream("/mlflow_read_run.py")) {
-      Files.copy(in, script, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-    }
-    List<String> command = new java.util.ArrayList<>(List.of(python(), script.toString(), uri, runId));
-    command.addAll(List.of(metrics));
-    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(false);
-    pb.environment().putAll(Map.of("PYTHONDONTWRITEBYTECODE", "1"));
-    Process p = pb.start();
-    byte[] out = p.getInputStream().readAllBytes();
-    String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-    if (p.waitFor() != 0) {
-      throw new IllegalStateException("reading run " + runId + " with MLflow's client failed: " + err);
-    }
-    Files.deleteIfExists(script);
-    return new ObjectMapper().readTree(out);
+    List<String> args = new java.util.ArrayList<>(List.of(uri, runId));
+    args.addAll(List.of(metrics));
+    return runJson("/mlflow_read_run.py", args);
   }
 
   /**
@@ -139,20 +127,30 @@ public final class MlflowServer implements AutoCloseable {
    * Python, which holds the requirements' tensorboard line): tag to [[step, value, wall_time]].
    */
   public static JsonNode tensorBoardScalars(Path runDir) throws IOException, InterruptedException {
-    Path script = Files.createTempFile("tensorboard_read", ".py");
-    try (var in = MlflowServer.class.getResourceAsStream("/tensorboard_read.py")) {
-      Files.copy(in, script, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    return runJson("/tensorboard_read.py", List.of(runDir.toString()));
+  }
+
+  /** Runs the test resource {@code script} with {@code args} in the tests' Python; the JSON it prints. */
+  private static JsonNode runJson(String script, List<String> args) throws IOException, InterruptedException {
+    Path file = Files.createTempFile("sparkps-read", ".py");
+    try {
+      try (var in = MlflowServer.class.getResourceAsStream(script)) {
+        Files.copy(in, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+      }
+      List<String> command = new java.util.ArrayList<>(List.of(python(), file.toString()));
+      command.addAll(args);
+      ProcessBuilder pb = new ProcessBuilder(command);
+      pb.environment().putAll(Map.of("PYTHONDONTWRITEBYTECODE", "1"));
+      Process p = pb.start();
+      byte[] out = p.getInputStream().readAllBytes();
+      String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+      if (p.waitFor() != 0) {
+        throw new IllegalStateException(script + " " + args + " failed: " + err);
+      }
+      return new ObjectMapper().readTree(out);
+    } finally {
+      Files.deleteIfExists(file);
     }
-    ProcessBuilder pb = new ProcessBuilder(python(), script.toString(), runDir.toString());
-    pb.environment().put("PYTHONDONTWRITEBYTECODE", "1");
-    Process p = pb.start();
-    byte[] out = p.getInputStream().readAllBytes();
-    String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-    if (p.waitFor() != 0) {
-      throw new IllegalStateException("TensorBoard's reader failed on " + runDir + ": " + err);
-    }
-    Files.deleteIfExists(script);
-    return new ObjectMapper().readTree(out);
   }
 
   @Override
