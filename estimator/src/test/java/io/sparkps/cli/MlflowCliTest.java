@@ -9,6 +9,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,8 +24,19 @@ import org.nd4j.shade.jackson.databind.ObjectMapper;
  */
 @EnabledIfSystemProperty(named = MlflowServer.PYTHON, matches = ".+")
 class MlflowCliTest {
+  private static org.apache.spark.sql.SparkSession spark;
   @TempDir
   Path dir;
+
+  @BeforeAll
+  static void start() {
+    spark = io.sparkps.ml.LocalSpark.start(4, "cli-mlflow"); // the session the command finds, as in CliTest
+  }
+
+  @AfterAll
+  static void stop() {
+    spark.stop();
+  }
 
   @Test
   void aTrainRun_isTrackedWithItsRecordsFiles_andWritesTensorBoardScalars() throws Exception {

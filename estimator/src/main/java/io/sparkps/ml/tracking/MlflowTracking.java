@@ -387,13 +387,17 @@ public final class MlflowTracking implements ProgressListener {
       case CANCELLED -> "KILLED";
       default -> "FAILED";
     };
+    long notLogged;
+    synchronized (this) {
+      notLogged = dropped;
+    }
     try {
       Map<String, String> endTags = new LinkedHashMap<>();
       if (endFailure != null) {
         endTags.put("sparkps.failure", String.valueOf(endFailure.getMessage()));
       }
-      if (dropped > 0) {
-        endTags.put("sparkps.metricsNotLogged", Long.toString(dropped));
+      if (notLogged > 0) {
+        endTags.put("sparkps.metricsNotLogged", Long.toString(notLogged));
       }
       if (!endTags.isEmpty()) {
         rest.logBatch(runId, List.of(), Map.of(), limited(endTags));
@@ -402,8 +406,8 @@ public final class MlflowTracking implements ProgressListener {
     } catch (IOException | RuntimeException e) {
       LOG.warn("MLflow: run {} could not be ended as {} ({})", runId, status, e.getMessage());
     }
-    if (dropped > 0) {
-      LOG.warn("MLflow: {} metrics of run {} were not logged (the server could not take them)", dropped, runId);
+    if (notLogged > 0) {
+      LOG.warn("MLflow: {} metrics of run {} were not logged (the server could not take them)", notLogged, runId);
     }
   }
 }
