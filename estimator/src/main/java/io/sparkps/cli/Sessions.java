@@ -23,8 +23,11 @@ final class Sessions {
    * {@code local[max(cores, tasks)]} so that every role of the run gets a task slot.
    */
   static SparkSession get(String master, Map<String, String> conf, int tasks) {
-    SparkSession active = SparkSession.getActiveSession().isDefined() ? SparkSession.getActiveSession().get()
-        : SparkSession.getDefaultSession().isDefined() ? SparkSession.getDefaultSession().get() : null;
+    // A session whose context was stopped (a notebook's, before it ran the command) is none.
+    SparkSession active = live(SparkSession.getActiveSession());
+    if (active == null) {
+      active = live(SparkSession.getDefaultSession());
+    }
     if (active != null && master == null) {
       return active;
     }
@@ -43,6 +46,10 @@ final class Sessions {
       embedded = session;
     }
     return session;
+  }
+
+  private static SparkSession live(scala.Option<SparkSession> session) {
+    return session.isDefined() && !session.get().sparkContext().isStopped() ? session.get() : null;
   }
 
   /** Stops the embedded session, if this process made one. */

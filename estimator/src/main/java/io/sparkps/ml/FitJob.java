@@ -21,13 +21,15 @@ public final class FitJob {
   private final long totalSteps;
   private final int stepsPerEpoch;
   private final io.sparkps.ml.tracking.MlflowTracking tracking;
+  private final io.sparkps.ml.tracking.TensorBoardLogging tensorboard;
   /** How long a fit's end waits for its MLflow run to be ended (every metric sent first). */
   private static final Duration TRACKING_END = Duration.ofSeconds(75);
 
   FitJob(Dl4jTrainer.Launch launch, io.sparkps.ml.tracking.MlflowTracking tracking,
-      Function<RunResult<float[]>, Dl4jModel> toModel) {
+      io.sparkps.ml.tracking.TensorBoardLogging tensorboard, Function<RunResult<float[]>, Dl4jModel> toModel) {
     this.job = launch.job();
     this.tracking = tracking;
+    this.tensorboard = tensorboard;
     this.toModel = toModel;
     this.totalSteps = launch.totalSteps();
     this.stepsPerEpoch = launch.stepsPerEpoch();
@@ -110,11 +112,19 @@ public final class FitJob {
   }
 
   /**
-   * Once the run ended: waits (bounded) for its MLflow run to be ended, so a reader finds it whole,
-   * and logs the trained model's summary as its artifact {@code summary.json}.
+   * Once the run ended: waits (bounded) for its TensorBoard file to be closed and its MLflow run to be
+   * ended, so a reader finds them whole, and logs the trained model's summary as the MLflow run's
+   * artifact {@code summary.json}.
    */
   private void trackingEnded(Dl4jModel model) throws InterruptedException {
-    if (tracking == null || !job.status().isDone()) {
+    if (!job.status().isDone()) {
+      return;
+    }
+    if (tensorboard != null && !tensorboard.awaitClosed(TRACKING_END)) {
+      org.slf4j.LoggerFactory.getLogger(FitJob.class).warn("TensorBoard: the events of {} were not closed within {} s "
+          + "of the fit's end", tensorboard.dir(), TRACKING_END.toSeconds());
+    }
+    if (tracking == null) {
       return;
     }
     if (!tracking.awaitEnd(TRACKING_END)) {

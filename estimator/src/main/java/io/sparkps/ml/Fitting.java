@@ -79,13 +79,15 @@ final class Fitting {
     });
     e.listeners().forEach(launch.job()::addListener);
     io.sparkps.ml.tracking.MlflowTracking tracker = track(tracking, e, config, dataset, json, launch);
+    io.sparkps.ml.tracking.TensorBoardLogging events = null;
     if (!tensorboard.isEmpty()) {
-      launch.job().addListener(io.sparkps.ml.tracking.TensorBoardLogging.start(
-          io.sparkps.ml.tracking.TensorBoardLogging.runDir(tensorboard, launch.job().runId(), hadoop), hadoop));
+      events = io.sparkps.ml.tracking.TensorBoardLogging.start(
+          io.sparkps.ml.tracking.TensorBoardLogging.runDir(tensorboard, launch.job().runId(), hadoop), hadoop);
+      launch.job().addListener(events);
     }
     Map<String, String> provenance = new TreeMap<>(Provenance.of(e, dataset.schema(), dataset.sparkSession().version()));
     provenance.putAll(e.experimentRecord());
-    return new FitJob(launch, tracker, result -> {
+    return new FitJob(launch, tracker, events, result -> {
       Dl4jModel trained = new Dl4jModel(e.uid(), json, result.chief()).withProvenance(provenance)
           .withSummary(TrainingSummary.of(result))
           .withScoring(model.scoring(spec.numPs(), config.tablesGroup(config.numWorkers())));

@@ -80,6 +80,7 @@ class MlflowFitTest {
         .setMlflowTags(Map.of("team", "ml")).setTensorboardLogDir(dir.resolve("tensorboard").toUri().toString());
     FitJob job = e.fitAsync(points, points);
     Dl4jModel model = job.join();
+    JsonNode scalars = MlflowServer.tensorBoardScalars(dir.resolve("tensorboard").resolve(job.runId()));
     String runId = job.mlflowRunId();
     assertNotNull(runId, "the fit was tracked");
     JsonNode run = server.read(runId, "loss", "worker1/loss", "eval/accuracy", "stepMs");
@@ -126,7 +127,6 @@ class MlflowFitTest {
     assertEquals(model.summary().workerHistory().size(), summary.path("workers").size(), summary.toString());
 
     // The same fit's TensorBoard scalars, in a subdirectory named by the run: the same steps.
-    JsonNode scalars = MlflowServer.tensorBoardScalars(dir.resolve("tensorboard").resolve(job.runId()));
     JsonNode tbLoss = scalars.path("loss");
     assertEquals(chief.size(), tbLoss.size(), "every step the chief recorded");
     for (int i = 0; i < chief.size(); i++) {

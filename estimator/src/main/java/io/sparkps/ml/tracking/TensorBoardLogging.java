@@ -26,6 +26,7 @@ public final class TensorBoardLogging implements ProgressListener {
   private static final Logger LOG = LoggerFactory.getLogger(TensorBoardLogging.class);
   private static final long FLUSH_NANOS = 1_000_000_000L;
   private final Path dir;
+  private final java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
   private TensorBoardEvents events;
   private long lastFlush = System.nanoTime();
   /** Per worker: its last record's examples and time, for its throughput. */
@@ -107,6 +108,15 @@ public final class TensorBoardLogging implements ProgressListener {
       }
       events = null;
     }
+    closed.countDown();
+  }
+
+  /**
+   * Waits at most {@code timeout} for the run's end to be written (its last records and the file
+   * closed, once every listener before this one had the end); whether it was.
+   */
+  public boolean awaitClosed(java.time.Duration timeout) throws InterruptedException {
+    return closed.await(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
   }
 
   private void fail(IOException e) {
