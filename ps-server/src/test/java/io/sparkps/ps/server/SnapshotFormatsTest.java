@@ -20,8 +20,9 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code checkpoint-format-2} was written by the code of that format (variables in {@code
  * ps-00000.snapshot}, version 2; the tables beside it in {@code ps-00000.tables}): a variable with
  * Adam's state and a table on AdaGrad, saved whole into {@code ckpt-1}, then, after more steps, into
- * {@code ckpt-2}, whose tables file holds only what changed and names {@code ckpt-1} where it was
- * written (not here: the chain is found beside it, as for a checkpoint folder copied whole).
+ * {@code ckpt-2}, whose tables file holds only what changed and names {@code ckpt-1} by the relative
+ * path it was written to ({@code checkpoints/ckpt-1}, not found from here: the chain is found beside
+ * it, as for a checkpoint folder copied whole).
  * {@code expected.txt} holds what the ps held after the second save.
  */
 class SnapshotFormatsTest {
