@@ -140,32 +140,8 @@ final class MlflowRest {
     }
     String where = artifactUri.substring(prefix.length()).replaceAll("^/+", "");
     URI target = URI.create(base + "/api/2.0/mlflow-artifacts/artifacts/" + where + "/" + path);
-    long backoff = firstBackoffMillis;
-    for (int attempt = 1; ; attempt++) {
-      HttpRequest.Builder request = HttpRequest.newBuilder(target).timeout(timeout)
-          .PUT(HttpRequest.BodyPublishers.ofByteArray(content));
-      if (authorization != null) {
-        request.header("Authorization", authorization);
-      }
-      MlflowException failed;
-      try {
-        HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
-        if (response.statusCode() / 100 == 2) {
-          return;
-        }
-        failed = new MlflowException("MLflow tracking server " + base + " refused artifact " + path + " ("
-            + response.statusCode() + ")", String.valueOf(response.statusCode()), response.statusCode() == 429
-            || response.statusCode() / 100 == 5, null);
-      } catch (IOException e) {
-        failed = new MlflowException("MLflow tracking server " + base + " did not take artifact " + path + ": " + e,
-            "UNREACHABLE", true, e);
-      }
-      if (!failed.transientFailure || attempt == ATTEMPTS) {
-        throw failed;
-      }
-      Thread.sleep(backoff);
-      backoff *= 2;
-    }
+    retried(() -> send(HttpRequest.newBuilder(target).PUT(HttpRequest.BodyPublishers.ofByteArray(content)),
+        "artifact " + path));
   }
 
   /** Logs one batch (within MLflow's limits: 1,000 metrics, 100 params, 100 tags, 1,000 in all). */
@@ -201,14 +177,30 @@ final class MlflowRest {
     return out;
   }
 
-  /** One call, tried again while it fails for a reason that may pass. */
+  /** One call of the tracking API, tried again while it fails for a reason that may pass. */
   JsonNode call(String method, String path, Object body) throws IOException, InterruptedException {
+    HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + "/api/2.0/mlflow/" + path));
+    if (body == null) {
+      request.GET();
+    } else {
+      request.header("Content-Type", "application/json")
+          .method(method, HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
+    }
+    return retried(() -> send(request, path.replaceAll("\\?.*", "")));
+  }
+
+  private interface Attempt {
+    JsonNode run() throws IOException, InterruptedException;
+  }
+
+  /** Runs {@code attempt} again, waiting longer each time, while it fails for a reason that may pass. */
+  private JsonNode retried(Attempt attempt) throws IOException, InterruptedException {
     long backoff = firstBackoffMillis;
-    for (int attempt = 1; ; attempt++) {
+    for (int tries = 1; ; tries++) {
       try {
-        return once(method, path, body);
+        return attempt.run();
       } catch (MlflowException e) {
-        if (!e.transientFailure || attempt == ATTEMPTS) {
+        if (!e.transientFailure || tries == ATTEMPTS) {
           throw e;
         }
         Thread.sleep(backoff);
@@ -217,24 +209,18 @@ final class MlflowRest {
     }
   }
 
-  private JsonNode once(String method, String path, Object body) throws IOException, InterruptedException {
-    URI target = URI.create(base + "/api/2.0/mlflow/" + path);
-    HttpRequest.Builder request = HttpRequest.newBuilder(target).timeout(timeout);
+  /** Sends one request ({@code what} names it in errors); its JSON answer, or the server's refusal. */
+  private JsonNode send(HttpRequest.Builder request, String what) throws IOException, InterruptedException {
+    request.timeout(timeout);
     if (authorization != null) {
-      request.header("Authorization", authorization);
-    }
-    if (body == null) {
-      request.GET();
-    } else {
-      request.header("Content-Type", "application/json")
-          .method(method, HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
+      request.setHeader("Authorization", authorization);
     }
     HttpResponse<String> response;
     try {
       response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     } catch (IOException e) {
-      throw new MlflowException("MLflow tracking server " + base + " did not answer " + path.replaceAll("\\?.*", "")
-          + ": " + e, "UNREACHABLE", true, e);
+      throw new MlflowException("MLflow tracking server " + base + " did not answer " + what + ": " + e,
+          "UNREACHABLE", true, e);
     }
     int status = response.statusCode();
     JsonNode json = response.body().isEmpty() ? JSON.createObjectNode() : parse(response.body());
@@ -244,8 +230,8 @@ final class MlflowRest {
     String code = json.path("error_code").asText(String.valueOf(status));
     String message = json.path("message").asText(response.body().length() > 300
         ? response.body().substring(0, 300) : response.body());
-    throw new MlflowException("MLflow tracking server " + base + " refused " + path.replaceAll("\\?.*", "") + " ("
-        + status + " " + code + "): " + message, code, status == 429 || status / 100 == 5, null);
+    throw new MlflowException("MLflow tracking server " + base + " refused " + what + " (" + status + " " + code
+        + "): " + message, code, status == 429 || status / 100 == 5, null);
   }
 
   private static JsonNode parse(String body) {

@@ -101,6 +101,8 @@ public final class MlflowTracking implements ProgressListener {
   /** One string per metric name, whatever the number of records queued. */
   private final Map<String, String> keys = new java.util.HashMap<>();
   private final CountDownLatch finished = new CountDownLatch(1);
+  /** The params in batches within MLflow's limit, each sent once, before any metric (the sender's own). */
+  private final ArrayDeque<Map<String, String>> paramBatches = new ArrayDeque<>();
   private final Thread sender;
   private volatile String runId;
   private volatile String artifactUri;
@@ -267,9 +269,6 @@ public final class MlflowTracking implements ProgressListener {
       finished.countDown();
     }
   }
-
-  /** The params in batches within MLflow's limit, each sent once, before any metric. */
-  private final ArrayDeque<Map<String, String>> paramBatches = new ArrayDeque<>();
 
   private void batchParams() {
     List<Map.Entry<String, String>> all = new ArrayList<>(params.entrySet());

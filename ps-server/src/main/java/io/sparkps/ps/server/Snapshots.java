@@ -123,8 +123,6 @@ public final class Snapshots {
           out.write(digest); // the trailer: not part of what it digests
         }
         FileContext.getFileContext(target.toUri(), conf).rename(tmp, target, Options.Rename.OVERWRITE);
-        // A save of the format before in the same directory would be read in place of this one.
-        fs.delete(TableSnapshots.legacyFile(dir, store.shardIndex), false);
       } catch (IOException | RuntimeException e) {
         if (tableSave != null) {
           tableSave.abort();
@@ -137,6 +135,9 @@ public final class Snapshots {
         throw e;
       }
       TableSnapshots.Result saved = tableSave.commit(target.getName());
+      // The save is in place. A tables file of the format before in its directory would be read in place of
+      // this save's tables: it goes.
+      fs.delete(TableSnapshots.legacyFile(dir, store.shardIndex), false);
       SnapshotReply reply = SnapshotReply.newBuilder().setVariables(count).setBytes(fs.getFileStatus(target).getLen())
           .setSha256(hex(digest)).setFile(target.getName()).build();
       return new Saved(saved.tables().isEmpty() ? reply : withTables(reply, saved), saved);
