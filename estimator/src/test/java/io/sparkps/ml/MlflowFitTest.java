@@ -104,7 +104,8 @@ class MlflowFitTest {
     List<TaskProgress> chief = model.summary().workerHistory().stream()
         .filter(p -> p.role() == Role.CHIEF && p.metrics().containsKey("loss")).toList();
     JsonNode loss = run.path("metrics").path("loss");
-    assertEquals(chief.size(), loss.size(), "every step the chief recorded");
+    assertEquals(chief.size(), loss.size(),
+        "every step the chief recorded (the run's tags: " + run.path("tags") + ")");
     for (int i = 0; i < chief.size(); i++) {
       assertEquals(chief.get(i).step(), loss.get(i).get(0).asLong());
       assertEquals(chief.get(i).metrics().get("loss"), loss.get(i).get(1).asDouble(), 1e-6);

@@ -25,6 +25,14 @@ public final class RegistryDriver {
         .setProgress(Progress.newBuilder().setStep(step)).build());
   }
 
+  /** A heartbeat of {@code role} {@code index} carrying one record: step {@code step} with {@code metrics}. */
+  public void record(Role role, int index, int attempt, long step, java.util.Map<String, Double> metrics) {
+    Progress p = Progress.newBuilder().setStep(step).putAllMetrics(metrics).setTimeMillis(System.currentTimeMillis())
+        .build();
+    registry.heartbeat(HeartbeatRequest.newBuilder().setRole(role).setIndex(index).setAttempt(attempt)
+        .setProgress(p).addRecords(p).build());
+  }
+
   /** Worker {@code worker} refilled ps {@code index} at {@code step} from {@code source}. */
   public void refilled(int index, int worker, long step, String source) {
     registry.recovered(index, worker, step, source);
