@@ -46,6 +46,8 @@ class _Dl4jEstimatorParams(Params):
         typeConverter=TypeConverters.toInt)
     mlflowExperimentName = Param(Params._dummy(), "mlflowExperimentName", "the MLflow experiment of a tracked fit, created when missing (empty: MLFLOW_EXPERIMENT_NAME, else Default)",
         typeConverter=TypeConverters.toString)
+    mlflowRunId = Param(Params._dummy(), "mlflowRunId", "an MLflow run that exists, which a fit logs into and leaves to its owner to end (empty: MLFLOW_RUN_ID, else a run of its own; Python sets it to the active run)",
+        typeConverter=TypeConverters.toString)
     mlflowRunName = Param(Params._dummy(), "mlflowRunName", "the name of a tracked fit's MLflow run (empty: MLflow names it)",
         typeConverter=TypeConverters.toString)
     mlflowTags = Param(Params._dummy(), "mlflowTags", "tags of a tracked fit's MLflow run, each key=value",
@@ -76,6 +78,8 @@ class _Dl4jEstimatorParams(Params):
         typeConverter=TypeConverters.toInt)
     stalenessAwareRate = Param(Params._dummy(), "stalenessAwareRate", "ASYNC and SSP: whether each gradient is applied at the learning rate divided by 1 + its staleness (the updates other workers made since it was computed)",
         typeConverter=TypeConverters.toBoolean)
+    tensorboardHistogramSteps = Param(Params._dummy(), "tensorboardHistogramSteps", "with tensorboardLogDir, the chief's steps between histograms of the network's variables, read from the parameter servers (0: none)",
+        typeConverter=TypeConverters.toInt)
     tensorboardLogDir = Param(Params._dummy(), "tensorboardLogDir", "a Hadoop path where a fit writes TensorBoard event files, in a subdirectory named by its SparkPS run id (empty: none)",
         typeConverter=TypeConverters.toString)
     widePart = Param(Params._dummy(), "widePart", "with embeddingColumns: whether each column also has a 1-dimensional embedding (a weight per id, as Wide & Deep's wide part), read after the numeric columns, one input per column",
@@ -100,6 +104,7 @@ class _Dl4jEstimatorParams(Params):
             labelCol="label",
             maxSteps=0,
             mlflowExperimentName="",
+            mlflowRunId="",
             mlflowRunName="",
             mlflowTags=[],
             mlflowTrackingUri="",
@@ -113,6 +118,7 @@ class _Dl4jEstimatorParams(Params):
             sparseDensity=0.0,
             staleness=2,
             stalenessAwareRate=False,
+            tensorboardHistogramSteps=100,
             tensorboardLogDir="",
             widePart=False,
         )
@@ -138,6 +144,7 @@ class _Dl4jEstimatorParams(Params):
         labelCol: Optional[str] = None,
         maxSteps: Optional[int] = None,
         mlflowExperimentName: Optional[str] = None,
+        mlflowRunId: Optional[str] = None,
         mlflowRunName: Optional[str] = None,
         mlflowTags: Optional[List[str]] = None,
         mlflowTrackingUri: Optional[str] = None,
@@ -153,6 +160,7 @@ class _Dl4jEstimatorParams(Params):
         sparseDensity: Optional[float] = None,
         staleness: Optional[int] = None,
         stalenessAwareRate: Optional[bool] = None,
+        tensorboardHistogramSteps: Optional[int] = None,
         tensorboardLogDir: Optional[str] = None,
         widePart: Optional[bool] = None,
     ):
@@ -295,6 +303,14 @@ class _Dl4jEstimatorParams(Params):
         """Sets mlflowExperimentName."""
         return self._set(mlflowExperimentName=value)
 
+    def getMlflowRunId(self) -> str:
+        """Gets mlflowRunId: an MLflow run that exists, which a fit logs into and leaves to its owner to end (empty: MLFLOW_RUN_ID, else a run of its own; Python sets it to the active run)."""
+        return self.getOrDefault(self.mlflowRunId)
+
+    def setMlflowRunId(self, value: str):
+        """Sets mlflowRunId."""
+        return self._set(mlflowRunId=value)
+
     def getMlflowRunName(self) -> str:
         """Gets mlflowRunName: the name of a tracked fit's MLflow run (empty: MLflow names it)."""
         return self.getOrDefault(self.mlflowRunName)
@@ -414,6 +430,14 @@ class _Dl4jEstimatorParams(Params):
     def setStalenessAwareRate(self, value: bool):
         """Sets stalenessAwareRate."""
         return self._set(stalenessAwareRate=value)
+
+    def getTensorboardHistogramSteps(self) -> int:
+        """Gets tensorboardHistogramSteps: with tensorboardLogDir, the chief's steps between histograms of the network's variables, read from the parameter servers (0: none)."""
+        return self.getOrDefault(self.tensorboardHistogramSteps)
+
+    def setTensorboardHistogramSteps(self, value: int):
+        """Sets tensorboardHistogramSteps."""
+        return self._set(tensorboardHistogramSteps=value)
 
     def getTensorboardLogDir(self) -> str:
         """Gets tensorboardLogDir: a Hadoop path where a fit writes TensorBoard event files, in a subdirectory named by its SparkPS run id (empty: none)."""

@@ -9,7 +9,7 @@ from pyspark.ml.util import JavaMLReadable, JavaMLReader, JavaMLWritable
 from pyspark.ml.wrapper import JavaEstimator, JavaModel
 from pyspark.sql.utils import is_remote
 
-from sparkps.ml import _connect, _errors, _jobs, keras
+from sparkps.ml import _connect, _errors, _jobs, _tracking, keras
 from sparkps.ml._params import _Dl4jEstimatorParams, _Dl4jModelParams
 from sparkps.ml.embedding import EmbeddingColumn
 
@@ -138,14 +138,35 @@ class Dl4jEstimator(_JvmParams, JavaEstimator, _Dl4jEstimatorParams, JavaMLReada
                 raise ValueError("evaluation data is not supported on Spark Connect: score the model on the held-out "
                                  "rows once it is trained")
             return _connect.ConnectFitJob(self, dataset)
-        self._transfer_params_to_java()
+        target, log_after = self._in_active_run()
+        target._transfer_params_to_java()
         jvm = _jvm()
         with _errors.translated():
-            java_job = self._java_obj.fitAsync(dataset._jdf, None if evaluation is None else evaluation._jdf)
+            java_job = target._java_obj.fitAsync(dataset._jdf, None if evaluation is None else evaluation._jdf)
         show = sys.modules["sparkps.ml"].show_progress if progress is None else progress
-        return _jobs.FitJob(jvm.io.sparkps.ml.python.PythonJob(java_job),
-                            lambda java_model: self._copyValues(self._create_model(java_model)),
-                            _jobs.Display() if show else None)
+
+        def to_model(java_model: Any) -> "Dl4jModel":
+            model = self._copyValues(self._create_model(java_model))
+            if log_after is not None:
+                _tracking.log_trained(log_after[0], log_after[1], model, jvm)
+            return model
+
+        return _jobs.FitJob(jvm.io.sparkps.ml.python.PythonJob(java_job), to_model, _jobs.Display() if show else None)
+
+    def _in_active_run(self):
+        """The estimator a fit runs, and where Python logs it afterwards: inside an active MLflow run (say
+        autolog's) and with no tracking set on this estimator, a tracking server's run is logged into live by
+        the JVM (a copy with mlflowTrackingUri and mlflowRunId set), any other store's by Python once the model
+        is trained (``sparkps.ml._tracking``)."""
+        if self.isSet(self.mlflowTrackingUri) or self.isSet(self.mlflowRunId):
+            return self, None
+        run = _tracking.active_run()
+        if run is None:
+            return self, None
+        uri, run_id = run
+        if _tracking.is_server(uri):
+            return self.copy({self.mlflowTrackingUri: uri, self.mlflowRunId: run_id}), None
+        return self, run
 
     def _fit(self, dataset) -> "Dl4jModel":
         if is_remote():

@@ -1,5 +1,5 @@
 """Reads an MLflow run back with MLflow's own Python client, for the tracking tests: prints one JSON
-object with the run's id, status, name, experiment, params, tags, artifacts (the text of each that is
+object with the run's id, status, end time, name, experiment, params, tags, artifacts (the text of each that is
 JSON or HTML) and the history of each metric named. The run is given by its id, or as name:NAME."""
 import json
 import sys
@@ -27,6 +27,7 @@ for f in client.list_artifacts(run_id):
 print(json.dumps({
     "run_id": run_id,
     "status": run.info.status,
+    "end_time": run.info.end_time,
     "run_name": run.info.run_name,
     "experiment": client.get_experiment(run.info.experiment_id).name,
     "params": run.data.params,

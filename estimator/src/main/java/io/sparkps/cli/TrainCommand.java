@@ -114,6 +114,10 @@ final class TrainCommand implements Callable<Integer> {
       + "Hadoop path), in a subdirectory named by the run's id")
   String tensorboardDir = "";
 
+  @Option(names = "--tensorboard-histogram-steps", paramLabel = "N", description = "with --tensorboard-dir, the "
+      + "chief's steps between histograms of the network's variables (0: none; default: ${DEFAULT-VALUE})")
+  int tensorboardHistogramSteps = 100;
+
   @Option(names = "--staleness-aware-rate", description = "ASYNC and SSP: apply each gradient at the learning rate "
       + "divided by 1 + its staleness")
   boolean stalenessAwareRate;
@@ -183,7 +187,8 @@ final class TrainCommand implements Callable<Integer> {
     java.util.Map<String, String> tags = new java.util.LinkedHashMap<>(mlflowTags);
     tags.putIfAbsent("sparkps.network", network);
     estimator.setMlflowTrackingUri(mlflowTrackingUri).setMlflowExperimentName(mlflowExperiment)
-        .setMlflowRunName(mlflowRunName).setMlflowTags(tags).setTensorboardLogDir(tensorboardDir);
+        .setMlflowRunName(mlflowRunName).setMlflowTags(tags).setTensorboardLogDir(tensorboardDir)
+        .setTensorboardHistogramSteps(tensorboardHistogramSteps);
     RunDirectory dir = checked.create(); // once the arguments check out: a refused command leaves no directory
     if (checkpointDir == null) {
       String own = dir.checkpoints(spark.sparkContext());

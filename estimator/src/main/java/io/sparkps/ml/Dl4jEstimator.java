@@ -226,6 +226,16 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
     return this;
   }
 
+  /**
+   * Sets the chief's steps between histograms of the network's variables in the TensorBoard files
+   * ({@code params/<variable>}), read from the parameter servers as training goes; 0: none. Default
+   * 100.
+   */
+  public Dl4jEstimator setTensorboardHistogramSteps(int steps) {
+    set(tensorboardHistogramSteps, steps);
+    return this;
+  }
+
   /** Sets the MLflow experiment of a tracked fit (created when missing). */
   public Dl4jEstimator setMlflowExperimentName(String name) {
     set(mlflowExperimentName, name);
@@ -235,6 +245,16 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
   /** Sets the name of a tracked fit's MLflow run. */
   public Dl4jEstimator setMlflowRunName(String name) {
     set(mlflowRunName, name);
+    return this;
+  }
+
+  /**
+   * Sets an MLflow run that exists, which a fit logs into (its metrics, the settings the run lacks,
+   * the model) and leaves to its owner to end; the Python estimator sets it to the active run. Empty:
+   * {@code MLFLOW_RUN_ID}, else the fit's own run.
+   */
+  public Dl4jEstimator setMlflowRunId(String runId) {
+    set(mlflowRunId, runId);
     return this;
   }
 

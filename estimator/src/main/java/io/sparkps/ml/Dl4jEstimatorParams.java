@@ -52,8 +52,10 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
   final Param<String> mlflowTrackingUri;
   final Param<String> mlflowExperimentName;
   final Param<String> mlflowRunName;
+  final Param<String> mlflowRunId;
   final org.apache.spark.ml.param.StringArrayParam mlflowTags;
   final Param<String> tensorboardLogDir;
+  final IntParam tensorboardHistogramSteps;
 
   /** Declares every param of an estimator with {@code uid}, with its default. */
   Dl4jEstimatorParams(String uid) {
@@ -81,11 +83,16 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
         + "created when missing (empty: MLFLOW_EXPERIMENT_NAME, else Default)");
     mlflowRunName = new Param<>(this, "mlflowRunName", "the name of a tracked fit's MLflow run (empty: MLflow names "
         + "it)");
+    mlflowRunId = new Param<>(this, "mlflowRunId", "an MLflow run that exists, which a fit logs into and leaves to its "
+        + "owner to end (empty: MLFLOW_RUN_ID, else a run of its own; Python sets it to the active run)");
     mlflowTags = new org.apache.spark.ml.param.StringArrayParam(this, "mlflowTags", "tags of a tracked fit's MLflow "
         + "run, each key=value", (scala.Function1<String[], Object>) tags -> java.util.Arrays.stream(tags)
             .allMatch(t -> t.indexOf('=') > 0));
     tensorboardLogDir = new Param<>(this, "tensorboardLogDir", "a Hadoop path where a fit writes TensorBoard event "
         + "files, in a subdirectory named by its SparkPS run id (empty: none)");
+    tensorboardHistogramSteps = new IntParam(this, "tensorboardHistogramSteps", "with tensorboardLogDir, the chief's "
+        + "steps between histograms of the network's variables, read from the parameter servers (0: none)",
+        (scala.Function1<Object, Object>) v -> (Integer) v >= 0);
     featuresCol = option("featuresCol");
     labelCol = option("labelCol");
     numWorkers = option("numWorkers");
@@ -112,8 +119,10 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     setDefault(mlflowTrackingUri, "");
     setDefault(mlflowExperimentName, "");
     setDefault(mlflowRunName, "");
+    setDefault(mlflowRunId, "");
     setDefault(mlflowTags, new String[0]);
     setDefault(tensorboardLogDir, "");
+    setDefault(tensorboardHistogramSteps, 100);
     setDefault(predictionCol, "prediction");
     setDefault(probabilityCol, "probability");
     setDefault(rawPredictionCol, "rawPrediction");
@@ -252,6 +261,11 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     return mlflowRunName;
   }
 
+  /** An MLflow run that exists, which a fit logs into (empty: MLFLOW_RUN_ID, else its own run). */
+  public Param<String> mlflowRunId() {
+    return mlflowRunId;
+  }
+
   /** The MLflow run's tags, each {@code key=value}. */
   public org.apache.spark.ml.param.StringArrayParam mlflowTags() {
     return mlflowTags;
@@ -262,6 +276,11 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     return tensorboardLogDir;
   }
 
+  /** The chief's steps between histograms of the network's variables in TensorBoard (0: none). */
+  public IntParam tensorboardHistogramSteps() {
+    return tensorboardHistogramSteps;
+  }
+
   /** Where a fit is tracked: these Params, each left empty taken from the environment. */
   io.sparkps.ml.tracking.MlflowTracking.Settings tracking(java.util.Map<String, String> env) {
     java.util.Map<String, String> tags = new java.util.LinkedHashMap<>();
@@ -269,7 +288,7 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
       tags.put(t.substring(0, t.indexOf('=')), t.substring(t.indexOf('=') + 1));
     }
     return io.sparkps.ml.tracking.MlflowTracking.Settings.of(getOrDefault(mlflowTrackingUri),
-        getOrDefault(mlflowExperimentName), getOrDefault(mlflowRunName), tags, env);
+        getOrDefault(mlflowExperimentName), getOrDefault(mlflowRunName), tags, getOrDefault(mlflowRunId), env);
   }
 
   /** Steps between checkpoints. */

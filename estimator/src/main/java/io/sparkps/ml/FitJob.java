@@ -8,6 +8,7 @@ import io.sparkps.spark.TaskProgress;
 import io.sparkps.spark.TrainingJob;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 
@@ -22,17 +23,48 @@ public final class FitJob {
   private final int stepsPerEpoch;
   private final io.sparkps.ml.tracking.MlflowTracking tracking;
   private final io.sparkps.ml.tracking.TensorBoardLogging tensorboard;
-  /** How long a fit's end waits for its MLflow run to be ended (every metric sent first). */
-  private static final Duration TRACKING_END = Duration.ofSeconds(75);
+  /** How long a fit's end waits for its TensorBoard file to be closed. */
+  private static final Duration TENSORBOARD_END = Duration.ofSeconds(75);
+  /**
+   * How long a fit's end waits for its MLflow run to be ended: every metric sent, then the model
+   * uploaded (a large model takes a while).
+   */
+  private static final Duration TRACKING_END = Duration.ofMinutes(10);
+  /** The trained model, made once from the run's result (the MLflow tracker may make it first). */
+  private Dl4jModel model;
 
   FitJob(Dl4jTrainer.Launch launch, io.sparkps.ml.tracking.MlflowTracking tracking,
-      io.sparkps.ml.tracking.TensorBoardLogging tensorboard, Function<RunResult<float[]>, Dl4jModel> toModel) {
+      io.sparkps.ml.tracking.TensorBoardLogging tensorboard, Function<RunResult<float[]>, Dl4jModel> toModel,
+      org.apache.spark.sql.SparkSession spark) {
     this.job = launch.job();
     this.tracking = tracking;
     this.tensorboard = tensorboard;
     this.toModel = toModel;
     this.totalSteps = launch.totalSteps();
     this.stepsPerEpoch = launch.stepsPerEpoch();
+    if (tracking != null) {
+      // the run's last words in MLflow, before it is ended: the model and its summary
+      tracking.beforeEnd(status -> {
+        if (status != JobStatus.SUCCEEDED) {
+          return;
+        }
+        try {
+          Dl4jModel trained = model(job.join());
+          tracking.logArtifact("summary.json", trained.summary().toJson().getBytes(
+              java.nio.charset.StandardCharsets.UTF_8));
+          tracking.logSparkModel("model", trained, spark, Map.of("sparkpsRunId", job.runId()));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+    }
+  }
+
+  private synchronized Dl4jModel model(RunResult<float[]> result) {
+    if (model == null) {
+      model = toModel.apply(result);
+    }
+    return model;
   }
 
   /** The steps each worker takes in all (a resumed run starts part-way). */
@@ -88,12 +120,12 @@ public final class FitJob {
 
   /** Waits for the model however long training takes (each phase of the run has its own bounds). */
   public Dl4jModel join() throws InterruptedException {
-    Dl4jModel model = null;
+    Dl4jModel trained = null;
     try {
-      model = toModel.apply(job.join());
-      return model;
+      trained = model(job.join());
+      return trained;
     } finally {
-      trackingEnded(model);
+      trackingEnded();
     }
   }
 
@@ -113,37 +145,31 @@ public final class FitJob {
 
   /**
    * Once the run ended: waits (bounded) for its TensorBoard file to be closed and its MLflow run to be
-   * ended, so a reader finds them whole, and logs the trained model's summary as the MLflow run's
-   * artifact {@code summary.json}.
+   * ended (the model and its summary logged first), so a reader finds them whole.
    */
-  private void trackingEnded(Dl4jModel model) throws InterruptedException {
+  private void trackingEnded() throws InterruptedException {
     if (!job.status().isDone()) {
       return;
     }
-    if (tensorboard != null && !tensorboard.awaitClosed(TRACKING_END)) {
+    if (tensorboard != null && !tensorboard.awaitClosed(TENSORBOARD_END)) {
       org.slf4j.LoggerFactory.getLogger(FitJob.class).warn("TensorBoard: the events of {} were not closed within {} s "
-          + "of the fit's end", tensorboard.dir(), TRACKING_END.toSeconds());
+          + "of the fit's end", tensorboard.dir(), TENSORBOARD_END.toSeconds());
     }
-    if (tracking == null) {
-      return;
-    }
-    if (!tracking.awaitEnd(TRACKING_END)) {
+    if (tracking != null && !tracking.awaitEnd(TRACKING_END)) {
       org.slf4j.LoggerFactory.getLogger(FitJob.class).warn("MLflow: run {} was not ended within {} s of the fit's "
-          + "end; it is ended in the background", tracking.runId(), TRACKING_END.toSeconds());
-    }
-    if (model != null && model.summary() != null) {
-      tracking.logArtifact("summary.json", model.summary().toJson().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+          + "end (its metrics and model still being sent); it is ended in the background", tracking.runId(),
+          TRACKING_END.toSeconds());
     }
   }
 
   /** Waits at most {@code timeout} for the model; see {@link TrainingJob#get(Duration)} for the failures. */
   public Dl4jModel get(Duration timeout) throws TimeoutException, InterruptedException {
-    Dl4jModel model = null;
+    Dl4jModel trained = null;
     try {
-      model = toModel.apply(job.get(timeout));
-      return model;
+      trained = model(job.get(timeout));
+      return trained;
     } finally {
-      trackingEnded(model);
+      trackingEnded();
     }
   }
 }

@@ -83,6 +83,10 @@ final class Fitting {
     if (!tensorboard.isEmpty()) {
       events = io.sparkps.ml.tracking.TensorBoardLogging.start(
           io.sparkps.ml.tracking.TensorBoardLogging.runDir(tensorboard, launch.job().runId(), hadoop), hadoop);
+      int histogramSteps = (Integer) e.getOrDefault(e.tensorboardHistogramSteps());
+      if (histogramSteps > 0) {
+        events.histograms(variableValues(launch, probe, config.group(config.numWorkers()).name()), histogramSteps);
+      }
       launch.job().addListener(events);
     }
     Map<String, String> provenance = new TreeMap<>(Provenance.of(e, dataset.schema(), dataset.sparkSession().version()));
@@ -96,13 +100,29 @@ final class Fitting {
           .set(trained.probabilityCol(), e.getOrDefault(e.probabilityCol()))
           .set(trained.rawPredictionCol(), e.getOrDefault(e.rawPredictionCol()));
       return trained.setParent(e);
-    });
+    }, dataset.sparkSession());
+  }
+
+  /**
+   * The network's variables as they stand on the parameter servers, by name, for TensorBoard's
+   * histograms: read with their own client, each call bounded; none once the run is not training.
+   */
+  private static java.util.function.Supplier<Map<String, float[]>> variableValues(Dl4jTrainer.Launch launch, Net probe,
+      String group) {
+    io.sparkps.ml.network.NetworkVariables variables = io.sparkps.ml.network.NetworkVariables.of(probe, group, false);
+    return () -> launch.job().readPs(java.time.Duration.ofSeconds(30), ps -> {
+      Map<String, org.nd4j.linalg.api.ndarray.INDArray> views = variables.views(probe.params().ulike());
+      ps.pullInto(views);
+      Map<String, float[]> out = new java.util.LinkedHashMap<>();
+      views.forEach((name, view) -> out.put(name, view.toFloatVector()));
+      return out;
+    }).orElse(Map.of());
   }
 
   /**
    * Tracks the fit in MLflow when a tracking URI is given (the estimator's Param or {@code
    * MLFLOW_TRACKING_URI}); null when none is. Its params: every training option, the network and
-   * its parameter count, the data's schema, the run's id.
+   * its parameter count, the data's schema and row count, the run's id.
    */
   private static io.sparkps.ml.tracking.MlflowTracking track(io.sparkps.ml.tracking.MlflowTracking.Settings settings,
       Dl4jEstimator e, TrainingConfig config, Dataset<?> dataset, String json, Dl4jTrainer.Launch launch) {
@@ -122,6 +142,7 @@ final class Fitting {
       // a network the count does not know; its Param says what it is
     }
     params.put("dataSchema", dataset.schema().simpleString());
+    params.put("dataRows", Long.toString(launch.rows()));
     params.put("stepsPerEpoch", Integer.toString(launch.stepsPerEpoch()));
     params.put("sparkpsRunId", launch.job().runId());
     io.sparkps.ml.tracking.MlflowTracking tracking = io.sparkps.ml.tracking.MlflowTracking.start(settings, params,

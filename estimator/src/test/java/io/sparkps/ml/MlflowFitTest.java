@@ -77,7 +77,8 @@ class MlflowFitTest {
     Dl4jEstimator e = new Dl4jEstimator().setNetwork("mlp:16")
         .setNumWorkers(2).setNumPs(1).setBatchSize(32).setEpochs(3).setEvalEverySeconds(0.5)
         .setMlflowTrackingUri(server.uri()).setMlflowExperimentName("sparkps-fits").setMlflowRunName("points")
-        .setMlflowTags(Map.of("team", "ml")).setTensorboardLogDir(dir.resolve("tensorboard").toUri().toString());
+        .setMlflowTags(Map.of("team", "ml")).setTensorboardLogDir(dir.resolve("tensorboard").toUri().toString())
+        .setTensorboardHistogramSteps(10);
     FitJob job = e.fitAsync(points, points);
     Dl4jModel model = job.join();
     JsonNode scalars = MlflowServer.tensorBoardScalars(dir.resolve("tensorboard").resolve(job.runId()));
@@ -100,6 +101,7 @@ class MlflowFitTest {
     assertTrue(params.path("dataSchema").asText().startsWith("struct<x:double,y:double,label:double,features:"),
         params.path("dataSchema").asText());
     assertEquals(job.runId(), params.path("sparkpsRunId").asText());
+    assertEquals("1200", params.path("dataRows").asText());
 
     List<TaskProgress> chief = model.summary().workerHistory().stream()
         .filter(p -> p.role() == Role.CHIEF && p.metrics().containsKey("loss")).toList();
@@ -127,6 +129,19 @@ class MlflowFitTest {
         run.path("artifacts").path("summary.json").asText());
     assertEquals(model.summary().workerHistory().size(), summary.path("workers").size(), summary.toString());
 
+    // The trained model, as an MLflow model of the spark flavor recorded as the run's (tests_mlflow loads it back).
+    assertTrue(run.path("artifacts").has("model"), run.path("artifacts").toString());
+    JsonNode logged = new org.nd4j.shade.jackson.databind.ObjectMapper().readTree(
+        run.path("tags").path("mlflow.log-model.history").asText("[]"));
+    assertEquals(1, logged.size(), logged.toString());
+    assertEquals("model", logged.get(0).path("artifact_path").asText());
+    assertEquals("sparkml", logged.get(0).path("flavors").path("spark").path("model_data").asText());
+    assertEquals(runId, logged.get(0).path("run_id").asText());
+    long modelMade = java.time.LocalDateTime.parse(logged.get(0).path("utc_time_created").asText().replace(' ', 'T'))
+        .toInstant(java.time.ZoneOffset.UTC).toEpochMilli();
+    assertTrue(run.path("end_time").asLong() >= modelMade, "the run was ended after its model was logged: "
+        + run.path("end_time") + " < " + modelMade);
+
     // The same fit's TensorBoard scalars, in a subdirectory named by the run: the same steps.
     JsonNode tbLoss = scalars.path("loss");
     assertEquals(chief.size(), tbLoss.size(), "every step the chief recorded");
@@ -135,5 +150,23 @@ class MlflowFitTest {
       assertEquals(chief.get(i).metrics().get("loss").floatValue(), tbLoss.get(i).get(1).floatValue(), 0f);
     }
     assertEquals(evaluations.size(), scalars.path("eval/accuracy").size());
+
+    // Histograms of the network's variables every 10 steps of the chief, read from the ps as it trained.
+    JsonNode histograms = MlflowServer.tensorBoardHistograms(dir.resolve("tensorboard").resolve(job.runId()));
+    assertTrue(histograms.size() >= 2, histograms.toString());
+    double values = 0;
+    for (java.util.Iterator<Map.Entry<String, JsonNode>> it = histograms.fields(); it.hasNext();) {
+      Map.Entry<String, JsonNode> tag = it.next();
+      assertTrue(tag.getKey().startsWith("params/"), tag.getKey());
+      JsonNode events = tag.getValue();
+      assertTrue(events.size() >= 3, tag.getKey() + " at " + events.size() + " steps");
+      for (int i = 1; i < events.size(); i++) {
+        assertEquals(0, events.get(i).get(0).asLong() % 10, "every 10 steps after the first: " + tag);
+      }
+      JsonNode last = events.get(events.size() - 1);
+      assertTrue(last.get(1).asDouble() <= last.get(2).asDouble());
+      values += last.get(3).asDouble();
+    }
+    assertEquals(2 * 16 + 16 + 16 * 3 + 3, values, 0.0, "every parameter of the network, in one histogram or another");
   }
 }

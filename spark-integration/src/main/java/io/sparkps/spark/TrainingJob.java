@@ -247,6 +247,21 @@ public final class TrainingJob<R> {
     return all;
   }
 
+  /**
+   * Reads from the run's ps shards while it trains (say the variables' current values, for
+   * TensorBoard's histograms): {@code read} is given a client of the shards where they serve now,
+   * each call bounded by {@code timeout}. Empty when the run is not training (not yet, or no more).
+   */
+  public <T> java.util.Optional<T> readPs(Duration timeout, java.util.function.Function<PsClient, T> read) {
+    List<String> psAddresses = currentPs();
+    if (status != JobStatus.RUNNING || psAddresses.isEmpty()) {
+      return java.util.Optional.empty();
+    }
+    try (PsClient client = env("").psClientBuilder(psAddresses).optCallTimeout(timeout).build()) {
+      return java.util.Optional.ofNullable(read.apply(client));
+    }
+  }
+
   /** The ps variables, or none when the ps shards are not (or no longer) reachable. */
   private List<VariableInfo> listVariables() {
     List<String> psAddresses = currentPs();

@@ -36,6 +36,18 @@ public final class PythonJob {
   }
 
   /**
+   * The metrics a tracked fit logs, for every record of {@code model}'s training (the workers' and
+   * the evaluator's), as {@link io.sparkps.ml.tracking.MlflowTracking#metricsJson} gives them: what
+   * Python logs itself into an active MLflow run this JVM cannot reach.
+   */
+  public static String mlflowMetrics(io.sparkps.ml.Dl4jModel model) {
+    java.util.List<io.sparkps.spark.TaskProgress> history = new java.util.ArrayList<>(
+        model.summary().workerHistory());
+    history.addAll(model.summary().evaluatorHistory());
+    return io.sparkps.ml.tracking.MlflowTracking.metricsJson(history);
+  }
+
+  /**
    * {"status", "done", "step", "totalSteps", "line", "summary", "tasks": [{role, index, host,
    * executor, attempt, step, examples, metrics, message, ageMillis}]}: everything a poll shows.
    */

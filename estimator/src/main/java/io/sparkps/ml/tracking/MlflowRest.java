@@ -111,8 +111,21 @@ final class MlflowRest {
     }
   }
 
-  /** A run: its id, and where its artifacts go ({@code mlflow-artifacts:/...} when the server keeps them). */
-  record Run(String id, String artifactUri) {}
+  /**
+   * A run: its id, where its artifacts go ({@code mlflow-artifacts:/...} when the server keeps them)
+   * and the params it holds.
+   */
+  record Run(String id, String artifactUri, Map<String, String> params) {}
+
+  /** Run {@code runId}, which exists (say Python's active run). */
+  Run getRun(String runId) throws IOException, InterruptedException {
+    JsonNode run = call("GET", "runs/get?run_id=" + URLEncoder.encode(runId, StandardCharsets.UTF_8), null)
+        .path("run");
+    Map<String, String> params = new LinkedHashMap<>();
+    run.path("data").path("params").forEach(p -> params.put(p.path("key").asText(), p.path("value").asText()));
+    return new Run(run.path("info").path("run_id").asText(runId), run.path("info").path("artifact_uri").asText(""),
+        params);
+  }
 
   /** Creates a run in experiment {@code experimentId}. */
   Run createRun(String experimentId, String runName, long startMillis, Map<String, String> tags)
@@ -125,7 +138,7 @@ final class MlflowRest {
     body.put("start_time", startMillis);
     body.put("tags", keyValues(tags));
     JsonNode info = call("POST", "runs/create", body).path("run").path("info");
-    return new Run(info.path("run_id").asText(), info.path("artifact_uri").asText(""));
+    return new Run(info.path("run_id").asText(), info.path("artifact_uri").asText(""), Map.of());
   }
 
   /**
@@ -133,15 +146,59 @@ final class MlflowRest {
    * keeps ({@code mlflow-artifacts:/...}, the default of {@code mlflow server}), through the server.
    */
   void putArtifact(String artifactUri, String path, byte[] content) throws IOException, InterruptedException {
+    URI target = artifactTarget(artifactUri, path);
+    retried(() -> send(HttpRequest.newBuilder(target).PUT(HttpRequest.BodyPublishers.ofByteArray(content)),
+        "artifact " + path, timeout));
+  }
+
+  /** Something that opens the same bytes again for each try of an upload. */
+  interface Source {
+    java.io.InputStream open() throws IOException;
+  }
+
+  /**
+   * Uploads the {@code length} bytes {@code source} opens as the artifact {@code path}, streamed (a
+   * model's files may be larger than the heap); each try may take the call's timeout plus a second
+   * for every 8 MiB.
+   */
+  void putArtifact(String artifactUri, String path, Source source, long length) throws IOException,
+      InterruptedException {
+    if (length == 0) {
+      putArtifact(artifactUri, path, new byte[0]); // (a streamed body must have bytes: Spark's _SUCCESS has none)
+      return;
+    }
+    URI target = artifactTarget(artifactUri, path);
+    Duration limit = timeout.plusSeconds(length / (8L << 20));
+    retried(() -> send(HttpRequest.newBuilder(target).PUT(HttpRequest.BodyPublishers.fromPublisher(
+        HttpRequest.BodyPublishers.ofInputStream(() -> {
+          try {
+            return source.open();
+          } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+        }), length)), "artifact " + path, limit));
+  }
+
+  private URI artifactTarget(String artifactUri, String path) throws MlflowException {
     String prefix = "mlflow-artifacts:";
     if (!artifactUri.startsWith(prefix)) {
       throw new MlflowException("run artifacts at '" + artifactUri + "' are not kept by the tracking server "
           + "(mlflow-artifacts:); SparkPS uploads artifacts through the server only", "UNSUPPORTED", false, null);
     }
     String where = artifactUri.substring(prefix.length()).replaceAll("^/+", "");
-    URI target = URI.create(base + "/api/2.0/mlflow-artifacts/artifacts/" + where + "/" + path);
-    retried(() -> send(HttpRequest.newBuilder(target).PUT(HttpRequest.BodyPublishers.ofByteArray(content)),
-        "artifact " + path));
+    StringBuilder encoded = new StringBuilder();
+    for (String segment : path.split("/")) {
+      encoded.append('/').append(URLEncoder.encode(segment, StandardCharsets.UTF_8).replace("+", "%20"));
+    }
+    return URI.create(base + "/api/2.0/mlflow-artifacts/artifacts/" + where + encoded);
+  }
+
+  /**
+   * Records an MLflow model logged under the run's artifacts ({@code model} is its {@code MLmodel} as
+   * JSON), as MLflow's clients do after uploading one: the run then lists it as its model.
+   */
+  void logModel(String runId, String modelJson) throws IOException, InterruptedException {
+    call("POST", "runs/log-model", Map.of("run_id", runId, "model_json", modelJson));
   }
 
   /** Logs one batch (within MLflow's limits: 1,000 metrics, 100 params, 100 tags, 1,000 in all). */
@@ -186,7 +243,7 @@ final class MlflowRest {
       request.header("Content-Type", "application/json")
           .method(method, HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
     }
-    return retried(() -> send(request, path.replaceAll("\\?.*", "")));
+    return retried(() -> send(request, path.replaceAll("\\?.*", ""), timeout));
   }
 
   private interface Attempt {
@@ -210,8 +267,9 @@ final class MlflowRest {
   }
 
   /** Sends one request ({@code what} names it in errors); its JSON answer, or the server's refusal. */
-  private JsonNode send(HttpRequest.Builder request, String what) throws IOException, InterruptedException {
-    request.timeout(timeout);
+  private JsonNode send(HttpRequest.Builder request, String what, Duration limit) throws IOException,
+      InterruptedException {
+    request.timeout(limit);
     if (authorization != null) {
       request.setHeader("Authorization", authorization);
     }

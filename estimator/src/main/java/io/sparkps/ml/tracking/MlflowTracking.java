@@ -13,6 +13,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.apache.spark.ml.Transformer;
+import org.apache.spark.sql.SparkSession;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,23 +49,27 @@ public final class MlflowTracking implements ProgressListener {
 
   /**
    * Where a run is tracked: the tracking server's URI (none: tracking off), the experiment's name,
-   * the run's name (none: MLflow names it) and its tags.
+   * the run's name (none: MLflow names it) and its tags; or, with {@code runId}, an MLflow run that
+   * exists already (say Python's active run, under {@code mlflow.pyspark.ml.autolog()}), which the
+   * fit logs into and leaves to its owner to end.
    */
-  public record Settings(String trackingUri, String experimentName, String runName, Map<String, String> tags) {
+  public record Settings(String trackingUri, String experimentName, String runName, Map<String, String> tags,
+      String runId) {
     /** Copies the tags. */
     public Settings {
       tags = tags == null ? Map.of() : Map.copyOf(tags);
+      runId = runId == null ? "" : runId.trim();
     }
 
     /**
      * The settings given, each left empty taken from the environment as MLflow's clients take it:
-     * {@code MLFLOW_TRACKING_URI}, {@code MLFLOW_EXPERIMENT_NAME} (else the experiment "Default").
-     * A tracking URI given that is no http(s) server is refused, naming it; one from the
-     * environment (say a local {@code file:} store that Python's MLflow writes) is left aside with a
-     * warning, and the fit is not tracked.
+     * {@code MLFLOW_TRACKING_URI}, {@code MLFLOW_EXPERIMENT_NAME} (else the experiment "Default"),
+     * {@code MLFLOW_RUN_ID} (a run to log into). A tracking URI given that is no http(s) server is
+     * refused, naming it; one from the environment (say a local {@code file:} store that Python's
+     * MLflow writes) is left aside with a warning, and the fit is not tracked.
      */
     public static Settings of(String trackingUri, String experimentName, String runName, Map<String, String> tags,
-        Map<String, String> env) {
+        String runId, Map<String, String> env) {
       String uri = blank(trackingUri) ? env.getOrDefault("MLFLOW_TRACKING_URI", "").trim() : trackingUri.trim();
       if (!uri.isEmpty() && !server(uri)) {
         String why = "MLflow tracking URI '" + uri + "' is not http(s)://host:port: SparkPS logs to a tracking server "
@@ -75,7 +82,20 @@ public final class MlflowTracking implements ProgressListener {
       }
       String experiment = blank(experimentName) ? env.getOrDefault("MLFLOW_EXPERIMENT_NAME", "Default")
           : experimentName.trim();
-      return new Settings(uri, blank(experiment) ? "Default" : experiment, runName == null ? "" : runName.trim(), tags);
+      String run = blank(runId) ? env.getOrDefault("MLFLOW_RUN_ID", "") : runId;
+      return new Settings(uri, blank(experiment) ? "Default" : experiment, runName == null ? "" : runName.trim(), tags,
+          run);
+    }
+
+    /** {@link #of(String, String, String, Map, String, Map)} with no run given. */
+    public static Settings of(String trackingUri, String experimentName, String runName, Map<String, String> tags,
+        Map<String, String> env) {
+      return of(trackingUri, experimentName, runName, tags, "", env);
+    }
+
+    /** Whether the fit logs into a run that exists (and is not its to end). */
+    public boolean joinsRun() {
+      return !runId.isEmpty();
     }
 
     private static boolean server(String uri) {
@@ -112,6 +132,8 @@ public final class MlflowTracking implements ProgressListener {
   private JobStatus endStatus;
   private Throwable endFailure;
   private boolean troubleReported;
+  /** What the run logs once its metrics are sent and before it is ended (its artifacts); set once. */
+  private volatile Consumer<JobStatus> beforeEnd;
 
   private MlflowTracking(MlflowRest rest, Settings settings, Map<String, String> params, Map<String, String> tags) {
     this.rest = rest;
@@ -162,16 +184,47 @@ public final class MlflowTracking implements ProgressListener {
     if (p.role() == Role.PS || p.metrics().isEmpty()) {
       return;
     }
-    String prefix = prefix(p);
-    long time = p.timeMillis() > 0 ? p.timeMillis() : System.currentTimeMillis();
     synchronized (this) {
-      p.metrics().forEach((k, v) -> queue(new MlflowRest.Metric(key(prefix, k), v, time, p.step())));
-      if (p.role() != Role.EVALUATOR) {
-        queue(new MlflowRest.Metric(key(prefix, "examples"), p.examples(), time, p.step()));
-      }
+      metrics(p, this::key, this::queue);
       if (queue.size() >= METRICS_PER_BATCH) {
         notifyAll();
       }
+    }
+  }
+
+  /**
+   * The metrics of one progress record: each of its metrics under the task's {@link #prefix}, and the
+   * examples it has seen (not the evaluator's), at the record's step and time.
+   */
+  private static void metrics(TaskProgress p, java.util.function.BinaryOperator<String> key,
+      Consumer<MlflowRest.Metric> out) {
+    String prefix = prefix(p);
+    long time = p.timeMillis() > 0 ? p.timeMillis() : System.currentTimeMillis();
+    p.metrics().forEach((k, v) -> out.accept(new MlflowRest.Metric(key.apply(prefix, k), v, time, p.step())));
+    if (p.role() != Role.EVALUATOR) {
+      out.accept(new MlflowRest.Metric(key.apply(prefix, "examples"), p.examples(), time, p.step()));
+    }
+  }
+
+  /**
+   * The metrics a tracked fit logs for {@code history} (a trained model's records), as JSON: a list of
+   * {@code [key, value, timestamp, step]}, a value that is not finite as the string MLflow's clients
+   * send ({@code "NaN"}, {@code "Infinity"}). Python logs them itself into a run this JVM cannot reach
+   * (a local store).
+   */
+  public static String metricsJson(java.util.Collection<TaskProgress> history) {
+    List<Object[]> out = new ArrayList<>();
+    for (TaskProgress p : history) {
+      if (p.role() != Role.PS && !p.metrics().isEmpty()) {
+        metrics(p, String::concat, m -> out.add(new Object[] {m.key(), Double.isFinite(m.value()) ? m.value()
+            : Double.isNaN(m.value()) ? "NaN" : m.value() > 0 ? "Infinity" : "-Infinity", m.timestampMillis(),
+            m.step()}));
+      }
+    }
+    try {
+      return new org.nd4j.shade.jackson.databind.ObjectMapper().writeValueAsString(out);
+    } catch (org.nd4j.shade.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException(e);
     }
   }
 
@@ -188,7 +241,7 @@ public final class MlflowTracking implements ProgressListener {
     };
   }
 
-  private String key(String prefix, String name) {
+  private String key(String prefix, String name) { // (called under the tracker's lock)
     return keys.computeIfAbsent(prefix + name, k -> k);
   }
 
@@ -236,6 +289,44 @@ public final class MlflowTracking implements ProgressListener {
     }
   }
 
+  /**
+   * Has {@code task} run on this tracker's thread once the run's metrics are sent and before the
+   * run is ended, told how the SparkPS run ended: what the run logs last (the trained model), so a
+   * reader that sees the run ended finds it whole. A task that fails is logged, and the run is ended
+   * as the SparkPS run ended.
+   */
+  public void beforeEnd(Consumer<JobStatus> task) {
+    beforeEnd = task;
+  }
+
+  /**
+   * Logs {@code model} as the run's MLflow model at {@code path} (say {@code model}), of MLflow's
+   * {@code spark} flavor: saved as a {@code PipelineModel} (the model its one stage, unless it is a
+   * pipeline) in the directory {@code sparkml/}, beside the {@code MLmodel} file and the Python
+   * requirements, then recorded as the run's logged model; {@code mlflow.spark.load_model("runs:/<run
+   * id>/model")} loads it in Python (with the {@code sparkps} package imported and its jar on the
+   * session), and the model registry takes it. The model is written to a scratch directory of the
+   * session's default file system first (its writers run Spark jobs), then each file is uploaded,
+   * streamed, and the directory removed. A server that cannot take it is logged and the caller goes on;
+   * whether it was logged.
+   */
+  public boolean logSparkModel(String path, Transformer model, SparkSession spark, Map<String, String> metadata)
+      throws InterruptedException {
+    String id = runId;
+    if (id == null) {
+      return false;
+    }
+    try {
+      SparkFlavor.Logged logged = SparkFlavor.log(rest, artifactUri, id, path, model, spark, metadata);
+      LOG.info("MLflow: the model of run {} is logged as {} ({} files, {} bytes)", id, path, logged.files(),
+          logged.bytes());
+      return true;
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("MLflow: the model of run {} was not logged ({})", id, e.getMessage(), e);
+      return false;
+    }
+  }
+
   /** Metrics sent so far. */
   synchronized long logged() {
     return logged;
@@ -248,11 +339,24 @@ public final class MlflowTracking implements ProgressListener {
 
   private void send() {
     try {
-      String experiment = rest.experimentId(settings.experimentName());
-      MlflowRest.Run run = rest.createRun(experiment, settings.runName(), System.currentTimeMillis(), tags);
-      artifactUri = run.artifactUri();
-      runId = run.id();
-      LOG.info("MLflow: run {} in experiment '{}' at {}", runId, settings.experimentName(), rest.uri());
+      if (settings.joinsRun()) {
+        MlflowRest.Run run = rest.getRun(settings.runId());
+        // The run's owner logged its own params first (autolog: the estimator's Params); MLflow refuses a
+        // param logged again with another value, so only the settings it lacks are added.
+        params.keySet().removeAll(run.params().keySet());
+        if (!settings.tags().isEmpty()) {
+          rest.logBatch(run.id(), List.of(), Map.of(), limited(settings.tags()));
+        }
+        artifactUri = run.artifactUri();
+        runId = run.id();
+        LOG.info("MLflow: logging into run {} at {} (its owner ends it)", runId, rest.uri());
+      } else {
+        String experiment = rest.experimentId(settings.experimentName());
+        MlflowRest.Run run = rest.createRun(experiment, settings.runName(), System.currentTimeMillis(), tags);
+        artifactUri = run.artifactUri();
+        runId = run.id();
+        LOG.info("MLflow: run {} in experiment '{}' at {}", runId, settings.experimentName(), rest.uri());
+      }
     } catch (IOException | RuntimeException e) {
       LOG.warn("MLflow: this run is not tracked ({}); training goes on", e.getMessage());
       discardUntilEnd();
@@ -286,6 +390,14 @@ public final class MlflowTracking implements ProgressListener {
       try {
         rest.logBatch(runId, List.of(), paramBatches.peekFirst(), Map.of());
         paramBatches.pollFirst();
+      } catch (MlflowRest.MlflowException e) {
+        if (e.transientFailure) {
+          reportTrouble(e);
+          return false;
+        }
+        // refused for what it holds: sending it again would be refused again, and hold up the metrics
+        LOG.warn("MLflow: run {} refused {} params, which are not logged ({})", runId, paramBatches.pollFirst().size(),
+            e.getMessage());
       } catch (IOException | RuntimeException e) {
         reportTrouble(e);
         return false;
@@ -365,6 +477,17 @@ public final class MlflowTracking implements ProgressListener {
         logged += batch.size();
       }
       return true;
+    } catch (MlflowRest.MlflowException e) {
+      if (e.transientFailure) {
+        reportTrouble(e);
+        return false;
+      }
+      // refused for what it holds: counted, and the metrics after it go on
+      LOG.warn("MLflow: run {} refused {} metrics, which are not logged ({})", runId, batch.size(), e.getMessage());
+      synchronized (this) {
+        dropped += batch.size();
+      }
+      return true;
     } catch (IOException | RuntimeException e) {
       reportTrouble(e);
       return false;
@@ -381,6 +504,14 @@ public final class MlflowTracking implements ProgressListener {
   }
 
   private void end() throws InterruptedException {
+    Consumer<JobStatus> last = beforeEnd;
+    if (last != null) {
+      try {
+        last.accept(endStatus);
+      } catch (RuntimeException e) {
+        LOG.warn("MLflow: what run {} logs last failed ({}); the run is ended", runId, e.getMessage(), e);
+      }
+    }
     String status = switch (endStatus) {
       case SUCCEEDED -> "FINISHED";
       case CANCELLED -> "KILLED";
@@ -401,7 +532,9 @@ public final class MlflowTracking implements ProgressListener {
       if (!endTags.isEmpty()) {
         rest.logBatch(runId, List.of(), Map.of(), limited(endTags));
       }
-      rest.endRun(runId, status, System.currentTimeMillis());
+      if (!settings.joinsRun()) {
+        rest.endRun(runId, status, System.currentTimeMillis());
+      }
     } catch (IOException | RuntimeException e) {
       LOG.warn("MLflow: run {} could not be ended as {} ({})", runId, status, e.getMessage());
     }

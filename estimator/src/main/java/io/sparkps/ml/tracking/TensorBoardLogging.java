@@ -18,9 +18,11 @@ import org.slf4j.LoggerFactory;
  * (one run per subdirectory, so TensorBoard pointed at the log directory compares runs): every
  * record's metrics at its step and time, named as in MLflow (the chief's by their own names, {@code
  * worker1/loss}, {@code eval/accuracy}), and each worker's throughput, {@code examplesPerSecond}
- * (with its prefix), between two of its records. The file is made visible to readers about every
- * second as it grows. A file system that fails never fails training: the trouble is logged once
- * and the run goes on without it.
+ * (with its prefix), between two of its records; with {@link #histograms} set, every N steps of the
+ * chief the histogram of each variable's values ({@code params/<variable>}), read from the parameter
+ * servers on a thread of its own (never on the thread that hands out progress). The file is made
+ * visible to readers about every second as it grows. A file system that fails never fails training:
+ * the trouble is logged once and the run goes on without it.
  */
 public final class TensorBoardLogging implements ProgressListener {
   private static final Logger LOG = LoggerFactory.getLogger(TensorBoardLogging.class);
@@ -31,6 +33,14 @@ public final class TensorBoardLogging implements ProgressListener {
   private long lastFlush = System.nanoTime();
   /** Per worker: its last record's examples and time, for its throughput. */
   private final Map<String, long[]> last = new HashMap<>();
+  /** Where histograms' values come from (none: no histograms), how often, and the thread that reads them. */
+  private java.util.function.Supplier<Map<String, float[]>> histogramValues;
+  private long histogramEvery;
+  private long nextHistogram;
+  private java.util.concurrent.ExecutorService histogramReader;
+  private boolean histogramFailed;
+  /** How long the run's end waits for a histogram being read. */
+  private static final long HISTOGRAM_END_SECONDS = 30;
 
   private TensorBoardLogging(Path dir, TensorBoardEvents events) {
     this.dir = dir;
@@ -64,6 +74,27 @@ public final class TensorBoardLogging implements ProgressListener {
     }
   }
 
+  /**
+   * Writes the histogram of each variable {@code values} gives (its name to its values: say the
+   * network's weights, read from the parameter servers) at the chief's steps {@code everySteps}
+   * apart, the first at the chief's first record. A read that fails or gives nothing is skipped (the
+   * first failure is logged). Call before the run's progress is handed on.
+   */
+  public synchronized TensorBoardLogging histograms(java.util.function.Supplier<Map<String, float[]>> values,
+      long everySteps) {
+    if (everySteps <= 0) {
+      throw new IllegalArgumentException("histograms every " + everySteps + " steps: give a positive number");
+    }
+    this.histogramValues = values;
+    this.histogramEvery = everySteps;
+    this.histogramReader = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "sparkps-tensorboard-histograms");
+      t.setDaemon(true);
+      return t;
+    });
+    return this;
+  }
+
   /** The directory this run writes to. */
   public Path dir() {
     return dir;
@@ -88,6 +119,15 @@ public final class TensorBoardLogging implements ProgressListener {
               (float) ((p.examples() - before[0]) * 1000.0 / (time - before[1])));
         }
       }
+      if (histogramValues != null && p.role() == Role.CHIEF && p.step() >= nextHistogram) {
+        nextHistogram = (p.step() / histogramEvery + 1) * histogramEvery;
+        long step = p.step();
+        try {
+          histogramReader.execute(() -> writeHistograms(step));
+        } catch (java.util.concurrent.RejectedExecutionException ended) {
+          // the run's end came first
+        }
+      }
       long now = System.nanoTime();
       if (now - lastFlush >= FLUSH_NANOS || p.role() == Role.EVALUATOR) {
         events.flush();
@@ -98,8 +138,61 @@ public final class TensorBoardLogging implements ProgressListener {
     }
   }
 
+  /** Reads the values (off the lock: it calls the parameter servers), then writes their histograms at {@code step}. */
+  private void writeHistograms(long step) {
+    Map<String, float[]> values;
+    try {
+      values = histogramValues.get();
+    } catch (RuntimeException e) {
+      synchronized (this) {
+        if (!histogramFailed) {
+          histogramFailed = true;
+          LOG.warn("TensorBoard: the variables' values for the histograms of step {} could not be read ({}); the "
+              + "scalars go on", step, e.toString());
+        }
+      }
+      return;
+    }
+    synchronized (this) {
+      if (events == null) {
+        return;
+      }
+      double wall = System.currentTimeMillis() / 1000.0;
+      try {
+        for (Map.Entry<String, float[]> v : values.entrySet()) {
+          events.histogram("params/" + v.getKey(), step, wall, v.getValue());
+        }
+        events.flush();
+        lastFlush = System.nanoTime();
+      } catch (IOException e) {
+        fail(e);
+      }
+    }
+  }
+
   @Override
-  public synchronized void onEnd(JobStatus status, Throwable failure) {
+  public void onEnd(JobStatus status, Throwable failure) {
+    java.util.concurrent.ExecutorService reader;
+    synchronized (this) {
+      reader = histogramReader;
+    }
+    if (reader != null) {
+      // a histogram being read is written before the file is closed (its reads are bounded); none starts after
+      reader.shutdown();
+      try {
+        if (!reader.awaitTermination(HISTOGRAM_END_SECONDS, java.util.concurrent.TimeUnit.SECONDS)) {
+          LOG.warn("TensorBoard: a histogram still being read {} s after the run's end is left out",
+              HISTOGRAM_END_SECONDS);
+          reader.shutdownNow();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    close();
+  }
+
+  private synchronized void close() {
     if (events != null) {
       try {
         events.close();

@@ -54,8 +54,8 @@ public final class Dl4jTrainer {
         false).job();
   }
 
-  /** A started run and how many steps each worker will take. */
-  public record Launch(TrainingJob<float[]> job, long totalSteps, int stepsPerEpoch) {}
+  /** A started run, how many steps each worker will take, and the rows it trains on (counted before it starts). */
+  public record Launch(TrainingJob<float[]> job, long totalSteps, int stepsPerEpoch, long rows) {}
 
   /**
    * Starts a run of a network on {@code model}'s inputs, with an evaluator (the spec must ask for
@@ -105,7 +105,7 @@ public final class Dl4jTrainer {
     }
     return new Launch(cluster.runAsync(rowsToTrain.javaRDD(), worker, s.workerUpdates() ? null
         : finalParameters(probe, s.group(spec.numWorkers()).name(), s, model::export)), worker.totalSteps(),
-        stepsPerEpoch);
+        stepsPerEpoch, rows);
   }
 
   /**

@@ -130,6 +130,14 @@ public final class MlflowServer implements AutoCloseable {
     return runJson("/tensorboard_read.py", List.of(runDir.toString()));
   }
 
+  /**
+   * Run {@code runDir}'s TensorBoard histograms as TensorBoard's own reader gives them: tag to
+   * [[step, min, max, num, sum, sum_squares, [bucket limits], [bucket counts]]].
+   */
+  public static JsonNode tensorBoardHistograms(Path runDir) throws IOException, InterruptedException {
+    return runJson("/tensorboard_read.py", List.of(runDir.toString(), "histograms"));
+  }
+
   /** Runs the test resource {@code script} with {@code args} in the tests' Python; the JSON it prints. */
   private static JsonNode runJson(String script, List<String> args) throws IOException, InterruptedException {
     Path file = Files.createTempFile("sparkps-read", ".py");

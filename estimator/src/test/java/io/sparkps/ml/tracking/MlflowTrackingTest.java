@@ -102,18 +102,48 @@ class MlflowTrackingTest {
   void aServerThatRefusesAtFirst_isTriedAgain_withTheCredentials_andNothingIsLost() throws Exception {
     AtomicInteger refusals = new AtomicInteger(7);
     List<String> authorizations = java.util.Collections.synchronizedList(new ArrayList<>());
+    // The first batches of metrics are refused, as by a server restarting: each call is tried
+    // again, then its batch waits and is sent again.
+    HttpServer proxy = proxy((request, authorization) -> {
+      authorizations.add(authorization);
+      return request.contains("\"metrics\":[{") && refusals.getAndDecrement() > 0 ? 503 : 0;
+    });
+    try {
+      String uri = "http://127.0.0.1:" + proxy.getAddress().getPort();
+      MlflowTracking t = MlflowTracking.start(settings(uri, "refused"), Map.of("lr", "0.1"),
+          Map.of("MLFLOW_TRACKING_TOKEN", "secret-token"), Duration.ofSeconds(10), 50);
+      for (long s = 1; s <= 3000; s++) {
+        t.onProgress(step(Role.CHIEF, 0, s, Map.of("loss", 1.0 / s)));
+      }
+      t.onEnd(JobStatus.CANCELLED, null);
+      assertTrue(t.awaitEnd(Duration.ofSeconds(120)));
+      assertTrue(refusals.get() < 0, "every refusal was met");
+      JsonNode run = server.read(t.runId(), "loss");
+      assertEquals("KILLED", run.path("status").asText(), "a cancelled run");
+      assertEquals(3000, run.path("metrics").path("loss").size(), "nothing lost to the refusals");
+      assertEquals("0.1", run.path("params").path("lr").asText());
+      assertTrue(authorizations.size() > 8 && authorizations.stream().allMatch("Bearer secret-token"::equals),
+          authorizations.toString());
+    } finally {
+      proxy.stop(0);
+    }
+  }
+
+  /**
+   * A proxy before the tests' server: a request {@code refuse} gives a status for (its body and
+   * Authorization header) is answered with it (503: TEMPORARILY_UNAVAILABLE, else INVALID_PARAMETER_VALUE),
+   * any other is passed on.
+   */
+  private static HttpServer proxy(java.util.function.BiFunction<String, String, Integer> refuse) throws IOException {
     HttpServer proxy = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     proxy.createContext("/", exchange -> {
-      authorizations.add(exchange.getRequestHeaders().getFirst("Authorization"));
       byte[] request = exchange.getRequestBody().readAllBytes();
       byte[] body;
-      int status;
-      // The first batches of metrics are refused, as by a server restarting: each call is tried
-      // again, then its batch waits and is sent again.
-      if (new String(request, java.nio.charset.StandardCharsets.UTF_8).contains("\"metrics\":[{")
-          && refusals.getAndDecrement() > 0) {
-        status = 503;
-        body = "{\"error_code\":\"TEMPORARILY_UNAVAILABLE\",\"message\":\"busy\"}".getBytes();
+      int status = refuse.apply(new String(request, java.nio.charset.StandardCharsets.UTF_8),
+          exchange.getRequestHeaders().getFirst("Authorization"));
+      if (status != 0) {
+        body = (status == 503 ? "{\"error_code\":\"TEMPORARILY_UNAVAILABLE\",\"message\":\"busy\"}"
+            : "{\"error_code\":\"INVALID_PARAMETER_VALUE\",\"message\":\"refused\"}").getBytes();
       } else {
         HttpURLConnection c = (HttpURLConnection) URI.create(server.uri() + exchange.getRequestURI()).toURL()
             .openConnection();
@@ -136,25 +166,60 @@ class MlflowTrackingTest {
       }
     });
     proxy.start();
+    return proxy;
+  }
+
+  @Test
+  void aBatchTheServerRefusesForWhatItHolds_isCountedOnce_andTheBatchesAfterItGoOn() throws Exception {
+    // The batch that holds step 1 is refused every time it is sent, as one with a value the server does not take.
+    AtomicInteger refusals = new AtomicInteger();
+    HttpServer proxy = proxy((request, authorization) -> request.contains("\"step\":1}") && refusals
+        .incrementAndGet() > 0 ? 400 : 0);
     try {
-      String uri = "http://127.0.0.1:" + proxy.getAddress().getPort();
-      MlflowTracking t = MlflowTracking.start(settings(uri, "refused"), Map.of("lr", "0.1"),
-          Map.of("MLFLOW_TRACKING_TOKEN", "secret-token"), Duration.ofSeconds(10), 50);
+      MlflowTracking t = MlflowTracking.start(settings("http://127.0.0.1:" + proxy.getAddress().getPort(),
+          "refused-once"), Map.of("lr", "0.1"), Map.of(), Duration.ofSeconds(10), 50);
       for (long s = 1; s <= 3000; s++) {
         t.onProgress(step(Role.CHIEF, 0, s, Map.of("loss", 1.0 / s)));
       }
-      t.onEnd(JobStatus.CANCELLED, null);
-      assertTrue(t.awaitEnd(Duration.ofSeconds(120)));
-      assertTrue(refusals.get() < 0, "every refusal was met");
+      long ended = System.nanoTime();
+      t.onEnd(JobStatus.SUCCEEDED, null);
+      assertTrue(t.awaitEnd(Duration.ofSeconds(50)), "not held up until the flush's deadline (60 s)");
+      assertEquals(1, refusals.get(), "refused once, not sent again");
+      assertEquals(1000, t.notLogged(), "the one batch refused");
+      assertEquals(5000, t.logged(), "loss and examples of 3,000 steps, less the batch refused");
       JsonNode run = server.read(t.runId(), "loss");
-      assertEquals("KILLED", run.path("status").asText(), "a cancelled run");
-      assertEquals(3000, run.path("metrics").path("loss").size(), "nothing lost to the refusals");
-      assertEquals("0.1", run.path("params").path("lr").asText());
-      assertTrue(authorizations.size() > 8 && authorizations.stream().allMatch("Bearer secret-token"::equals),
-          authorizations.toString());
+      assertEquals("FINISHED", run.path("status").asText());
+      assertEquals("1000", run.path("tags").path("sparkps.metricsNotLogged").asText());
+      assertTrue(run.path("metrics").path("loss").size() >= 2000, "the batches after the refused one");
+      assertTrue(System.nanoTime() - ended < 50_000_000_000L);
     } finally {
       proxy.stop(0);
     }
+  }
+
+  @Test
+  void aRunThatExists_isLoggedInto_keepsItsParams_andIsLeftToItsOwnerToEnd() throws Exception {
+    MlflowRest rest = new MlflowRest(server.uri(), Map.of(), Duration.ofSeconds(30), 500);
+    MlflowRest.Run owned = rest.createRun(rest.experimentId("sparkps-tests"), "owned", System.currentTimeMillis(),
+        Map.of());
+    rest.logBatch(owned.id(), List.of(), Map.of("batchSize", "64"), Map.of()); // as autolog logs the Params first
+    MlflowTracking t = MlflowTracking.start(MlflowTracking.Settings.of(server.uri(), "", "", Map.of("team", "ml"),
+        owned.id(), Map.of()), Map.of("batchSize", "32", "numWorkers", "2"), Map.of());
+    for (long s = 1; s <= 100; s++) {
+      t.onProgress(step(Role.CHIEF, 0, s, Map.of("loss", 1.0 / s)));
+    }
+    t.onEnd(JobStatus.SUCCEEDED, null);
+    assertTrue(t.awaitEnd(Duration.ofSeconds(60)));
+    assertEquals(owned.id(), t.runId());
+    assertEquals(0, t.notLogged());
+    JsonNode run = server.read(owned.id(), "loss");
+    assertEquals("RUNNING", run.path("status").asText(), "its owner ends it");
+    assertEquals("owned", run.path("run_name").asText());
+    assertEquals("64", run.path("params").path("batchSize").asText(), "MLflow refuses a param changed");
+    assertEquals("2", run.path("params").path("numWorkers").asText(), "a setting the run lacked");
+    assertEquals("ml", run.path("tags").path("team").asText());
+    assertEquals(100, run.path("metrics").path("loss").size());
+    rest.endRun(owned.id(), "FINISHED", System.currentTimeMillis());
   }
 
   @Test

@@ -66,6 +66,61 @@ class TensorBoardLoggingTest {
   }
 
   @Test
+  @EnabledIfSystemProperty(named = MlflowServer.PYTHON, matches = ".+")
+  void histogramsOfTheVariables_everyNStepsOfTheChief_readBackWithTensorBoardsReader() throws Exception {
+    Path runDir = dir.resolve("logs").resolve("run-2");
+    java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
+    TensorBoardLogging t = TensorBoardLogging.start(new org.apache.hadoop.fs.Path(runDir.toUri()), new Configuration())
+        .histograms(() -> {
+          if (reads.incrementAndGet() == 2) {
+            throw new IllegalStateException("ps 0 is unreachable"); // that step's histograms are skipped
+          }
+          Map<String, float[]> values = new java.util.LinkedHashMap<>();
+          values.put("0_W", new float[] {1, 2, 3, 4, Float.NaN});
+          values.put("0_b", new float[] {0.5f, 0.5f});
+          return values;
+        }, 10);
+    long t0 = 1_800_000_000_000L;
+    for (long s = 1; s <= 35; s++) {
+      t.onProgress(step(Role.CHIEF, 0, s, t0 + 10 * s, Map.of("loss", 1.0 / s)));
+      t.onProgress(step(Role.WORKER, 1, s, t0 + 10 * s, Map.of("loss", 2.0 / s)));
+    }
+    t.onEnd(JobStatus.SUCCEEDED, null);
+
+    JsonNode histograms = MlflowServer.tensorBoardHistograms(runDir);
+    assertEquals(List.of("params/0_W", "params/0_b"), sorted(histograms));
+    JsonNode w = histograms.path("params/0_W");
+    List<Long> steps = new java.util.ArrayList<>();
+    w.forEach(h -> steps.add(h.get(0).asLong()));
+    assertEquals(List.of(1L, 20L, 30L), steps, "the chief's first step, then every 10 (step 10's read failed)");
+    assertEquals(4, reads.get());
+    for (JsonNode h : w) {
+      assertEquals(1.0, h.get(1).asDouble());
+      assertEquals(4.0, h.get(2).asDouble());
+      assertEquals(4.0, h.get(3).asDouble(), "NaN left out");
+      assertEquals(10.0, h.get(4).asDouble());
+      assertEquals(30.0, h.get(5).asDouble());
+      JsonNode limits = h.get(6);
+      JsonNode counts = h.get(7);
+      assertEquals(TensorBoardEvents.BUCKETS, limits.size());
+      assertEquals(4.0, limits.get(TensorBoardEvents.BUCKETS - 1).asDouble());
+      assertEquals(1.1, limits.get(0).asDouble(), 1e-9);
+      double total = 0;
+      for (JsonNode c : counts) {
+        total += c.asDouble();
+      }
+      assertEquals(4.0, total);
+      assertEquals(1.0, counts.get(0).asDouble(), "1 in the first bucket");
+      assertEquals(1.0, counts.get(TensorBoardEvents.BUCKETS - 1).asDouble(), "4, the largest, in the last");
+    }
+    JsonNode b = histograms.path("params/0_b").get(0);
+    assertEquals(0.5, b.get(1).asDouble());
+    assertEquals(0.5, b.get(2).asDouble());
+    assertEquals(List.of(2.0), List.of(b.get(7).get(0).asDouble()), "equal values: one bucket");
+    assertEquals(1, b.get(7).size());
+  }
+
+  @Test
   void aLogDirectoryOnNoFileSystem_isRefusedNamingIt() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> TensorBoardLogging.runDir("nosuchfs://logs/tb", "run", new Configuration()));
