@@ -55,9 +55,9 @@ final class PredictCommand implements Callable<Integer> {
     }
     if (Arrays.asList(frame.columns()).contains(columns.labelCol)) {
       var metrics = Metrics.of(m, frame, columns.labelCol);
-      String key = metrics.containsKey("accuracy") ? "accuracy" : "r2";
-      if (metrics.containsKey(key)) {
-        line.append(String.format(Locale.ROOT, "; %s %.4f", key, metrics.get(key)));
+      String figures = Metrics.line(metrics);
+      if (figures != null) {
+        line.append("; ").append(figures);
       }
     }
     SparkPsCli.OUT.println(line);

@@ -112,9 +112,9 @@ final class TrainingRun {
     Object evaluation = summary.get("evaluation");
     if (evaluation instanceof Map<?, ?> m && !m.isEmpty()) {
       Map<String, Double> metrics = (Map<String, Double>) m;
-      String key = metrics.containsKey("accuracy") ? "accuracy" : "r2";
-      if (metrics.containsKey(key)) {
-        b.append(String.format(Locale.ROOT, ", evaluation %s %.4f", key, metrics.get(key)));
+      String line = Metrics.line(metrics);
+      if (line != null) {
+        b.append(", evaluation ").append(line);
       }
     }
     return b.append("; run directory ").append(dir).toString();

@@ -176,6 +176,11 @@ public final class Dl4jModel extends Model<Dl4jModel> implements MLWritable {
     return Net.fromJson(networkJson).classification();
   }
 
+  /** The network's outputs: a classifier's classes (2 for a binary one, or 1 sigmoid unit), a regressor's values. */
+  public long numOutputs() {
+    return Net.fromJson(networkJson).outputs();
+  }
+
   /**
    * One line in the manner of Spark's own models: the uid, whether a classifier, the outputs, whether it
    * holds embedding tables, and, for a trained model, its steps, last loss and last evaluation. It is

@@ -63,6 +63,27 @@ class EmbeddingCliTest {
     assertEquals(0, joined.code(), joined.err() + joined.out());
     assertTrue(joined.out().contains("5000 predictions"), joined.out());
     assertEquals(auc, evaluator.evaluate(spark.read().parquet(dir.resolve("scored").toString())), 1e-9);
+    // A binary label is measured as click-through is: the AUC and the log loss first, and the AUC on one line.
+    assertTrue(joined.out().contains(String.format(java.util.Locale.ROOT, "; auc %.4f", auc)), joined.out());
+    CliTest.Result evaluated = CliTest.sparkps("evaluate", "--model", run.toString(), "--data",
+        dir.resolve("held-out").toString());
+    assertEquals(0, evaluated.code(), evaluated.err() + evaluated.out());
+    org.nd4j.shade.jackson.databind.JsonNode metrics = new org.nd4j.shade.jackson.databind.ObjectMapper()
+        .readTree(evaluated.out().substring(evaluated.out().indexOf('{')));
+    List<String> names = new java.util.ArrayList<>();
+    metrics.fieldNames().forEachRemaining(names::add);
+    assertEquals(List.of("examples", "auc", "logLoss"), names.subList(0, 3), metrics.toString());
+    assertEquals(auc, metrics.path("auc").asDouble(), 1e-9);
+    double logLoss = 0;
+    List<org.apache.spark.sql.Row> scored = spark.read().parquet(dir.resolve("scored").toString())
+        .select("label", "probability").collectAsList();
+    for (org.apache.spark.sql.Row row : scored) {
+      double p = ((org.apache.spark.ml.linalg.Vector) row.get(1)).apply((int) row.getDouble(0));
+      logLoss -= Math.log(Math.max(p, 1e-15));
+    }
+    assertEquals(logLoss / scored.size(), metrics.path("logLoss").asDouble(), 1e-9, "the mean of -log p(label)");
+    assertTrue(joined.out().contains(String.format(java.util.Locale.ROOT, "; auc %.4f, logLoss %.4f", auc,
+        logLoss / scored.size())), joined.out());
     CliTest.assertUsage(CliTest.sparkps(dir.resolve("refused-t"), "predict", "--model", run.toString(), "--data",
         dir.resolve("held-out").toString(), "--tables-scoring", "broadcast"), "--tables-scoring broadcast: it is auto, "
         + "load or join");

@@ -58,6 +58,33 @@ class RunSummaryTest {
   }
 
   @Test
+  void aBinaryLabelsHeadline_isItsAucAndLogLoss_andAClassifiersOtherwiseItsAccuracy() {
+    RunRecord r = record(JobStatus.SUCCEEDED, null);
+    Map<String, Object> summary = RunSummary.of(r);
+    summary.put("evaluation", new java.util.LinkedHashMap<>(Map.of("examples", 5000.0, "auc", 0.7321, "logLoss", 0.4817,
+        "accuracy", 0.7679, "f1", 0.6672)));
+    String headline = headline(Report.html("SparkPS run r1", List.of(), summary, r));
+    assertTrue(headline.contains("0.7321") && headline.contains("evaluation auc"), headline);
+    assertTrue(headline.contains("0.4817") && headline.contains("evaluation logLoss"), headline);
+    assertTrue(!headline.contains("evaluation accuracy") && !headline.contains("0.7679"), "accuracy says little here");
+    assertEquals("auc", Metrics.headline(Map.of("auc", 0.7, "accuracy", 0.8)));
+    assertEquals("auc 0.7321, logLoss 0.4817", Metrics.line(Map.of("auc", 0.73211, "logLoss", 0.48171, "accuracy",
+        0.8)));
+
+    summary.put("evaluation", Map.of("examples", 10000.0, "accuracy", 0.8712, "f1", 0.87));
+    headline = headline(Report.html("SparkPS run r1", List.of(), summary, r));
+    assertTrue(headline.contains("0.8712") && headline.contains("evaluation accuracy"), headline);
+    assertEquals("accuracy", Metrics.headline(Map.of("accuracy", 0.8)));
+    assertEquals("r2", Metrics.headline(Map.of("rmse", 0.3, "r2", 0.8)));
+    assertEquals("accuracy 0.8712", Metrics.line(Map.of("accuracy", 0.87123, "f1", 0.8)));
+  }
+
+  private static String headline(String html) {
+    int start = html.indexOf("id=\"headline\"");
+    return html.substring(start, html.indexOf("<h2>", start));
+  }
+
+  @Test
   void aFailedRun_leadsWithItsCause() {
     RunRecord r = record(JobStatus.FAILED, "chief 0 on h: column 'features' holds NaN in row 150");
     Map<String, Object> summary = RunSummary.of(r);

@@ -116,6 +116,13 @@ public final class EvalWorker implements EvaluatorFunction {
     double loss = net.score(data);
     if (net.classification()) {
       Map<String, Double> out = new java.util.LinkedHashMap<>();
+      if (net.outputs() <= 2) {
+        // binary: the area under the ROC curve, exact (no thresholds binned), and the loss (log loss) first
+        org.nd4j.evaluation.classification.ROC roc = new org.nd4j.evaluation.classification.ROC(0);
+        roc.eval(data.getLabels(), predicted);
+        out.put("auc", roc.calculateAUC());
+        out.put("loss", loss);
+      }
       if (net.outputs() == 1) {
         // one sigmoid unit: accuracy at 0.5, and the AUC below
         INDArray hit = predicted.gt(0.5).castTo(org.nd4j.linalg.api.buffer.DataType.FLOAT)
@@ -127,13 +134,7 @@ public final class EvalWorker implements EvaluatorFunction {
         out.putAll(Map.of("accuracy", eval.accuracy(), "precision", eval.precision(), "recall", eval.recall(),
             "f1", eval.f1()));
       }
-      if (net.outputs() <= 2) {
-        // binary: the area under the ROC curve, exact (no thresholds binned)
-        org.nd4j.evaluation.classification.ROC roc = new org.nd4j.evaluation.classification.ROC(0);
-        roc.eval(data.getLabels(), predicted);
-        out.put("auc", roc.calculateAUC());
-      }
-      out.put("loss", loss);
+      out.putIfAbsent("loss", loss);
       return out;
     }
     RegressionEvaluation eval = new RegressionEvaluation((int) net.outputs());

@@ -115,6 +115,25 @@ public final class SparkPsPage {
         : String.format(Locale.ROOT, "%.1f s", millis / 1000.0);
   }
 
+  /**
+   * The evaluator's metric names as a chart lists them: a binary label's AUC and loss (log loss) first,
+   * as click-through models are measured, then the others by name.
+   */
+  static List<String> evaluationOrder(List<StepRow> evaluator) {
+    TreeSet<String> names = new TreeSet<>();
+    evaluator.forEach(s -> names.addAll(s.metrics == null ? List.of() : s.metrics.keySet()));
+    List<String> out = new ArrayList<>();
+    if (names.contains("auc")) {
+      for (String first : List.of("auc", "loss")) {
+        if (names.remove(first)) {
+          out.add(first);
+        }
+      }
+    }
+    out.addAll(names);
+    return out;
+  }
+
   /** The charts of a run's records: loss per worker, the evaluator's metrics, and where a step's time goes. */
   static String charts(List<StepRow> steps) {
     Map<Integer, List<StepRow>> byWorker = new TreeMap<>();
@@ -130,8 +149,7 @@ public final class SparkPsPage {
     SvgChart loss = new SvgChart("Training loss", "step", "loss");
     byWorker.forEach((w, rows) -> loss.series("worker " + w, column(rows, null), column(rows, "loss")));
     b.append(loss.render(560, 300));
-    TreeSet<String> names = new TreeSet<>();
-    evaluator.forEach(s -> names.addAll(s.metrics == null ? List.of() : s.metrics.keySet()));
+    List<String> names = evaluationOrder(evaluator);
     if (!names.isEmpty()) {
       SvgChart eval = new SvgChart("Evaluation", "step (variables' version)", "value");
       for (String n : names) {
