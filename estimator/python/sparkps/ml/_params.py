@@ -64,6 +64,8 @@ class _Dl4jEstimatorParams(Params):
         typeConverter=TypeConverters.toInt)
     numericCols = Param(Params._dummy(), "numericCols", "with embeddingColumns: the numeric columns the network reads after the pooled embeddings (null reads 0)",
         typeConverter=TypeConverters.toListString)
+    numericTransform = Param(Params._dummy(), "numericTransform", "with embeddingColumns: how the network reads numericCols: NONE (as they are) or LOG1P (sign(x) ln(1 + |x|), for count-like columns as click logs have), the same in training, evaluation and scoring",
+        typeConverter=TypeConverters.toString)
     predictionCol = Param(Params._dummy(), "predictionCol", "prediction column name",
         typeConverter=TypeConverters.toString)
     probabilityCol = Param(Params._dummy(), "probabilityCol", "class probabilities column name",
@@ -111,6 +113,7 @@ class _Dl4jEstimatorParams(Params):
             numPs=1,
             numWorkers=2,
             numericCols=[],
+            numericTransform="NONE",
             predictionCol="prediction",
             probabilityCol="probability",
             rawPredictionCol="rawPrediction",
@@ -153,6 +156,7 @@ class _Dl4jEstimatorParams(Params):
         numPs: Optional[int] = None,
         numWorkers: Optional[int] = None,
         numericCols: Optional[List[str]] = None,
+        numericTransform: Optional[str] = None,
         predictionCol: Optional[str] = None,
         probabilityCol: Optional[str] = None,
         rawPredictionCol: Optional[str] = None,
@@ -374,6 +378,14 @@ class _Dl4jEstimatorParams(Params):
     def setNumericCols(self, value: List[str]):
         """Sets numericCols."""
         return self._set(numericCols=value)
+
+    def getNumericTransform(self) -> str:
+        """Gets numericTransform: with embeddingColumns: how the network reads numericCols: NONE (as they are) or LOG1P (sign(x) ln(1 + |x|), for count-like columns as click logs have), the same in training, evaluation and scoring."""
+        return self.getOrDefault(self.numericTransform)
+
+    def setNumericTransform(self, value: str):
+        """Sets numericTransform."""
+        return self._set(numericTransform=value)
 
     def getPredictionCol(self) -> str:
         """Gets predictionCol: prediction column name."""

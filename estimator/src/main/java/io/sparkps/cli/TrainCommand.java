@@ -145,6 +145,11 @@ final class TrainCommand implements Callable<Integer> {
       + "numeric columns the network reads after the embeddings")
   java.util.List<String> numericCols = java.util.List.of();
 
+  @Option(names = "--numeric-transform", paramLabel = "HOW", description = "with --categorical-cols: how the "
+      + "network reads --numeric-cols: ${COMPLETION-CANDIDATES} (sign(x) ln(1 + |x|), for counts) "
+      + "(default: ${DEFAULT-VALUE})")
+  io.sparkps.ml.param.NumericTransform numericTransform = io.sparkps.ml.param.NumericTransform.NONE;
+
   @Option(names = "--embedding-dim", description = "floats per embedding row (default: ${DEFAULT-VALUE})")
   int embeddingDim = 8;
 
@@ -276,6 +281,7 @@ final class TrainCommand implements Callable<Integer> {
     flag("--eval-deferred", evalDeferred, () -> b.optEvalDeferred(evalDeferred));
     b.optEmbeddingColumns(embeddingColumns(), numericCols.toArray(new String[0])).optFactorizationTerm(factorizationTerm)
         .optWidePart(wide);
+    flag("--numeric-transform", numericTransform, () -> b.optNumericTransform(numericTransform));
     try {
       return b.build();
     } catch (IllegalArgumentException e) {
@@ -283,6 +289,7 @@ final class TrainCommand implements Callable<Integer> {
           .replace("gradientAccumulation", "--gradient-accumulation").replace("set consistency", "set --consistency")
           .replace("widePart", "--wide").replace("factorizationTerm", "--factorization-term")
           .replace("asyncTables", "--async-tables").replace("numericCols", "--numeric-cols")
+          .replace("numericTransform", "--numeric-transform")
           .replace("embeddingColumns", "--categorical-cols"));
     }
   }

@@ -317,6 +317,15 @@ public final class Dl4jEstimator extends Dl4jEstimatorParams implements DefaultP
     return this;
   }
 
+  /**
+   * With embedding columns: how the network reads the numeric columns, {@code LOG1P} for count-like
+   * ones (sign(x) ln(1 + |x|)) or {@code NONE}; the model scores with the same.
+   */
+  public Dl4jEstimator setNumericTransform(io.sparkps.ml.param.NumericTransform transform) {
+    set(numericTransform, transform.name());
+    return this;
+  }
+
   /** Sets the consistency mode. */
   public Dl4jEstimator setConsistency(Consistency c) {
     set(consistency, c.name());

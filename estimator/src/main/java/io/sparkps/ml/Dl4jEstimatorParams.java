@@ -47,6 +47,7 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
   final IntParam gradientAccumulation;
   final Param<String> embeddingColumns;
   final org.apache.spark.ml.param.StringArrayParam numericCols;
+  final Param<String> numericTransform;
   final org.apache.spark.ml.param.BooleanParam factorizationTerm;
   final org.apache.spark.ml.param.BooleanParam widePart;
   final Param<String> mlflowTrackingUri;
@@ -114,6 +115,7 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     evalDeferred = option("evalDeferred");
     embeddingColumns = option("embeddingColumns");
     numericCols = option("numericCols");
+    numericTransform = option("numericTransform");
     factorizationTerm = option("factorizationTerm");
     widePart = option("widePart");
     setDefault(mlflowTrackingUri, "");
@@ -189,6 +191,11 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
     return embeddingColumns;
   }
 
+  /** With embedding columns: how the network reads the numeric columns (NONE or LOG1P). */
+  public Param<String> numericTransform() {
+    return numericTransform;
+  }
+
   /** With embedding columns: whether the last input is the factorization term. */
   public org.apache.spark.ml.param.BooleanParam factorizationTerm() {
     return factorizationTerm;
@@ -208,7 +215,7 @@ public abstract class Dl4jEstimatorParams extends Estimator<Dl4jModel> {
   io.sparkps.ml.embedding.EmbeddingInputs embeddingInputs() {
     TrainingConfig c = getConfig();
     return c.hasEmbeddings() ? new io.sparkps.ml.embedding.EmbeddingInputs(c.embeddingColumns(), c.numericCols(),
-        c.factorizationTerm(), c.widePart()) : null;
+        c.factorizationTerm(), c.widePart(), c.numericTransform()) : null;
   }
 
   /** The input features column (vector or array of numbers). */

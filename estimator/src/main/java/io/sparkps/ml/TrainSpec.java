@@ -157,6 +157,12 @@ public final class TrainSpec implements Serializable {
       return this;
     }
 
+    /** With embedding columns: how the network reads the numeric columns (see {@link Dl4jEstimator#setNumericTransform}). */
+    public Builder optNumericTransform(io.sparkps.ml.param.NumericTransform transform) {
+      config.optNumericTransform(transform);
+      return this;
+    }
+
     /** With embedding columns: the factorization term as the network's last input ({@link Dl4jEstimator#setFactorizationTerm}). */
     public Builder optFactorizationTerm(boolean on) {
       config.optFactorizationTerm(on);

@@ -48,6 +48,7 @@ class TrainFlagsTest {
       if (!c.numericCols().isEmpty()) {
         out.addAll(List.of("--numeric-cols", String.join(",", c.numericCols())));
       }
+      out.addAll(List.of("--numeric-transform", c.numericTransform().name()));
     }
     if (c.factorizationTerm()) {
       out.add("--factorization-term");
@@ -107,7 +108,7 @@ class TrainFlagsTest {
       }
       rows++;
     }
-    assertEquals(24, rows, "a row for each option");
+    assertEquals(25, rows, "a row for each option");
   }
 
   private static List<String> ticked(String cell) {

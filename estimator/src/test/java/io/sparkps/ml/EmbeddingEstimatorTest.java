@@ -116,6 +116,48 @@ class EmbeddingEstimatorTest {
   }
 
   @Test
+  void log1pOfTheNumericColumns_trainsAndScoresAsTheColumnsTransformedBeforehand_andASavedModelKeepsIt()
+      throws Exception {
+    Dataset<Row> raw = DATA.rows(spark, 0, 20_000, 1).cache();
+    Dataset<Row> test = DATA.rows(spark, 1_000_000, 2_000, 1).withColumn("rid", functions.monotonically_increasing_id())
+        .cache();
+    // One worker and one ps: the same steps in the same order, so the same floats either way.
+    Dl4jModel transformed = estimator().setNumWorkers(1).setNumPs(1).setEpochs(1)
+        .setNumericTransform(io.sparkps.ml.param.NumericTransform.LOG1P).fit(raw);
+    Dl4jModel beforehand = estimator().setNumWorkers(1).setNumPs(1).setEpochs(1).fit(log1p(raw));
+    List<Row> a = transformed.transform(test).orderBy("rid").select("probability").collectAsList();
+    List<Row> b = beforehand.transform(log1p(test)).orderBy("rid").select("probability").collectAsList();
+    assertEquals(2_000, a.size());
+    assertEquals(0, differing(a, b), "LOG1P of the raw columns is log1p of the columns beforehand");
+    Dl4jModel untransformed = estimator().setNumWorkers(1).setNumPs(1).setEpochs(1).fit(raw);
+    assertTrue(differing(a, untransformed.transform(test).orderBy("rid").select("probability").collectAsList())
+        > 1_000, "the transform changes what the network reads");
+    String path = dir.resolve("log1p-model").toString();
+    transformed.write().overwrite().save(path);
+    assertEquals(0, differing(a, Dl4jModel.load(path).transform(test).orderBy("rid").select("probability")
+        .collectAsList()), "the loaded model reads its numeric columns through LOG1P too");
+    IllegalArgumentException alone = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> new Dl4jEstimator().setNetwork("mlp").setNumericTransform(io.sparkps.ml.param.NumericTransform.LOG1P)
+            .getConfig());
+    assertTrue(alone.getMessage().startsWith("numericTransform is set without embeddingColumns"), alone.getMessage());
+    raw.unpersist();
+    test.unpersist();
+  }
+
+  /** How many of two lists of rows differ, place by place. */
+  private static long differing(List<Row> a, List<Row> b) {
+    assertEquals(a.size(), b.size());
+    return java.util.stream.IntStream.range(0, a.size()).filter(i -> !a.get(i).equals(b.get(i))).count();
+  }
+
+  private static Dataset<Row> log1p(Dataset<Row> rows) {
+    for (String c : DATA.numericColumns()) {
+      rows = rows.withColumn(c, functions.log1p(functions.col(c)));
+    }
+    return rows;
+  }
+
+  @Test
   void anExperimentsTrainSpec_carriesTheEmbeddingColumnsToItsEstimator() {
     List<EmbeddingColumn> columns = List.of(EmbeddingColumn.of("C1", 4).withBuckets(1000),
         EmbeddingColumn.of("C2", 4).withPooling(EmbeddingColumn.Pooling.MEAN));

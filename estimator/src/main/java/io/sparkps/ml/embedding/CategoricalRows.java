@@ -18,6 +18,7 @@ public final class CategoricalRows implements java.io.Serializable {
   private final EmbeddingInputs inputs;
   private final int fields;
   private final int numeric;
+  private final io.sparkps.ml.param.NumericTransform transform;
   private final int labelWidth;
   private long[] keys = new long[1024];
   private int keyCount;
@@ -32,6 +33,7 @@ public final class CategoricalRows implements java.io.Serializable {
     this.inputs = inputs;
     this.fields = inputs.columns().size();
     this.numeric = inputs.numericCols().size();
+    this.transform = inputs.numericTransform();
     this.labelWidth = labelWidth;
   }
 
@@ -114,7 +116,7 @@ public final class CategoricalRows implements java.io.Serializable {
     }
     for (int j = 0; j < numeric; j++) {
       int i = at[fields + j];
-      values[rows * numeric + j] = row.isNullAt(i) ? 0f : ((Number) row.get(i)).floatValue();
+      values[rows * numeric + j] = row.isNullAt(i) ? 0f : transform.apply(((Number) row.get(i)).floatValue());
     }
     if (labelWidth > 0) {
       if ((rows + 1) * labelWidth > labels.length) {

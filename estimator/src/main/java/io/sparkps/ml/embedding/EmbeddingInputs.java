@@ -39,6 +39,7 @@ public final class EmbeddingInputs implements Serializable {
   static final long MISSING = Long.MIN_VALUE;
   private final List<EmbeddingColumn> columns;
   private final List<String> numericCols;
+  private final io.sparkps.ml.param.NumericTransform numericTransform;
   private final List<Table> tables;
   /** For each column: its table's index and its salt. */
   private final int[] tableOf;
@@ -76,6 +77,13 @@ public final class EmbeddingInputs implements Serializable {
   /** As above, with the wide part's weights after the numeric values when {@code wide}. */
   public EmbeddingInputs(List<EmbeddingColumn> columns, List<String> numericCols, boolean factorization,
       boolean wide) {
+    this(columns, numericCols, factorization, wide, io.sparkps.ml.param.NumericTransform.NONE);
+  }
+
+  /** As above, the numeric values read through {@code transform}. */
+  public EmbeddingInputs(List<EmbeddingColumn> columns, List<String> numericCols, boolean factorization,
+      boolean wide, io.sparkps.ml.param.NumericTransform transform) {
+    this.numericTransform = java.util.Objects.requireNonNull(transform, "transform");
     this.factorization = factorization;
     this.wide = wide;
     EmbeddingColumn.checkInputs(columns, numericCols, factorization);
@@ -140,6 +148,11 @@ public final class EmbeddingInputs implements Serializable {
 
   public List<String> numericCols() {
     return numericCols;
+  }
+
+  /** How the numeric columns are read. */
+  public io.sparkps.ml.param.NumericTransform numericTransform() {
+    return numericTransform;
   }
 
   /** The ps tables, each holding one or more columns. */

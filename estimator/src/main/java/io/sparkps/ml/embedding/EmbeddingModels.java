@@ -88,6 +88,7 @@ public final class EmbeddingModels {
     meta.put("numericCols", tables.inputs().numericCols());
     meta.put("factorizationTerm", tables.inputs().factorization());
     meta.put("widePart", tables.inputs().wide());
+    meta.put("numericTransform", tables.inputs().numericTransform().name());
     meta.put("tablesGroup", tables.group());
     meta.put("embeddingColumns", io.sparkps.ml.param.EmbeddingColumn.toJson(tables.inputs().columns()));
     try (java.io.OutputStream out = to.create(new org.apache.hadoop.fs.Path(data, "embeddings.json"), true)) {
@@ -116,7 +117,9 @@ public final class EmbeddingModels {
     }
     EmbeddingInputs inputs = new EmbeddingInputs(io.sparkps.ml.param.EmbeddingColumn.fromJson(columns),
         numeric.stream().map(String::valueOf).toList(), Boolean.TRUE.equals(meta.get("factorizationTerm")),
-        Boolean.TRUE.equals(meta.get("widePart")));
+        Boolean.TRUE.equals(meta.get("widePart")),
+        // (a model saved before the transform was recorded read its numeric columns as they are)
+        io.sparkps.ml.param.NumericTransform.valueOf(meta.get("numericTransform") instanceof String t ? t : "NONE"));
     // (a model saved before the group was recorded had its tables in the run's group)
     String group = meta.get("tablesGroup") instanceof String g ? g : GROUP;
     return new Tables(inputs, new org.apache.hadoop.fs.Path(data, "tables").toString(), numPs.intValue(), group);

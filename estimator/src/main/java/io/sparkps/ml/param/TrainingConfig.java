@@ -37,6 +37,7 @@ public final class TrainingConfig implements Serializable {
   private final boolean evalDeferred;
   private final List<EmbeddingColumn> embeddingColumns;
   private final List<String> numericCols;
+  private final NumericTransform numericTransform;
   private final boolean factorizationTerm;
   private final boolean widePart;
 
@@ -63,6 +64,7 @@ public final class TrainingConfig implements Serializable {
     evalDeferred = b.evalDeferred;
     embeddingColumns = List.copyOf(b.embeddingColumns);
     numericCols = List.copyOf(b.numericCols);
+    numericTransform = b.numericTransform;
     factorizationTerm = b.factorizationTerm;
     widePart = b.widePart;
   }
@@ -223,6 +225,11 @@ public final class TrainingConfig implements Serializable {
   }
 
   /** With embedding columns: the network also reads the pooled embeddings' pairwise dot products (DeepFM). */
+  public NumericTransform numericTransform() {
+    return numericTransform;
+  }
+
+  /** Whether the network's last input is the factorization term. */
   public boolean factorizationTerm() {
     return factorizationTerm;
   }
@@ -274,6 +281,7 @@ public final class TrainingConfig implements Serializable {
     b.evalDeferred = evalDeferred;
     b.embeddingColumns = embeddingColumns;
     b.numericCols = numericCols;
+    b.numericTransform = numericTransform;
     b.factorizationTerm = factorizationTerm;
     b.widePart = widePart;
     return b;

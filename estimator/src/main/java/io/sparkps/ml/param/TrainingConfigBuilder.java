@@ -28,6 +28,7 @@ public final class TrainingConfigBuilder {
   boolean evalDeferred;
   List<EmbeddingColumn> embeddingColumns = List.of();
   List<String> numericCols = List.of();
+  NumericTransform numericTransform = NumericTransform.NONE;
   boolean factorizationTerm;
   boolean widePart;
 
@@ -197,6 +198,12 @@ public final class TrainingConfigBuilder {
     return this;
   }
 
+  /** With embedding columns: how the network reads the numeric columns (default {@code NONE}, as they are). */
+  public TrainingConfigBuilder optNumericTransform(NumericTransform transform) {
+    numericTransform = Objects.requireNonNull(transform, "numericTransform");
+    return this;
+  }
+
   /** With embedding columns: a wide part too, a weight per id of each column (Wide &amp; Deep). */
   public TrainingConfigBuilder optWidePart(boolean enabled) {
     widePart = enabled;
@@ -220,7 +227,8 @@ public final class TrainingConfigBuilder {
         throw new IllegalArgumentException("numericCols " + numericCols + " are set without embeddingColumns: "
             + "assemble them into featuresCol (a VectorAssembler), or set embeddingColumns");
       }
-      String alone = widePart ? "widePart" : factorizationTerm ? "factorizationTerm" : asyncTables ? "asyncTables" : null;
+      String alone = widePart ? "widePart" : factorizationTerm ? "factorizationTerm" : asyncTables ? "asyncTables"
+          : numericTransform != NumericTransform.NONE ? "numericTransform" : null;
       if (alone != null) {
         throw new IllegalArgumentException(alone + " is set without embeddingColumns: it belongs to an embedding "
             + "model; set embeddingColumns, or unset it");

@@ -66,6 +66,10 @@ public final class TrainingOptions {
       TrainingOption.converted("numericCols", Form.STRINGS, "with embeddingColumns: the numeric columns the network "
           + "reads after the pooled embeddings (null reads 0)", TrainingConfig::numericCols,
           TrainingConfigBuilder::optNumericCols, v -> v.toArray(new String[0]), v -> List.of((String[]) v)),
+      TrainingOption.ofEnum("numericTransform", NumericTransform.class, "with embeddingColumns: how the network reads "
+          + "numericCols: NONE (as they are) or LOG1P (sign(x) ln(1 + |x|), for count-like columns as click logs have), "
+          + "the same in training, evaluation and scoring", TrainingConfig::numericTransform,
+          TrainingConfigBuilder::optNumericTransform),
       TrainingOption.of("factorizationTerm", Form.BOOLEAN, "with embeddingColumns: whether the network's last input "
           + "is the sum of the pairwise dot products of the pooled embeddings (as DeepFM's factorization machine; the "
           + "columns then need one dim)", TrainingConfig::factorizationTerm, TrainingConfigBuilder::optFactorizationTerm),

@@ -47,7 +47,8 @@ public class TrainingConfigTest {
     java.util.List<EmbeddingColumn> columns = java.util.stream.Stream.of("C1", "C2").map(c -> EmbeddingColumn.of(c, 4)
         .withOptimizer("ADAGRAD", 0.2).withBuckets(1000).withMinCount(3)).toList();
     return everyOptionSet().toBuilder().optSparseDensity(0).optEmbeddingColumns(columns, "I1", "I2")
-        .optFactorizationTerm(true).optWidePart(true).optAsyncTables(true).build();
+        .optFactorizationTerm(true).optWidePart(true).optAsyncTables(true).optNumericTransform(NumericTransform.LOG1P)
+        .build();
   }
 
   /** The names of the fields whose values differ between {@code a} and {@code b}. */
