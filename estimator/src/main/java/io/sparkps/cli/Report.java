@@ -53,6 +53,9 @@ final class Report {
     @SuppressWarnings("unchecked")
     Map<String, String> provenance = summary.get("provenance") instanceof Map<?, ?> p ? (Map<String, String>) p : Map.of();
     b.append("<h2>Network</h2>").append(NetworkTable.html(provenance.get("param.networkJson"))).append('\n');
+    if (summary.get("embeddingTables") instanceof List<?> tables && !tables.isEmpty()) {
+      b.append("<h2>Embedding tables</h2>").append(embeddingTables(tables)).append('\n');
+    }
     b.append("<h2>Settings</h2>").append(settings(provenance)).append('\n');
     b.append(attempts(record));
     b.append("<details><summary>The raw record: summary.json's values, the input schema, the network's JSON</summary>")
@@ -176,10 +179,30 @@ final class Report {
         xs.stream().mapToDouble(Double::doubleValue).toArray(), ys.stream().mapToDouble(Double::doubleValue).toArray());
   }
 
+  /** The embedding columns, a row each: settings, the ps table each trains and its rows (as {@link EmbeddingTablesSummary}). */
+  private static String embeddingTables(List<?> tables) {
+    StringBuilder b = new StringBuilder("<table id=\"embeddings\"><thead><tr><th>Column</th><th>Dim</th><th>Optimizer"
+        + "</th><th>Learning rate</th><th>Min count</th><th>Buckets</th><th>Table</th><th>Rows</th></tr></thead><tbody>");
+    for (Object o : tables) {
+      if (o instanceof Map<?, ?> m) {
+        b.append("<tr><td>").append(Html.escape(String.valueOf(m.get("column")))).append("</td><td class=\"num\">")
+            .append(m.get("dim")).append("</td><td>").append(Html.escape(String.valueOf(m.get("optimizer"))))
+            .append("</td><td class=\"num\">").append(m.get("learningRate")).append("</td><td class=\"num\">")
+            .append(m.get("minCount")).append("</td><td class=\"num\">")
+            .append(m.get("buckets") instanceof Number n && n.longValue() == 0 ? "a row per id"
+                : String.valueOf(m.get("buckets"))).append("</td><td>").append(Html.escape(String.valueOf(m.get("table"))))
+            .append("</td><td class=\"num\">").append(m.get("rows") instanceof Number r
+                ? String.format(Locale.ROOT, "%,d", r.longValue()) : "not counted").append("</td></tr>");
+      }
+    }
+    return b.append("</tbody></table>").toString();
+  }
+
   private static String settings(Map<String, String> provenance) {
     StringBuilder b = new StringBuilder("<table class=\"settings\"><tbody>");
     new TreeMap<>(provenance).forEach((k, v) -> {
-      if (v != null && !v.startsWith("{") && !k.equals("param.networkJson")) {
+      // (the embedding columns' JSON has its own table)
+      if (v != null && !v.startsWith("{") && !k.equals("param.networkJson") && !k.equals("param.embeddingColumns")) {
         b.append("<tr><th>").append(Html.escape(k.startsWith("param.") ? k.substring(6) : k)).append("</th><td>")
             .append(Html.escape(v)).append("</td></tr>");
       }

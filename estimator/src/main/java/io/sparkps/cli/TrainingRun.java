@@ -9,6 +9,7 @@ import io.sparkps.spark.TaskProgress;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.spark.sql.Dataset;
@@ -96,6 +97,11 @@ final class TrainingRun {
     if (eval != null) {
       summary.put("evaluation", Metrics.of(model, eval, estimator.getOrDefault(estimator.labelCol())));
       summary.put("lastEvaluatorReport", model.summary().lastEvaluation());
+    }
+    List<Map<String, Object>> tables = EmbeddingTablesSummary.of(estimator.getConfig(), dir.uri("model"),
+        org.apache.spark.sql.SparkSession.active().sparkContext().hadoopConfiguration());
+    if (tables != null) {
+      summary.put("embeddingTables", tables);
     }
     summary.put("files", Map.of("model", "model/", "dl4j", "model.dl4j.zip", "metrics", "metrics.jsonl",
         "report", "report.html"));

@@ -42,6 +42,28 @@ class EmbeddingCliTest {
         "--numeric-cols", "I1,I2,I3", "--embedding-dim", "4", "--embedding-min-count", "20", "--network", "mlp:16",
         "--wide", "--async-tables", "--workers", "2", "--ps", "2", "--batch-size", "128", "--output", run.toString());
     assertEquals(0, r.code(), r.err() + r.out());
+    // The record lists the embedding columns as a table: settings, the table each trains, its rows.
+    org.nd4j.shade.jackson.databind.JsonNode tables = new org.nd4j.shade.jackson.databind.ObjectMapper()
+        .readTree(run.resolve("summary.json").toFile()).path("embeddingTables");
+    assertEquals(26, tables.size(), tables.toString());
+    org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> clicks = spark.read().parquet(data.toString());
+    long ids = 0;
+    for (int f = 1; f <= 26; f++) {
+      org.nd4j.shade.jackson.databind.JsonNode t = tables.get(f - 1);
+      assertEquals("C" + f, t.path("column").asText());
+      assertEquals(4, t.path("dim").asInt());
+      assertEquals("ROWWISE_ADAGRAD", t.path("optimizer").asText());
+      assertEquals(20, t.path("minCount").asInt());
+      assertEquals(tables.get(0).path("table").asText(), t.path("table").asText(), "columns alike share a table");
+      assertEquals(tables.get(0).path("rows").asLong(), t.path("rows").asLong());
+      ids += clicks.select("C" + f).distinct().count(); // (a null is the column's missing row)
+    }
+    long rows = tables.get(0).path("rows").asLong();
+    assertTrue(rows > 26 && rows <= ids, rows + " rows for " + ids + " distinct ids and missing values (min count 20)");
+    String report = java.nio.file.Files.readString(run.resolve("report.html"));
+    assertTrue(report.contains("<table id=\"embeddings\">") && report.contains("<td>C26</td>")
+        && report.contains(String.format(java.util.Locale.ROOT, "%,d", rows)), "the report's table");
+    assertTrue(!report.contains("<th>embeddingColumns</th>"), "not the columns' JSON in the settings");
     io.sparkps.ml.Dl4jModel model = io.sparkps.ml.Dl4jModel.load(run.resolve("model").toString());
     assertTrue(model.hasEmbeddings());
     // the mlp preset with --wide: a graph whose numeric values and 26 wide weights skip the hidden layer
