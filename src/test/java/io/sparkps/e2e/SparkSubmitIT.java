@@ -82,9 +82,11 @@ class SparkSubmitIT {
     }
     String predicted = submit(dir.resolve("predict.log"), "predict", "--model", run.toString(), "--data",
         train.toString(), "--feature-cols", "x,y");
-    java.util.regex.Matcher m = java.util.regex.Pattern.compile("sparkps: 800 predictions; accuracy ([0-9.]+)")
-        .matcher(predicted);
+    // a binary label: the line gives the AUC and the log loss, as click-through is measured
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile(
+        "sparkps: 800 predictions; auc ([0-9.]+), logLoss ([0-9.]+)").matcher(predicted);
     assertTrue(m.find(), predicted);
-    assertTrue(Double.parseDouble(m.group(1)) > 0.9, predicted);
+    assertTrue(Double.parseDouble(m.group(1)) > 0.95, predicted);
+    assertTrue(Double.parseDouble(m.group(2)) < 0.3, predicted);
   }
 }
