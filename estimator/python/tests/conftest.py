@@ -60,3 +60,21 @@ def pytest_configure(config):
     if wanted and pyspark.__version__ != wanted:
         pytest.exit("this build's Spark is %s but PySpark %s is installed: pip install pyspark==%s (the pins are in "
                     "estimator/python/requirements.txt)" % (wanted, pyspark.__version__, wanted), returncode=2)
+
+
+def require_suite_python(suite, module, what, env):
+    """Stops a suite of its own Python (``tests_keras``, ``tests_mlflow``) unless ``module`` imports and the
+    PySpark installed is this build's Spark: the requirements' ``env`` lines give both."""
+    import importlib
+
+    import pyspark
+
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        pytest.exit("%s needs %s: pip install the lines of estimator/python/requirements.txt marked %s"
+                    % (suite, what, env), returncode=2)
+    wanted = os.environ.get("SPARKPS_SPARK_VERSION")
+    if wanted and pyspark.__version__ != wanted:
+        pytest.exit("this build's Spark is %s but PySpark %s is installed here: the %s pins are for the Spark 3.5 "
+                    "build" % (wanted, pyspark.__version__, env), returncode=2)

@@ -44,14 +44,4 @@ def dl4j_params(spark, network_json):
 
 def pytest_configure(config):
     """This Python must hold tf_keras and the PySpark of this build's Spark (the keras pins give both)."""
-    import pyspark
-
-    try:
-        import tf_keras  # noqa: F401
-    except ImportError:
-        pytest.exit("tests_keras needs tf_keras and TensorFlow: pip install the lines of estimator/python/"
-                    "requirements.txt marked keras", returncode=2)
-    wanted = os.environ.get("SPARKPS_SPARK_VERSION")
-    if wanted and pyspark.__version__ != wanted:
-        pytest.exit("this build's Spark is %s but PySpark %s is installed here: the keras pins are for the Spark 3.5 "
-                    "build" % (wanted, pyspark.__version__), returncode=2)
+    _shared.require_suite_python("tests_keras", "tf_keras", "tf_keras and TensorFlow", "keras")

@@ -72,14 +72,4 @@ def mlflow_server(tmp_path_factory):
 
 def pytest_configure(config):
     """This Python must hold MLflow and the PySpark of this build's Spark (the mlflow pins give both)."""
-    import pyspark
-
-    try:
-        import mlflow  # noqa: F401
-    except ImportError:
-        pytest.exit("tests_mlflow needs MLflow: pip install the lines of estimator/python/requirements.txt marked "
-                    "mlflow", returncode=2)
-    wanted = os.environ.get("SPARKPS_SPARK_VERSION")
-    if wanted and pyspark.__version__ != wanted:
-        pytest.exit("this build's Spark is %s but PySpark %s is installed here: the mlflow pins are for the Spark 3.5 "
-                    "build" % (wanted, pyspark.__version__), returncode=2)
+    _shared.require_suite_python("tests_mlflow", "mlflow", "MLflow", "mlflow")

@@ -46,12 +46,24 @@ class ListenersTest {
     }
   }
 
+  private final Registry registry = new Registry(1, 1);
+  private final RegistryDriver tasks = new RegistryDriver(registry);
+  private final Listeners listeners = new Listeners("run-1", registry);
+
+  @org.junit.jupiter.api.BeforeEach
+  void aChief() {
+    tasks.register(Role.CHIEF, 0, 0, "localhost", 1, "exec-0", 1);
+  }
+
+  private static void awaitEnds(Told... told) throws InterruptedException {
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (java.util.Arrays.stream(told).anyMatch(t -> t.ends.isEmpty()) && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+  }
+
   @Test
   void aListenerAddedWhileTheRunGoesOn_orAfterItsEnd_isToldTheWholeHistory_andTheEnd() throws Exception {
-    Registry registry = new Registry(1, 1);
-    RegistryDriver tasks = new RegistryDriver(registry);
-    tasks.register(Role.CHIEF, 0, 0, "localhost", 1, "exec-0", 1);
-    Listeners listeners = new Listeners("run-1", registry);
     for (long step = 1; step <= 3; step++) {
       tasks.record(Role.CHIEF, 0, 0, step, Map.of("loss", step * 0.5));
     }
@@ -65,10 +77,7 @@ class ListenersTest {
     awaitSteps(second, 4);
     awaitSteps(first, 4);
     listeners.end(JobStatus.SUCCEEDED, null);
-    long deadline = System.nanoTime() + 10_000_000_000L;
-    while ((first.ends.isEmpty() || second.ends.isEmpty()) && System.nanoTime() < deadline) {
-      Thread.sleep(10);
-    }
+    awaitEnds(first, second);
     assertEquals(List.of(1L, 2L, 3L, 4L), first.steps);
     assertEquals(List.of(1L, 2L, 3L, 4L), second.steps, "added after the first was handed steps 1-3");
     assertEquals(List.of(JobStatus.SUCCEEDED), first.ends);
@@ -83,10 +92,6 @@ class ListenersTest {
 
   @Test
   void aListenerThatThrows_isDropped_andTheOthersAreToldEverything() throws Exception {
-    Registry registry = new Registry(1, 1);
-    RegistryDriver tasks = new RegistryDriver(registry);
-    tasks.register(Role.CHIEF, 0, 0, "localhost", 1, "exec-0", 1);
-    Listeners listeners = new Listeners("run-2", registry);
     List<Long> seenByFaulty = new CopyOnWriteArrayList<>();
     listeners.add(p -> {
       if (p.metrics().containsKey("loss")) {
@@ -100,10 +105,7 @@ class ListenersTest {
     tasks.record(Role.CHIEF, 0, 0, 2, Map.of("loss", 1.0));
     awaitSteps(good, 2);
     listeners.end(JobStatus.FAILED, new RuntimeException("boom"));
-    long deadline = System.nanoTime() + 10_000_000_000L;
-    while (good.ends.isEmpty() && System.nanoTime() < deadline) {
-      Thread.sleep(10);
-    }
+    awaitEnds(good);
     assertEquals(List.of(1L), seenByFaulty, "dropped after its first throw");
     assertEquals(List.of(1L, 2L), good.steps);
     assertEquals(List.of(JobStatus.FAILED), good.ends);
