@@ -146,7 +146,13 @@ final class SparkFlavor {
       rest.logModel(runId, flavor.json());
       return new Logged(files, bytes);
     } finally {
-      fs.delete(scratch, true);
+      try {
+        fs.delete(scratch, true);
+      } catch (IOException e) {
+        // the model's fate is the upload's: a scratch copy left behind is only said
+        org.slf4j.LoggerFactory.getLogger(SparkFlavor.class).warn("MLflow: the model's scratch copy {} was not "
+            + "removed ({})", scratch, e.getMessage());
+      }
     }
   }
 
