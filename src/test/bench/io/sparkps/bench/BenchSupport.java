@@ -1,10 +1,13 @@
 package io.sparkps.bench;
 
+import io.sparkps.ml.data.IdxDataFrames;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Random;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.DataSet;
@@ -15,6 +18,12 @@ final class BenchSupport {
   private BenchSupport() {}
 
   /** An embedded Spark of 3 task slots on loopback, its UI off, logging warnings only. */
+  /** The first {@code examples} Fashion-MNIST training images in 2 cached partitions, one per worker. */
+  static Dataset<Row> fashionMnistTrain(SparkSession spark, int examples) {
+    return IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 2).limit(examples).repartition(2)
+        .cache();
+  }
+
   static SparkSession localSpark(String app) {
     SparkSession spark = SparkSession.builder().master("local[3]").appName(app).config("spark.ui.enabled", "false")
         .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").getOrCreate();

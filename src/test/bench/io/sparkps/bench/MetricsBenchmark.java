@@ -4,7 +4,6 @@ import static io.sparkps.bench.BenchSupport.median;
 
 import io.sparkps.ml.Dl4jEstimator;
 import io.sparkps.ml.Dl4jModel;
-import io.sparkps.ml.data.IdxDataFrames;
 import io.sparkps.ps.spec.Consistency;
 import io.sparkps.spark.ClusterSpec;
 import io.sparkps.spark.SparkPsConf;
@@ -43,8 +42,7 @@ public final class MetricsBenchmark {
     int examples = args.length > 1 ? Integer.parseInt(args[1]) : 60_000;
     SparkSession spark = BenchSupport.localSpark("sparkps-metrics-benchmark");
     try {
-      Dataset<Row> train = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 2).limit(examples)
-          .repartition(2).cache();
+      Dataset<Row> train = BenchSupport.fashionMnistTrain(spark, examples);
       long rows = train.count();
       int batch = 64;
       long steps = rows / (2L * batch);

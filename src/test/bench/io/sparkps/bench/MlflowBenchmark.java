@@ -5,7 +5,6 @@ import static io.sparkps.bench.BenchSupport.median;
 import io.sparkps.ml.Dl4jEstimator;
 import io.sparkps.ml.Dl4jModel;
 import io.sparkps.ml.FitJob;
-import io.sparkps.ml.data.IdxDataFrames;
 import io.sparkps.ml.tracking.MlflowTracking;
 import io.sparkps.ps.spec.Consistency;
 import io.sparkps.spark.JobStatus;
@@ -52,8 +51,7 @@ public final class MlflowBenchmark {
     int passes = args.length > 3 ? Integer.parseInt(args[3]) : 1;
     SparkSession spark = BenchSupport.localSpark("sparkps-mlflow-benchmark");
     try {
-      Dataset<Row> train = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 2).limit(examples)
-          .repartition(2).cache();
+      Dataset<Row> train = BenchSupport.fashionMnistTrain(spark, examples);
       long rows = train.count();
       int batch = 64;
       long steps = passes * rows / (2L * batch);

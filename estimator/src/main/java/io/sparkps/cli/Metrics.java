@@ -54,14 +54,27 @@ final class Metrics {
     }
   }
 
-  /** The figure a one-line summary gives of {@code metrics}: AUC for a binary classifier, else accuracy, else R2. */
-  static String headline(Map<String, Double> metrics) {
-    for (String key : new String[] {"auc", "accuracy", "r2"}) {
-      if (metrics.containsKey(key)) {
-        return key;
+  /**
+   * The figures that lead a summary of {@code metrics}: a binary label's AUC and log loss, as
+   * click-through is measured; else a classifier's accuracy, else a regressor's R2 (or RMSE); else
+   * the log loss; none when it has none of these.
+   */
+  static java.util.List<String> leading(Map<String, ?> metrics) {
+    if (metrics.get("auc") instanceof Number) {
+      return metrics.get("logLoss") instanceof Number ? java.util.List.of("auc", "logLoss") : java.util.List.of("auc");
+    }
+    for (String key : new String[] {"accuracy", "r2", "rmse", "logLoss"}) {
+      if (metrics.get(key) instanceof Number) {
+        return java.util.List.of(key);
       }
     }
-    return null;
+    return java.util.List.of();
+  }
+
+  /** The one figure a summary leads with (see {@link #leading}), or null. */
+  static String headline(Map<String, ?> metrics) {
+    java.util.List<String> keys = leading(metrics);
+    return keys.isEmpty() ? null : keys.get(0);
   }
 
   /**
@@ -69,14 +82,16 @@ final class Metrics {
    * classifier, "accuracy 0.8712" for another, "r2 0.9120" for a regressor; null when none applies.
    */
   static String line(Map<String, Double> metrics) {
-    String key = headline(metrics);
-    if (key == null) {
+    java.util.List<String> keys = leading(metrics);
+    if (keys.isEmpty()) {
       return null;
     }
-    String line = String.format(java.util.Locale.ROOT, "%s %.4f", key, metrics.get(key));
-    if (key.equals("auc") && metrics.containsKey("logLoss")) {
-      line += String.format(java.util.Locale.ROOT, ", logLoss %.4f", metrics.get("logLoss"));
+    StringBuilder line = new StringBuilder();
+    for (String key : keys) {
+      line.append(line.length() == 0 ? "" : ", ").append(String.format(java.util.Locale.ROOT, "%s %.4f", key,
+          metrics.get(key)));
     }
-    return line;
+    return line.toString();
   }
+
 }

@@ -71,11 +71,9 @@ final class Report {
   private static String headline(Map<String, Object> summary, RunRecord record) {
     StringBuilder b = new StringBuilder("<div class=\"cards\" id=\"headline\">");
     if (summary.get("evaluation") instanceof Map<?, ?> eval && !eval.isEmpty()) {
-      // a binary label: its AUC and log loss (as click-through is measured), else accuracy, else R2 or RMSE
-      List<String> keys = eval.get("auc") instanceof Number ? List.of("auc", "logLoss")
-          : List.of(List.of("accuracy", "r2", "rmse").stream().filter(k -> eval.get(k) instanceof Number).findFirst()
-              .orElse("logLoss"));
-      for (String key : keys) {
+      @SuppressWarnings("unchecked")
+      Map<String, ?> metrics = (Map<String, ?>) eval;
+      for (String key : Metrics.leading(metrics)) {
         if (eval.get(key) instanceof Number n) {
           b.append(card(String.format(Locale.ROOT, "%.4f", n.doubleValue()), "evaluation " + key, false));
         }

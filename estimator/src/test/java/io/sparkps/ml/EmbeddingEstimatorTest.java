@@ -118,7 +118,7 @@ class EmbeddingEstimatorTest {
   @Test
   void log1pOfTheNumericColumns_trainsAndScoresAsTheColumnsTransformedBeforehand_andASavedModelKeepsIt()
       throws Exception {
-    Dataset<Row> raw = DATA.rows(spark, 0, 20_000, 1).cache();
+    Dataset<Row> raw = DATA.rows(spark, 0, 10_000, 1).cache();
     Dataset<Row> test = DATA.rows(spark, 1_000_000, 2_000, 1).withColumn("rid", functions.monotonically_increasing_id())
         .cache();
     // One worker and one ps: the same steps in the same order, so the same floats either way.
