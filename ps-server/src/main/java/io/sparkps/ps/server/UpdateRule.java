@@ -64,11 +64,17 @@ final class UpdateRule {
    * <p>Every loop below indexes all its arrays with one expression: the JIT (C2, Java 17 to 25)
    * turns such loops into SIMD code (Adam: 0.29 instead of 2.3 ns per element, measured here) and
    * leaves loops over differently offset arrays scalar. A gradient at another offset is first
-   * copied to the parameters' offsets in a scratch array of the calling thread.
+   * copied to the parameters' offsets in a scratch array of the calling thread, {@link #CHUNK}
+   * values at a time, each chunk updated while it is still in the core's cache: copied whole, a
+   * gradient of many MiB went out to memory and was read back (Adam on 1.86M values: 0.88 instead
+   * of 1.2-1.6 ns per element, measured here).
    */
   void apply(float[] w, int wOff, float[] g, int gOff, int n, long iteration) {
     apply(w, wOff, g, gOff, n, iteration, 1f);
   }
+
+  /** Values a rule takes at a time when the gradient is moved or regularized first (32 KiB of floats). */
+  static final int CHUNK = 8192;
 
   /** As {@link #apply(float[], int, float[], int, int, long)}, the learning rate multiplied by {@code rateScale}. */
   void apply(float[] w, int wOff, float[] g, int gOff, int n, long iteration, float rateScale) {
@@ -77,36 +83,42 @@ final class UpdateRule {
     float l2 = (float) spec.l2();
     boolean regularize = l1 != 0 || l2 != 0;
     float wd = (float) (spec.weightDecay() * (spec.weightDecayAppliesLr() ? lr : 1.0));
-    int from = wOff;
-    int to = wOff + n;
-    float[] grad = g;
-    if (gOff != wOff || regularize) {
-      grad = SCRATCH.get().gradient(to);
-      System.arraycopy(g, gOff, grad, wOff, n);
-    }
-    if (regularize) {
-      for (int i = from; i < to; i++) {
-        float wi = w[i];
-        grad[i] = grad[i] + l2 * wi + l1 * Math.signum(wi);
+    float alpha = spec.kind() == Optimizer.ADAM
+        ? adamAlpha(lr, (float) spec.beta1(), (float) spec.beta2(), (float) spec.epsilon(),
+            Math.max(0, iteration - stateSince))
+        : 0f;
+    boolean moved = gOff != wOff || regularize;
+    float[] grad = moved ? SCRATCH.get().gradient(wOff + n) : g;
+    float[] before = wd != 0 ? SCRATCH.get().before(wOff + n) : null;
+    int step = moved || before != null ? CHUNK : n;
+    for (int from = wOff; from < wOff + n; from += step) {
+      int to = Math.min(wOff + n, from + step);
+      if (moved) {
+        System.arraycopy(g, gOff + (from - wOff), grad, from, to - from);
       }
-    }
-    float[] before = null;
-    if (wd != 0) {
-      before = SCRATCH.get().before(to);
-      System.arraycopy(w, wOff, before, wOff, n);
-    }
-    switch (spec.kind()) {
-      case SGD -> sgd(w, grad, from, to, lr);
-      case NO_OP -> sgd(w, grad, from, to, 1f);
-      case MOMENTUM -> momentum(w, grad, from, to, lr);
-      case NESTEROV -> nesterov(w, grad, from, to, lr);
-      case ADAM -> adam(w, grad, from, to, lr, Math.max(0, iteration - stateSince));
-      case ADAGRAD -> adaGrad(w, grad, from, to, lr);
-      case RMSPROP -> rmsProp(w, grad, from, to, lr);
-    }
-    if (before != null) {
-      for (int i = from; i < to; i++) {
-        w[i] -= wd * before[i];
+      if (regularize) {
+        for (int i = from; i < to; i++) {
+          float wi = w[i];
+          grad[i] = grad[i] + l2 * wi + l1 * Math.signum(wi);
+        }
+      }
+      if (before != null) {
+        System.arraycopy(w, from, before, from, to - from);
+      }
+      switch (spec.kind()) {
+        case SGD -> sgd(w, grad, from, to, lr);
+        case NO_OP -> sgd(w, grad, from, to, 1f);
+        case MOMENTUM -> momentum(w, grad, from, to, lr);
+        case NESTEROV -> nesterov(w, grad, from, to, lr);
+        case ADAM -> adam(w, m, v, grad, from, to, alpha, (float) spec.beta1(), (float) spec.beta2(),
+            (float) spec.epsilon());
+        case ADAGRAD -> adaGrad(w, grad, from, to, lr);
+        case RMSPROP -> rmsProp(w, grad, from, to, lr);
+      }
+      if (before != null) {
+        for (int i = from; i < to; i++) {
+          w[i] -= wd * before[i];
+        }
       }
     }
   }
@@ -137,13 +149,6 @@ final class UpdateRule {
       m[i] = vi;
       w[i] -= prev - (mu + 1f) * vi;
     }
-  }
-
-  private void adam(float[] w, float[] g, int from, int to, float lr, long iteration) {
-    float b1 = (float) spec.beta1();
-    float b2 = (float) spec.beta2();
-    float eps = (float) spec.epsilon();
-    adam(w, m, v, g, from, to, adamAlpha(lr, b1, b2, eps, iteration), b1, b2, eps);
   }
 
   /**
