@@ -98,7 +98,10 @@ public final class ClusterSpec implements Serializable {
     return numPs + numWorkers + (evaluator ? 1 : 0);
   }
 
-  /** How long the driver waits for every ps to register. */
+  /**
+   * How long the driver waits for every ps to register, and for the workers' barrier stage to
+   * start a task once nothing of its job runs (Spark waits without end for room for all of them).
+   */
   public Duration psStartTimeout() {
     return psStartTimeout;
   }
@@ -254,7 +257,7 @@ public final class ClusterSpec implements Serializable {
       return this;
     }
 
-    /** Bound of the wait for every ps to register (default 2 min). */
+    /** Bound of the wait for every ps to register, and for the workers' stage to start (default 2 min). */
     public Builder optPsStartTimeout(Duration timeout) {
       this.psStartTimeout = timeout;
       return this;

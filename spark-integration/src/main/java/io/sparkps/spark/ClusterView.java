@@ -11,9 +11,10 @@ import java.util.List;
  * @param roles every registered task: role, index, host, attempt and latest progress
  * @param variables the ps variables with shard, rows and version (empty once the ps tasks stopped)
  * @param psRecoveries the ps tasks lost so far, and how each came back
+ * @param resources what Spark gave each registered task: its cores and custom resources (GPUs)
  */
 public record ClusterView(JobStatus status, List<TaskProgress> roles, List<VariableInfo> variables,
-    List<PsRecovery> psRecoveries) {
+    List<PsRecovery> psRecoveries, List<TaskResources> resources) {
   @Override
   public String toString() {
     StringBuilder sb = new StringBuilder("SparkPS run: ").append(status).append('\n');
@@ -23,6 +24,7 @@ public record ClusterView(JobStatus status, List<TaskProgress> roles, List<Varia
     }
     variables.forEach(v -> sb.append("  ").append(v).append('\n'));
     psRecoveries.forEach(r -> sb.append("  ").append(r).append('\n'));
+    resources.forEach(r -> sb.append("  ").append(r).append('\n'));
     return sb.toString();
   }
 }

@@ -41,6 +41,7 @@ final class Launcher<T, R> {
   /** Whether the workers read their groups of input partitions where they lie. */
   private volatile boolean grouped;
   private final PsJobs ps;
+  private final RoleProfiles profiles;
   private volatile JavaFutureAction<Void> evaluatorJob;
   private volatile JavaRDD<T> partitioned;
   private boolean cancelled;
@@ -49,7 +50,7 @@ final class Launcher<T, R> {
   /** How often the driver looks for a failure that ends the run while the barrier stage runs. */
   private static final long FAILURE_POLL_MILLIS = 100;
   Launcher(JavaSparkContext sc, ClusterSpec spec, String runId, JavaRDD<T> data, WorkerFunction<T, R> function,
-      EvaluatorFunction evaluator, InputPlacement placement) {
+      EvaluatorFunction evaluator, InputPlacement placement, RoleProfiles profiles) {
     this.placement = placement;
     this.sc = sc;
     this.spec = spec;
@@ -57,7 +58,8 @@ final class Launcher<T, R> {
     this.data = data;
     this.function = function;
     this.evaluator = evaluator;
-    this.ps = new PsJobs(sc, spec, runId);
+    this.profiles = profiles;
+    this.ps = new PsJobs(sc, spec, runId, profiles);
   }
 
   /** The job group of the run's {@code role} ({@code ps-0}, {@code train}, {@code evaluator}, ...). */
@@ -85,7 +87,8 @@ final class Launcher<T, R> {
     }
     sc.setJobGroup(group("evaluator"), "sparkps evaluator", true);
     try {
-      evaluatorJob = sc.parallelize(List.of(0), 1).foreachPartitionAsync(new EvaluatorTask(env, evaluator));
+      evaluatorJob = profiles.apply(Role.EVALUATOR, sc.parallelize(List.of(0), 1))
+          .foreachPartitionAsync(new EvaluatorTask(env, evaluator));
     } finally {
       sc.clearJobGroup();
     }
@@ -107,8 +110,8 @@ final class Launcher<T, R> {
         partitioned = placed;
         ClassTag<Tuple2<Object, Object>> pairTag = ClassTag$.MODULE$.apply(Tuple2.class);
         ClassTag<Object> objectTag = ClassTag$.MODULE$.apply(Object.class);
-        RDD<Tuple2<Object, Object>> out = partitioned.rdd().barrier()
-            .mapPartitions(new WorkerTask<>(env, function), false, pairTag);
+        RDD<Tuple2<Object, Object>> out = profiles.apply(Role.WORKER, partitioned.rdd().barrier()
+            .mapPartitions(new WorkerTask<>(env, function), false, pairTag));
         job = JavaPairRDD.fromRDD(out, objectTag, objectTag).partitionBy(new HashPartitioner(1)).collectAsync();
       } finally {
         sc.clearJobGroup();
@@ -128,10 +131,22 @@ final class Launcher<T, R> {
    */
   private <X> X awaitTraining(JavaFutureAction<X> job, Registry registry, Supervisor supervisor)
       throws InterruptedException, ExecutionException {
+    long idleSince = System.nanoTime();
     while (true) {
       try {
         return job.get(FAILURE_POLL_MILLIS, TimeUnit.MILLISECONDS);
       } catch (java.util.concurrent.TimeoutException stillRunning) {
+        if (registry.currentAttempt() >= 0 || activeTasks(group("train")) > 0) {
+          idleSince = System.nanoTime();
+        } else if (System.nanoTime() - idleSince > spec.psStartTimeout().toNanos()) {
+          // Spark starts a barrier stage's tasks all at once, or waits without end for the room.
+          sc.cancelJobGroup(group("train"));
+          throw new ExecutionException(new TrainingFailure("the workers' barrier stage had no task running for "
+              + spec.psStartTimeout().toSeconds() + " s (the ClusterSpec's psStartTimeout) and no worker registered: "
+              + "Spark starts its " + spec.numWorkers() + " tasks only all at once, and the executors have no room "
+              + "for them together; other tasks hold their cores or GPUs (this run's ps and evaluator, or other jobs). "
+              + "Free executors or cores, or run fewer workers", Role.WORKER, 0, null, 0, null, null));
+        }
         try {
           supervisor.check();
         } catch (PsLostTooOftenException e) {
@@ -146,6 +161,19 @@ final class Launcher<T, R> {
         }
       }
     }
+  }
+
+  /** Tasks running now in the jobs of {@code group} (the workers' stage and the stages it reads from). */
+  private int activeTasks(String group) {
+    int active = 0;
+    for (int id : sc.statusTracker().getJobIdsForGroup(group)) {
+      org.apache.spark.SparkJobInfo job = sc.statusTracker().getJobInfo(id);
+      for (int stage : job == null ? new int[0] : job.stageIds()) {
+        org.apache.spark.SparkStageInfo info = sc.statusTracker().getStageInfo(stage);
+        active += info == null ? 0 : info.numActiveTasks();
+      }
+    }
+    return active;
   }
 
   /**

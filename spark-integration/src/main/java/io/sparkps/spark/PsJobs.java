@@ -22,13 +22,15 @@ final class PsJobs {
   private final JavaSparkContext sc;
   private final ClusterSpec spec;
   private final String runId;
+  private final RoleProfiles profiles;
   /** Each ps's job, by ps index; a lost ps's entry is its replacement's job. */
   private final Map<Integer, JavaFutureAction<Void>> jobs = new ConcurrentHashMap<>();
   private final Map<Integer, Integer> launches = new ConcurrentHashMap<>();
   private volatile TaskEnv env;
   private boolean cancelled;
 
-  PsJobs(JavaSparkContext sc, ClusterSpec spec, String runId) {
+  PsJobs(JavaSparkContext sc, ClusterSpec spec, String runId, RoleProfiles profiles) {
+    this.profiles = profiles;
     this.sc = sc;
     this.spec = spec;
     this.runId = runId;
@@ -73,7 +75,8 @@ final class PsJobs {
     int launch = launches.merge(index, 1, Integer::sum) - 1;
     sc.setJobGroup(group(index), "sparkps ps " + index + (launch == 0 ? "" : " (relaunch " + launch + ")"), true);
     try {
-      jobs.put(index, sc.parallelize(List.of(index), 1).foreachPartitionAsync(new PsTask(env, launch)));
+      jobs.put(index, profiles.apply(Role.PS, sc.parallelize(List.of(index), 1))
+          .foreachPartitionAsync(new PsTask(env, launch)));
     } finally {
       sc.clearJobGroup();
     }

@@ -173,6 +173,22 @@ public final class SparkPsConf {
         return (int) n;
       }).readPerSession();
 
+  public static final Setting<String> TASK_RESOURCE_PROFILES = choice("spark.sparkps.taskResourceProfiles", "auto",
+      "whether each role's tasks ask for resources of their own (the `ps.cpus`, `evaluator.cpus` and `worker.cpus` "
+          + "settings; ps and evaluator tasks hold no GPU or other custom resource, a worker its executor's) through "
+          + "Spark's task resource profiles: `auto` where Spark can (standalone and `local-cluster` masters, YARN and "
+          + "Kubernetes on Spark 3.5.1+), else every task takes `spark.task.*`; `true` refuses a run where it cannot; "
+          + "`false` never", "set it to auto, true or false", "auto", "true", "false");
+
+  public static final Setting<Integer> PS_CPUS = cpus("spark.sparkps.ps.cpus", "1",
+      "cores each ps task asks for (with task resource profiles; else `spark.task.cpus`)");
+
+  public static final Setting<Integer> EVALUATOR_CPUS = cpus("spark.sparkps.evaluator.cpus", "1",
+      "cores the evaluator's task asks for (with task resource profiles; else `spark.task.cpus`)");
+
+  public static final Setting<Integer> WORKER_CPUS = cpus("spark.sparkps.worker.cpus", "task",
+      "cores each worker's task asks for (with task resource profiles); `task`: `spark.task.cpus`");
+
   public static final Setting<String> CLI_LOG_LEVEL = choice("spark.sparkps.cli.logLevel", "WARN",
       "the log level of the `sparkps` command's Spark and SparkPS (`INFO` adds SparkPS's account of the run)",
       "set it to one of Log4j's levels: "
@@ -183,7 +199,7 @@ public final class SparkPsConf {
   public static List<Setting<?>> all() {
     return List.of(TLS_ENABLED, PS_MAX_VARIABLE_ELEMENTS, DATA_ALWAYS_SHUFFLE, DATA_IN_MEMORY_MAX,
         DATA_SHUFFLE_WINDOW, TRAIN_REUSE_FORWARD_PASS, TRAIN_OVERLAP_TRANSFERS, CHECKPOINT_SHARED_FILE_SYSTEM, METRICS_EVERY_STEPS,
-        CLI_LOG_LEVEL);
+        TASK_RESOURCE_PROFILES, PS_CPUS, EVALUATOR_CPUS, WORKER_CPUS, CLI_LOG_LEVEL);
   }
 
   /**
@@ -233,6 +249,21 @@ public final class SparkPsConf {
           }
           throw bad(key, v, fix);
         });
+  }
+
+  /** Cores a task asks for: a number >= 1, or (where the default is {@code task}) {@code task}, read as null. */
+  private static Setting<Integer> cpus(String key, String defaultValue, String doc) {
+    boolean task = defaultValue.equals("task");
+    return new Setting<>(key, task ? "cores >= 1, task" : "cores >= 1", defaultValue, doc, v -> {
+      if (task && v.trim().equalsIgnoreCase("task")) {
+        return null;
+      }
+      long n = parseLong(v);
+      if (n < 1 || n > 4096) {
+        throw bad(key, v, "give a number of cores >= 1, such as 1" + (task ? ", or task (spark.task.cpus)" : ""));
+      }
+      return (int) n;
+    });
   }
 
   private static Setting<Boolean> bool(String key, boolean defaultValue, String doc, String fix) {

@@ -66,10 +66,17 @@ record TaskEnv(ClusterSpec spec, String runId, String coordinator, PsToken token
   static io.sparkps.spark.coord.proto.Registration registration(Role role, int index, String host, int port,
       int attempt) {
     org.apache.spark.TaskContext task = org.apache.spark.TaskContext.get();
-    return io.sparkps.spark.coord.proto.Registration.newBuilder()
+    io.sparkps.spark.coord.proto.Registration.Builder b = io.sparkps.spark.coord.proto.Registration.newBuilder()
         .setRole(io.sparkps.spark.coord.proto.Role.valueOf(role.name())).setIndex(index).setHost(host).setPort(port)
         .setAttempt(attempt).setExecutorId(ExecutorHost.executorId())
-        .setTaskId(task == null ? -1 : task.taskAttemptId()).setPid(ProcessHandle.current().pid()).build();
+        .setTaskId(task == null ? -1 : task.taskAttemptId()).setPid(ProcessHandle.current().pid());
+    if (task != null) {
+      b.setCpus(task.cpus());
+      new java.util.TreeMap<>(task.resourcesJMap()).forEach((name, info) -> b.addResources(
+          io.sparkps.spark.coord.proto.HeldResource.newBuilder().setName(name)
+              .addAllAddresses(java.util.Arrays.asList(info.addresses()))));
+    }
+    return b.build();
   }
 
   TaskEnv withPs(List<String> addresses) {

@@ -93,12 +93,13 @@ public final class TrainingCluster {
     }
     // Executors of a cluster register over time; local mode has all its slots at once.
     Duration executorWait = sc.isLocal() ? Duration.ZERO : Duration.ofSeconds(Math.min(60, spec.psStartTimeout().toSeconds()));
-    Preflight.check(sc.sc(), spec, executorWait);
+    RoleProfiles profiles = RoleProfiles.of(sc.sc());
+    Preflight.check(sc.sc(), spec, executorWait, profiles);
     if (placement != null && placement.partitions() != data.getNumPartitions()) {
       throw new IllegalArgumentException("the placement was planned for " + placement.partitions() + " input "
           + "partitions but the data has " + data.getNumPartitions() + ": plan it from this data's partitions");
     }
-    TrainingJob<R> job = new TrainingJob<>(sc, spec, data, function, evaluator, placement, chiefResult);
+    TrainingJob<R> job = new TrainingJob<>(sc, spec, data, function, evaluator, placement, chiefResult, profiles);
     job.start();
     return job;
   }

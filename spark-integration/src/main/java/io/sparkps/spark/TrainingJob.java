@@ -60,7 +60,8 @@ public final class TrainingJob<R> {
   private final java.util.function.Function<PsClient, R> chiefResult;
 
   <T> TrainingJob(JavaSparkContext sc, ClusterSpec spec, JavaRDD<T> data, WorkerFunction<T, R> function,
-      EvaluatorFunction evaluator, InputPlacement placement, java.util.function.Function<PsClient, R> chiefResult) {
+      EvaluatorFunction evaluator, InputPlacement placement, java.util.function.Function<PsClient, R> chiefResult,
+      RoleProfiles profiles) {
     this.chiefResult = chiefResult;
     this.sc = sc;
     this.spec = spec;
@@ -69,7 +70,13 @@ public final class TrainingJob<R> {
     this.tls = security.tls();
     this.registry = new Registry(spec.numPs(), spec.numWorkers());
     registry.setHeartbeatInterval(spec.heartbeatInterval());
-    this.launcher = new Launcher<>(sc, spec, runId, data, function, evaluator, placement);
+    if (profiles.note() != null || profiles.any()) {
+      LOG.info("SparkPS run {}: {}", runId, profiles.describe());
+    }
+    if (profiles.caveat() != null) {
+      LOG.warn("SparkPS run {}: {}", runId, profiles.caveat());
+    }
+    this.launcher = new Launcher<>(sc, spec, runId, data, function, evaluator, placement, profiles);
     this.listeners = new Listeners(runId, registry);
     this.publisher = new RunPublisher(sc.sc(), runId, spec, registry, this::record, this::listVariables);
   }
@@ -222,7 +229,7 @@ public final class TrainingJob<R> {
   public ClusterView inspect() {
     List<VariableInfo> variables = status.isDone() ? finalVariables
         : status == JobStatus.RUNNING ? listVariables() : List.of();
-    return new ClusterView(status, progress(), variables, PsRecoveries.of(registry));
+    return new ClusterView(status, progress(), variables, PsRecoveries.of(registry), TaskResources.of(registry));
   }
 
   /** What the run's tasks are shipped, before the ps serve. */

@@ -85,10 +85,10 @@ class RunLogTest {
     List<String> lines = lines();
     String run = "SparkPS run " + job.runId() + ": ";
     int launch = indexOf(lines, "INFO " + run + "launching 1 ps, 2 workers on local\\[4\\] \\(coordinator at \\S+, TLS off\\)");
-    int ps = indexOf(lines, "INFO SparkPS: ps 0 serves at \\S+ \\(executor driver, task attempt 0\\)");
+    int ps = indexOf(lines, "INFO SparkPS: ps 0 serves at \\S+ \\(executor driver, task attempt 0, 1 core\\)");
     int serving = indexOf(lines, "INFO " + run + "every ps serves \\(\\[\\S+\\]\\) after \\d+ ms");
-    int chief = indexOf(lines, "INFO SparkPS: chief 0 registered on \\S+ \\(executor driver, stage attempt 0\\)");
-    int worker = indexOf(lines, "INFO SparkPS: worker 1 registered on \\S+ \\(executor driver, stage attempt 0\\)");
+    int chief = indexOf(lines, "INFO SparkPS: chief 0 registered on \\S+ \\(executor driver, stage attempt 0, 1 core\\)");
+    int worker = indexOf(lines, "INFO SparkPS: worker 1 registered on \\S+ \\(executor driver, stage attempt 0, 1 core\\)");
     int end = indexOf(lines, "INFO " + run + "SUCCEEDED in \\d+ ms; everything it started is stopped");
     assertTrue(launch < ps && ps < serving && serving < chief && serving < worker && chief < end && worker < end,
         String.join("\n", lines));

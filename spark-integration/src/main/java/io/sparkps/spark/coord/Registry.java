@@ -31,6 +31,8 @@ public final class Registry {
   private long heartbeatNanos = 1_000_000_000L;
   /** Records each task could not keep while the driver was unreachable, by role/index. */
   private final Map<String, Long> droppedRecords = new java.util.HashMap<>();
+  /** Each role instance's latest registration (role and index as the key), in the order they first came. */
+  private final Map<String, Registration> registrations = new java.util.LinkedHashMap<>();
 
   /** When members were last heard from and losses happened, in nanoseconds (waits use real time). */
   private final java.util.function.LongSupplier clock;
@@ -84,8 +86,24 @@ public final class Registry {
       losses.replaced(r.getIndex(), m.address());
     }
     logRegistration(r, m.address());
+    registrations.put(r.getRole() + "#" + r.getIndex(), r);
     roster.put(m);
     notifyAll();
+  }
+
+  /** Each role instance's latest registration (where it runs, what Spark gave its task), in the order they came. */
+  public synchronized List<Registration> registrations() {
+    return List.copyOf(registrations.values());
+  }
+
+  /** ", 2 cores, gpu [0]": what Spark gave a registering task, or "" when it did not say. */
+  private static String held(Registration r) {
+    if (r.getCpus() == 0) {
+      return "";
+    }
+    StringBuilder b = new StringBuilder(", ").append(r.getCpus()).append(r.getCpus() == 1 ? " core" : " cores");
+    r.getResourcesList().forEach(h -> b.append(", ").append(h.getName()).append(' ').append(h.getAddressesList()));
+    return b.toString();
   }
 
   private void logRegistration(Registration r, String address) {
@@ -99,11 +117,11 @@ public final class Registry {
                   + cause.getIndex() + " on " + cause.getHost() + " failed: " + firstLine(cause.getError().getMessage()));
     }
     if (r.getRole() == Role.PS) {
-      LOG.info("SparkPS: ps {} serves at {} (executor {}, task attempt {})", r.getIndex(), address,
-          r.getExecutorId(), r.getAttempt());
+      LOG.info("SparkPS: ps {} serves at {} (executor {}, task attempt {}{})", r.getIndex(), address,
+          r.getExecutorId(), r.getAttempt(), held(r));
     } else {
-      LOG.info("SparkPS: {} {} registered on {} (executor {}, {} attempt {})", r.getRole().name().toLowerCase(),
-          r.getIndex(), r.getHost(), r.getExecutorId(), worker ? "stage" : "task", r.getAttempt());
+      LOG.info("SparkPS: {} {} registered on {} (executor {}, {} attempt {}{})", r.getRole().name().toLowerCase(),
+          r.getIndex(), r.getHost(), r.getExecutorId(), worker ? "stage" : "task", r.getAttempt(), held(r));
     }
   }
 

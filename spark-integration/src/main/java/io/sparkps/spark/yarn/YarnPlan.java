@@ -1,6 +1,7 @@
 package io.sparkps.spark.yarn;
 
 import io.sparkps.spark.Role;
+import io.sparkps.spark.SparkPsConf;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -25,6 +26,9 @@ import java.util.Set;
  *   <tr><td>node label (one for all roles)</td><td>{@code spark.yarn.executor.nodeLabelExpression}</td></tr>
  *   <tr><td>largest gpus</td><td>{@code spark.executor.resource.gpu.amount} =
  *       {@code spark.task.resource.gpu.amount}</td></tr>
+ *   <tr><td>the ps's and the evaluator's vcores</td><td>{@link SparkPsConf#PS_CPUS} and {@link
+ *       SparkPsConf#EVALUATOR_CPUS}: through task resource profiles (Spark 3.5.1+ on YARN) their
+ *       tasks hold those cores and no GPU of their executors</td></tr>
  *   <tr><td>queue, name, max attempts</td><td>{@code spark.yarn.queue}, {@code spark.app.name},
  *       {@code spark.yarn.maxAppAttempts}</td></tr>
  *   <tr><td>environment</td><td>{@code spark.executorEnv.*} and {@code spark.yarn.appMasterEnv.*}</td></tr>
@@ -106,6 +110,10 @@ public record YarnPlan(Map<String, String> conf, List<String> notes, int executo
       conf.put("spark.task.resource.gpu.amount", Integer.toString(gpus));
     }
     conf.put("spark.executorEnv.OMP_NUM_THREADS", Integer.toString(cores));
+    conf.put(SparkPsConf.PS_CPUS.key(), Integer.toString(ps.vcores()));
+    if (evaluator != null && evaluator.instances() > 0) {
+      conf.put(SparkPsConf.EVALUATOR_CPUS.key(), Integer.toString(evaluator.vcores()));
+    }
     env.forEach((k, v) -> {
       conf.put("spark.executorEnv." + k, v);
       conf.put("spark.yarn.appMasterEnv." + k, v);

@@ -33,6 +33,8 @@ class YarnSubmitterTest {
     assertEquals("1.0", conf.get("spark.scheduler.minRegisteredResourcesRatio"));
     assertEquals("training", conf.get("spark.yarn.queue"));
     assertEquals("2", conf.get("spark.executorEnv.OMP_NUM_THREADS"));
+    assertEquals("1", conf.get("spark.sparkps.ps.cpus"), "the ps's own vcores, for its task resource profile");
+    assertEquals("1", conf.get("spark.sparkps.evaluator.cpus"));
     assertEquals("7", conf.get("spark.executorEnv.DATA_VERSION"));
     assertEquals("7", conf.get("spark.yarn.appMasterEnv.DATA_VERSION"));
     assertEquals("hdfs://nn2:8020", conf.get("spark.kerberos.access.hadoopFileSystems"));
