@@ -37,11 +37,11 @@ final class Preflight {
 
   /** What the cluster lacks to run every role at once, or null. */
   private static String shortfall(SparkContext sc, ClusterSpec spec, RoleProfiles profiles) {
-    int needed = spec.slotsNeeded();
-    int slots = slots(sc);
     String roles = spec.numPs() + " ps + " + spec.numWorkers() + " workers" + (spec.hasEvaluator() ? " + 1 evaluator"
         : "");
     if (!profiles.any()) {
+      int needed = spec.slotsNeeded();
+      int slots = slots(sc);
       return slots >= needed ? null : "the run needs " + needed + " task slots at once (" + roles + ") but the "
           + "cluster has " + slots + " (executor cores / spark.task.cpus)";
     }

@@ -51,10 +51,6 @@ final class RoleProfiles {
   private final String note;
   private final String caveat;
 
-  private RoleProfiles(Map<Role, Ask> asks, Map<Role, ResourceProfile> profiles, String note) {
-    this(asks, profiles, note, null);
-  }
-
   private RoleProfiles(Map<Role, Ask> asks, Map<Role, ResourceProfile> profiles, String note, String caveat) {
     this.asks = asks;
     this.profiles = profiles;
@@ -99,7 +95,7 @@ final class RoleProfiles {
     String mode = SparkPsConf.TASK_RESOURCE_PROFILES.get(conf);
     Map<String, Double> taskDefaults = new TreeMap<>();
     int taskCpus = 1;
-    for (Map.Entry<String, TaskResourceRequest> e : entries(defaults.taskResourcesJMap())) {
+    for (Map.Entry<String, TaskResourceRequest> e : defaults.taskResourcesJMap().entrySet()) {
       if (e.getKey().equals(ResourceProfile.CPUS())) {
         taskCpus = (int) e.getValue().amount();
       } else {
@@ -107,7 +103,7 @@ final class RoleProfiles {
       }
     }
     Map<String, Double> executorAmounts = new TreeMap<>();
-    for (Map.Entry<String, ExecutorResourceRequest> e : entries(defaults.executorResourcesJMap())) {
+    for (Map.Entry<String, ExecutorResourceRequest> e : defaults.executorResourcesJMap().entrySet()) {
       if (!BUILT_IN_EXECUTOR_RESOURCES.contains(e.getKey())) {
         executorAmounts.put(e.getKey(), (double) e.getValue().amount());
       }
@@ -116,18 +112,20 @@ final class RoleProfiles {
     Map<Role, Ask> asks = new EnumMap<>(Role.class);
     asks.put(Role.PS, new Ask(SparkPsConf.PS_CPUS.get(conf), Map.of()));
     asks.put(Role.EVALUATOR, new Ask(SparkPsConf.EVALUATOR_CPUS.get(conf), Map.of()));
-    asks.put(Role.WORKER, new Ask(workerCpus == null ? taskCpus : workerCpus, Map.copyOf(executorAmounts)));
+    // (executorAmounts is sorted by name: the asks' descriptions come out alike every time)
+    asks.put(Role.WORKER, new Ask(workerCpus == null ? taskCpus : workerCpus,
+        java.util.Collections.unmodifiableMap(executorAmounts)));
     asks.put(Role.CHIEF, asks.get(Role.WORKER));
     Ask application = new Ask(taskCpus, taskDefaults);
     Map<Role, Ask> asked = new EnumMap<>(asks);
-    asked.values().removeIf(a -> sameAs(a, application));
+    asked.values().removeIf(application::equals);
     if (asked.isEmpty()) {
-      return new RoleProfiles(Map.of(), Map.of(), null);
+      return new RoleProfiles(Map.of(), Map.of(), null, null);
     }
     String differs = describe(asked);
     if (mode.equals("false")) {
       return new RoleProfiles(Map.of(), Map.of(), "task resource profiles are off (" + SparkPsConf.TASK_RESOURCE_PROFILES
-          + "=false): every task asks for " + application + " (spark.task.*), not " + differs);
+          + "=false): every task asks for " + application + " (spark.task.*), not " + differs, null);
     }
     Map<Role, ResourceProfile> profiles = new EnumMap<>(Role.class);
     Map<Ask, ResourceProfile> built = new LinkedHashMap<>();
@@ -143,7 +141,7 @@ final class RoleProfiles {
             + "cluster, or set it to auto (the roles then take spark.task.* as every task) or false");
       }
       return new RoleProfiles(Map.of(), Map.of(), why + ", so every task asks for " + application
-          + " (spark.task.*), not " + differs);
+          + " (spark.task.*), not " + differs, null);
     }
     return new RoleProfiles(asks, profiles, null, shareCaveat(sparkVersion, taskDefaults, asks.get(Role.WORKER)));
   }
@@ -169,10 +167,6 @@ final class RoleProfiles {
     return null;
   }
 
-  private static boolean sameAs(Ask a, Ask application) {
-    return a.cpus() == application.cpus() && a.resources().equals(application.resources());
-  }
-
   private static String describe(Map<Role, Ask> asks) {
     StringBuilder b = new StringBuilder();
     asks.forEach((role, ask) -> {
@@ -187,10 +181,6 @@ final class RoleProfiles {
     TaskResourceRequests requests = new TaskResourceRequests().cpus(ask.cpus());
     ask.resources().forEach(requests::resource);
     return new ResourceProfileBuilder().require(requests).build();
-  }
-
-  private static <V> Iterable<Map.Entry<String, V>> entries(Map<String, V> map) {
-    return new TreeMap<>(map).entrySet();
   }
 
   private static String trim(double amount) {
