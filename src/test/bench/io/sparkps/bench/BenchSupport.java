@@ -17,13 +17,13 @@ import org.nd4j.linalg.factory.Nd4j;
 final class BenchSupport {
   private BenchSupport() {}
 
-  /** An embedded Spark of 3 task slots on loopback, its UI off, logging warnings only. */
   /** The first {@code examples} Fashion-MNIST training images in 2 cached partitions, one per worker. */
-  static Dataset<Row> fashionMnistTrain(SparkSession spark, int examples) {
+  static Dataset<Row> fashionMnistTrain(SparkSession spark, int examples) throws java.io.IOException {
     return IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 2).limit(examples).repartition(2)
         .cache();
   }
 
+  /** An embedded Spark of 3 task slots on loopback, its UI off, logging warnings only. */
   static SparkSession localSpark(String app) {
     SparkSession spark = SparkSession.builder().master("local[3]").appName(app).config("spark.ui.enabled", "false")
         .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").getOrCreate();

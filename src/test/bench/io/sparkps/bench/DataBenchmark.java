@@ -2,8 +2,14 @@ package io.sparkps.bench;
 
 import static io.sparkps.bench.BenchSupport.median;
 
+import io.sparkps.ml.Dl4jEstimator;
+import io.sparkps.ml.Dl4jModel;
+import io.sparkps.ml.FitJob;
 import io.sparkps.ml.data.IdxDataFrames;
 import io.sparkps.ml.data.Prototypes;
+import io.sparkps.ml.datasets.ClickThroughData;
+import io.sparkps.ml.param.EmbeddingColumn;
+import io.sparkps.ml.param.NumericTransform;
 import io.sparkps.ml.param.TrainingConfig;
 import io.sparkps.ml.training.Dl4jTrainer;
 import io.sparkps.ps.spec.Consistency;
@@ -20,6 +26,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.ml.evaluation.BinaryClassificationEvaluator;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -35,7 +42,7 @@ import org.nd4j.linalg.learning.config.Adam;
 import org.nd4j.linalg.lossfunctions.LossFunctions;
 
 /**
- * The data path of issue 14, side by side in one run:
+ * The data path, side by side in one run:
  * <ol>
  *   <li>Spill vs in-memory: Fashion-MNIST, 2 workers + 1 ps on {@code local[3]}, one partition
  *       per worker, 2 epochs; each worker's partition spilled to a file and read back through
@@ -49,9 +56,15 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
  *       made in the workers' own tasks, each partition spilled; against the in-memory path on a
  *       sample of 100,000 rows for as many steps. Each worker's peak heap (Spark's executor
  *       metrics) and peak RSS (VmHWM) against its partition.</li>
+ *   <li>An embedding model's rows spilled vs in memory: 1,000,000 generated click-through rows of
+ *       Criteo's shape (26 categorical columns of dim 8 on AdaGrad, 13 numeric, a 64-32 network on
+ *       Adam), 2 ASYNC workers + 1 ps, 256 rows per worker and step, 1 epoch; each worker's
+ *       categorical rows written to a spill file and read back a shuffle window at a time
+ *       ({@code inMemoryMax=0}), or held in memory. Training examples/s and the fit's seconds,
+ *       reading included.</li>
  * </ol>
- * Parts 1 and 2 alternate their two variants for several rounds (the order swapped each round);
- * ratios are medians of per-round ratios. Arguments: {@code [parts] [rounds] [rows of part 3]} (123, 3,
+ * Parts 1, 2 and 4 alternate their two variants for several rounds (the order swapped each round);
+ * ratios are medians of per-round ratios. Arguments: {@code [parts] [rounds] [rows of part 3]} (1234, 3,
  * 800000).
  */
 public final class DataBenchmark {
@@ -63,7 +76,7 @@ public final class DataBenchmark {
 
   public static void main(String[] args) {
     try {
-      run(args.length > 0 ? args[0] : "123", args.length > 1 ? Integer.parseInt(args[1]) : 3,
+      run(args.length > 0 ? args[0] : "1234", args.length > 1 ? Integer.parseInt(args[1]) : 3,
           args.length > 2 ? Integer.parseInt(args[2]) : 800_000);
     } catch (Exception | Error e) {
       e.printStackTrace();
@@ -84,6 +97,9 @@ public final class DataBenchmark {
       }
       if (parts.contains("2")) {
         firstStep(spark, rounds + 2);
+      }
+      if (parts.contains("4")) {
+        categoricalSpill(spark, rounds);
       }
     } finally {
       spark.stop();
@@ -204,6 +220,72 @@ public final class DataBenchmark {
         System.out.printf(Locale.ROOT, "  round %d %-9s %8.0f examples/s training, fit %.1f s, accuracy %.4f%n", r,
             spill ? "spill" : "in-memory", run.trainingExamplesPerSecond(), run.seconds(),
             accuracy(json, run.params(), test));
+      }
+      ratios.add(rate[1] / rate[0]);
+    }
+    spark.conf().unset("spark.sparkps.data.inMemoryMax");
+    System.out.printf(Locale.ROOT, "  spill / in-memory examples/s: median %.3f (rounds %s)%n", median(ratios), ratios);
+    train.unpersist();
+    test.unpersist();
+  }
+
+  /** A click-through fit's training examples/s (first step to last, as the chief reported), seconds and AUC. */
+  private record Fit(double examplesPerSecond, double seconds, double auc) {}
+
+  private static Fit fitClicks(ClickThroughData data, Dataset<Row> train, Dataset<Row> test) throws Exception {
+    List<EmbeddingColumn> columns = new ArrayList<>();
+    for (String c : data.categoricalColumns()) {
+      columns.add(EmbeddingColumn.of(c, 8).withOptimizer("ADAGRAD", 0.1).withMinCount(20));
+    }
+    String json = new NeuralNetConfiguration.Builder().seed(3).updater(new Adam(2e-3)).list()
+        .layer(new DenseLayer.Builder().nIn(26 * 8 + 13).nOut(64).activation(Activation.RELU).build())
+        .layer(new DenseLayer.Builder().nIn(64).nOut(32).activation(Activation.RELU).build())
+        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(32).nOut(2)
+            .activation(Activation.SOFTMAX).build())
+        .build().toJson();
+    AtomicLong first = new AtomicLong();
+    AtomicLong last = new AtomicLong();
+    AtomicLong steps = new AtomicLong();
+    long start = System.nanoTime();
+    FitJob job = new Dl4jEstimator().setEmbeddingColumns(columns, data.numericColumns().toArray(new String[0]))
+        .setNumericTransform(NumericTransform.LOG1P).setNetworkJson(json).setNumWorkers(2).setNumPs(1)
+        .setBatchSize(256).setEpochs(1).setConsistency(Consistency.ASYNC).setSeed(1).fitAsync(train);
+    job.addListener(p -> {
+      if (p.role() == Role.CHIEF && p.step() >= 1 && p.step() > steps.get()) {
+        long at = System.nanoTime() - p.ageMillis() * 1_000_000;
+        first.compareAndSet(0, at);
+        last.set(at);
+        steps.set(p.step());
+      }
+    });
+    Dl4jModel model = job.get(Duration.ofMinutes(30));
+    double seconds = (System.nanoTime() - start) / 1e9;
+    double auc = new BinaryClassificationEvaluator().setRawPredictionCol("probability").evaluate(model.transform(test));
+    return new Fit(2.0 * (steps.get() - 1) * 256 / ((last.get() - first.get()) / 1e9), seconds, auc);
+  }
+
+  private static void categoricalSpill(SparkSession spark, int rounds) throws Exception {
+    ClickThroughData data = ClickThroughData.builder().optScale(0.001).optSignalIds(100).optSeed(1).build();
+    Dataset<Row> train = data.rows(spark, 0, 1_000_000, 2).cache();
+    Dataset<Row> test = data.rows(spark, 10_000_000, 50_000, 2).cache();
+    System.out.printf(Locale.ROOT, "%n4. an embedding model's rows spilled vs in memory: %d click-through rows in %d "
+        + "partitions, 26 fields of dim 8, 64-32, 2 ASYNC workers x 256 + 1 ps, 1 epoch%n", train.count(),
+        train.rdd().getNumPartitions());
+    test.count();
+    for (String max : new String[] {"0", "4g"}) { // warm-up of both paths, untimed
+      spark.conf().set("spark.sparkps.data.inMemoryMax", max);
+      fitClicks(data, train.limit(100_000), test);
+    }
+    List<Double> ratios = new ArrayList<>();
+    for (int r = 0; r < rounds; r++) {
+      double[] rate = new double[2];
+      for (int k = 0; k < 2; k++) {
+        boolean spill = (r + k) % 2 == 0;
+        spark.conf().set("spark.sparkps.data.inMemoryMax", spill ? "0" : "4g");
+        Fit fit = fitClicks(data, train, test);
+        rate[spill ? 1 : 0] = fit.examplesPerSecond();
+        System.out.printf(Locale.ROOT, "  round %d %-9s %8.0f examples/s training, fit %.1f s, AUC %.4f%n", r,
+            spill ? "spill" : "in-memory", fit.examplesPerSecond(), fit.seconds(), fit.auc());
       }
       ratios.add(rate[1] / rate[0]);
     }

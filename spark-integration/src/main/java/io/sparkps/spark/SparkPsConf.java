@@ -121,8 +121,9 @@ public final class SparkPsConf {
       }).readPerSession();
 
   public static final Setting<Long> DATA_IN_MEMORY_MAX = new Setting<>("spark.sparkps.data.inMemoryMax", "size",
-      "128m", "the most bytes of records a worker holds in memory; beyond it its partition is streamed to a spill "
-          + "file in the executor's local directories (`0` spills every partition)", v -> {
+      "128m", "the most bytes of records (an embedding model's: ids, values and labels) a worker holds in memory; "
+          + "beyond it its partition is streamed to a spill file in the executor's local directories (`0` spills every "
+          + "partition)", v -> {
         try {
           return JavaUtils.byteStringAsBytes(v.trim());
         } catch (NumberFormatException e) {

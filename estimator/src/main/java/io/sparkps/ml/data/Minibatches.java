@@ -5,7 +5,6 @@ import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
 import java.nio.file.Path;
 import java.util.Iterator;
-import java.util.Random;
 import org.apache.spark.sql.Row;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -187,9 +186,8 @@ public final class Minibatches implements AutoCloseable {
 
   /** One epoch's batches: the blocks in a seeded order, the records of each window of blocks shuffled. */
   private final class Batches implements Iterator<DataSet> {
-    private final int[] blockOrder;
+    private final BlockOrder blocks;
     private final int windows;
-    private final long seed;
     private final int steps;
     private final int batchSize;
     private final boolean recycle;
@@ -202,44 +200,30 @@ public final class Minibatches implements AutoCloseable {
 
     Batches(int epoch, int from, int steps, int batchSize, long seed, boolean recycle) {
       this.recycle = recycle;
-      this.seed = seed * 31 + epoch;
       this.steps = steps;
       this.batchSize = batchSize;
       this.step = from;
-      blockOrder = shuffled(store.blocks(), new Random(this.seed));
-      windows = (store.blocks() + windowBlocks - 1) / windowBlocks;
-      long skip = (long) from * batchSize % store.records();
-      int w = 0;
-      for (long n = windowRows(0); skip >= n; n = windowRows(++w)) {
-        skip -= n;
-      }
-      open(w);
-      next = (int) skip;
-    }
-
-    private long windowRows(int w) {
-      long n = 0;
-      for (int i = w * windowBlocks; i < Math.min(blockOrder.length, (w + 1) * windowBlocks); i++) {
-        n += store.rowsIn(blockOrder[i]);
-      }
-      return n;
+      blocks = new BlockOrder(store.blocks(), windowBlocks, store::rowsIn, seed * 31 + epoch);
+      windows = blocks.windows();
+      long[] start = blocks.locate((long) from * batchSize % store.records());
+      open((int) start[0]);
+      next = (int) start[1];
     }
 
     /** Maps window {@code w}'s blocks (unmapping the last window's) and shuffles its records. */
     private void open(int w) {
       unmapWindow();
       window = w;
-      int first = w * windowBlocks;
-      int count = Math.min(windowBlocks, blockOrder.length - first);
-      order = new int[(int) windowRows(w)];
+      int[] in = blocks.blocks(w);
+      order = new int[(int) blocks.rows(w)];
       int at = 0;
-      for (int slot = 0; slot < count; slot++) {
-        views[slot] = store.block(blockOrder[first + slot]);
-        for (int r = 0, n = store.rowsIn(blockOrder[first + slot]); r < n; r++) {
+      for (int slot = 0; slot < in.length; slot++) {
+        views[slot] = store.block(in[slot]);
+        for (int r = 0, n = store.rowsIn(in[slot]); r < n; r++) {
           order[at++] = slot * store.blockRows() + r;
         }
       }
-      shuffle(order, new Random(seed * 1_000_003L + w));
+      blocks.shuffleRows(w, order);
     }
 
     /**
@@ -293,24 +277,6 @@ public final class Minibatches implements AutoCloseable {
         release();
       }
       return new DataSet(x, y);
-    }
-  }
-
-  private static int[] shuffled(int n, Random random) {
-    int[] a = new int[n];
-    for (int i = 0; i < n; i++) {
-      a[i] = i;
-    }
-    shuffle(a, random);
-    return a;
-  }
-
-  private static void shuffle(int[] a, Random random) {
-    for (int i = a.length - 1; i > 0; i--) {
-      int j = random.nextInt(i + 1);
-      int t = a[i];
-      a[i] = a[j];
-      a[j] = t;
     }
   }
 

@@ -9,9 +9,7 @@ import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -34,8 +32,8 @@ final class RowStore implements AutoCloseable {
   private float[] current;
   private int inCurrent;
   private long records;
-  private FileChannel file;
-  private Path path;
+  private SpillFile file;
+  private long written;
   private ByteBuffer out;
   private boolean closed;
 
@@ -75,16 +73,8 @@ final class RowStore implements AutoCloseable {
 
   /** Moves the blocks held so far into a new spill file; later blocks go straight to it. */
   private void spill() {
-    try {
-      Files.createDirectories(dir);
-      path = Files.createTempFile(dir, prefix, ".f32");
-      file = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
-      out = ByteBuffer.allocateDirect(blockRows * recordFloats * Float.BYTES).order(ByteOrder.nativeOrder());
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot create a spill file in " + dir + " (" + e.getMessage() + "): give the "
-          + "executors writable local directories with room for their partitions (spark.local.dir), or raise "
-          + io.sparkps.spark.SparkPsConf.DATA_IN_MEMORY_MAX.key(), e);
-    }
+    file = SpillFile.create(dir, prefix, ".f32");
+    out = ByteBuffer.allocateDirect(blockRows * recordFloats * Float.BYTES).order(ByteOrder.nativeOrder());
     blocks.forEach(b -> write(b, blockRows));
     blocks.clear();
   }
@@ -93,14 +83,8 @@ final class RowStore implements AutoCloseable {
     out.clear();
     out.asFloatBuffer().put(block, 0, rows * recordFloats);
     out.limit(rows * recordFloats * Float.BYTES);
-    try {
-      while (out.hasRemaining()) {
-        file.write(out);
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot write the spill file " + path + " (" + e.getMessage() + "): is its disk "
-          + "full? Give the executors local directories with room for their partitions (spark.local.dir)", e);
-    }
+    file.write(out, written);
+    written += rows * recordFloats * Float.BYTES;
   }
 
   /** Ends appending: the last, partial block is kept or written. */
@@ -139,12 +123,12 @@ final class RowStore implements AutoCloseable {
 
   /** Whether the records went to a spill file. */
   boolean spilled() {
-    return path != null;
+    return file != null;
   }
 
   /** The spill file, or null when the records are in memory. */
   Path file() {
-    return path;
+    return file == null ? null : file.path();
   }
 
   /** A block's records, one after another, and the mapping they are read through (null in memory). */
@@ -157,11 +141,12 @@ final class RowStore implements AutoCloseable {
     }
     long bytes = (long) rowsIn(b) * recordFloats * Float.BYTES;
     try {
-      MappedByteBuffer mapped = file.map(FileChannel.MapMode.READ_ONLY, (long) b * blockRows * recordFloats
+      MappedByteBuffer mapped = file.channel().map(FileChannel.MapMode.READ_ONLY, (long) b * blockRows * recordFloats
           * Float.BYTES, bytes);
       return new Block(mapped.order(ByteOrder.nativeOrder()).asFloatBuffer(), mapped);
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot map block " + b + " of the spill file " + path + ": " + e.getMessage(), e);
+      throw new UncheckedIOException("cannot map block " + b + " of the spill file " + file.path() + ": "
+          + e.getMessage(), e);
     }
   }
 
@@ -178,7 +163,7 @@ final class RowStore implements AutoCloseable {
    */
   float[] column(int from, int count) {
     if (file != null) {
-      throw new IllegalStateException("the records were spilled to " + path + "; read them by blocks");
+      throw new IllegalStateException("the records were spilled to " + file.path() + "; read them by blocks");
     }
     float[] out = new float[Math.toIntExact(records * count)];
     int at = 0;
@@ -198,15 +183,8 @@ final class RowStore implements AutoCloseable {
     }
     closed = true;
     blocks.clear();
-    try {
-      if (file != null) {
-        file.close();
-      }
-      if (path != null) {
-        Files.deleteIfExists(path);
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot delete the spill file " + path + ": " + e.getMessage(), e);
+    if (file != null) {
+      file.close();
     }
   }
 

@@ -1,5 +1,6 @@
 package io.sparkps.ml.embedding;
 
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
@@ -10,8 +11,8 @@ import org.apache.spark.sql.Row;
 /**
  * Rows of an embedding model's input held in primitive arrays: each row's keys per categorical
  * column (one for a single id, any number for an array column; a missing value is one key, the
- * column's missing row), its numeric values and its label. About 8 bytes a key and 4 a value:
- * 26 categorical and 13 numeric columns take 260 bytes a row.
+ * column's missing row), its numeric values and its label. 8 bytes a key, 4 a column's start, 4 a
+ * value: 26 categorical and 13 numeric columns and a label take 368 bytes a row.
  */
 public final class CategoricalRows implements java.io.Serializable {
   private static final long serialVersionUID = 1L;
@@ -125,6 +126,87 @@ public final class CategoricalRows implements java.io.Serializable {
       System.arraycopy(label, 0, labels, rows * labelWidth, labelWidth);
     }
     rows++;
+  }
+
+  /** Appends row {@code r} of {@code from}, rows of the same inputs and label width. */
+  public void append(CategoricalRows from, int r) {
+    int base = rows * fields;
+    if (base + fields + 1 > starts.length) {
+      starts = Arrays.copyOf(starts, Math.max(starts.length * 2, base + fields + 1));
+    }
+    int first = from.starts[r * fields];
+    int count = from.starts[r * fields + fields] - first;
+    if (keyCount + count > keys.length) {
+      keys = Arrays.copyOf(keys, Math.max(keys.length * 2, keyCount + count));
+    }
+    System.arraycopy(from.keys, first, keys, keyCount, count);
+    for (int c = 0; c <= fields; c++) {
+      starts[base + c] = keyCount + from.starts[r * fields + c] - first;
+    }
+    keyCount += count;
+    values = grow(values, (rows + 1) * numeric);
+    System.arraycopy(from.values, r * numeric, values, rows * numeric, numeric);
+    labels = grow(labels, (rows + 1) * labelWidth);
+    System.arraycopy(from.labels, r * labelWidth, labels, rows * labelWidth, labelWidth);
+    rows++;
+  }
+
+  /** Bytes that {@link #write} takes for rows {@code [from, to)}. */
+  int writtenBytes(int from, int to) {
+    int n = to - from;
+    int keysIn = starts[to * fields] - starts[from * fields];
+    return 8 + 4 * (n * fields + 1) + 8 * keysIn + 4 * n * (numeric + labelWidth);
+  }
+
+  /**
+   * Writes rows {@code [from, to)} at {@code out}'s position: their count and their keys' count,
+   * then where each row's columns start (from 0), the keys, the numeric values and the labels.
+   * {@link #read} appends them back.
+   */
+  void write(int from, int to, ByteBuffer out) {
+    int n = to - from;
+    int first = starts[from * fields];
+    int keyTotal = starts[to * fields] - first;
+    out.putInt(n).putInt(keyTotal);
+    for (int i = from * fields; i <= to * fields; i++) {
+      out.putInt(starts[i] - first);
+    }
+    out.asLongBuffer().put(keys, first, keyTotal);
+    out.position(out.position() + 8 * keyTotal);
+    out.asFloatBuffer().put(values, from * numeric, n * numeric);
+    out.position(out.position() + 4 * n * numeric);
+    out.asFloatBuffer().put(labels, from * labelWidth, n * labelWidth);
+    out.position(out.position() + 4 * n * labelWidth);
+  }
+
+  /** Appends the rows {@link #write} wrote at {@code in}'s position (of rows of the same inputs and label width). */
+  void read(ByteBuffer in) {
+    int n = in.getInt();
+    int keyTotal = in.getInt();
+    int base = rows * fields;
+    if (base + n * fields + 1 > starts.length) {
+      starts = Arrays.copyOf(starts, Math.max(starts.length * 2, base + n * fields + 1));
+    }
+    for (int i = 0; i <= n * fields; i++) {
+      starts[base + i] = keyCount + in.getInt();
+    }
+    if (keyCount + keyTotal > keys.length) {
+      keys = Arrays.copyOf(keys, Math.max(keys.length * 2, keyCount + keyTotal));
+    }
+    in.asLongBuffer().get(keys, keyCount, keyTotal);
+    in.position(in.position() + 8 * keyTotal);
+    keyCount += keyTotal;
+    values = grow(values, (rows + n) * numeric);
+    in.asFloatBuffer().get(values, rows * numeric, n * numeric);
+    in.position(in.position() + 4 * n * numeric);
+    labels = grow(labels, (rows + n) * labelWidth);
+    in.asFloatBuffer().get(labels, rows * labelWidth, n * labelWidth);
+    in.position(in.position() + 4 * n * labelWidth);
+    rows += n;
+  }
+
+  private static float[] grow(float[] a, int size) {
+    return size > a.length ? Arrays.copyOf(a, Math.max(a.length * 2, size)) : a;
   }
 
   private void add(long key) {

@@ -19,23 +19,23 @@ import org.nd4j.linalg.factory.Nd4j;
 public final class EmbeddingStep {
   private final PsTrainingStep dense;
   private final TableLookup lookup;
-  private final CategoricalRows rows;
   private final boolean divideByMinibatch;
   private long keysPulled;
 
   private long tablePullNanos;
   private long tablePushNanos;
 
-  public EmbeddingStep(PsTrainingStep dense, TableLookup lookup, CategoricalRows rows, boolean divideByMinibatch) {
+  public EmbeddingStep(PsTrainingStep dense, TableLookup lookup, boolean divideByMinibatch) {
     this.dense = dense;
     this.lookup = lookup;
-    this.rows = rows;
     this.divideByMinibatch = divideByMinibatch;
     dense.keepInputGradient();
   }
 
-  /** Step {@code step} (this worker's, from 0) on the rows {@code batch}; returns the minibatch's loss. */
-  public double step(int[] batch, long step, int epoch) {
+  /** Step {@code step} (this worker's, from 0) on the minibatch {@code minibatch}; returns its loss. */
+  public double step(CategoricalPartition.Batch minibatch, long step, int epoch) {
+    CategoricalRows rows = minibatch.rows();
+    int[] batch = minibatch.index();
     long t0 = System.nanoTime();
     TableLookup.Pulled pulled = lookup.pull(rows, batch, step, true);
     tablePullNanos = System.nanoTime() - t0;
@@ -75,55 +75,12 @@ public final class EmbeddingStep {
   }
 
   /**
-   * Reads a partition whose rows are the label, then {@link EmbeddingInputs#names()}, into
-   * categorical rows with labels as wide as the network's output: a class index becomes a one-hot
-   * row (with one output unit, the label itself: 0 or 1), a regression target stays as it is.
+   * Reads rows whose columns are the label, then {@link EmbeddingInputs#names()}, into memory
+   * ({@link CategoricalPartition#read}, held whole): e.g. the held-out rows.
    */
   public static CategoricalRows read(Iterator<Row> data, EmbeddingInputs inputs, boolean classification, int outputs,
       int partition) {
-    CategoricalRows rows = new CategoricalRows(inputs, outputs);
-    int[] at = new int[inputs.names().size()];
-    for (int i = 0; i < at.length; i++) {
-      at[i] = i + 1;
-    }
-    float[] label = new float[outputs];
-    long n = 0;
-    while (data.hasNext()) {
-      Row row = data.next();
-      if (row.isNullAt(0)) {
-        throw new IllegalArgumentException("row " + n + " of partition " + partition + " has no label: drop or fill "
-            + "the rows whose label is null");
-      }
-      double y = ((Number) row.get(0)).doubleValue();
-      java.util.Arrays.fill(label, 0f);
-      if (classification && outputs > 1) {
-        if (y != Math.rint(y) || y < 0 || y >= outputs) {
-          throw new IllegalArgumentException("row " + n + " of partition " + partition + " has label " + y + ", not a "
-              + "class index in [0, " + outputs + ") of the network's " + outputs + " outputs");
-        }
-        label[(int) y] = 1f;
-      } else {
-        if (classification && (y < 0 || y > 1)) {
-          throw new IllegalArgumentException("row " + n + " of partition " + partition + " has label " + y + "; a "
-              + "network with one output unit takes labels in [0, 1] (1: the positive class)");
-        }
-        label[0] = (float) y;
-      }
-      try {
-        rows.append(row, at, label);
-      } catch (OutOfMemoryError full) {
-        // The arrays double as they grow: the allocation that failed is the new one, and the rows go
-        // with this exception, so the JVM goes on.
-        long held = rows.bytes() >> 20;
-        rows = null;
-        throw new IllegalStateException("worker " + partition + " ran out of heap holding its partition's categorical "
-            + "rows: " + n + " rows read (" + held + " MiB of ids, values and labels), " + (Runtime.getRuntime()
-            .maxMemory() >> 20) + " MiB of heap in this JVM. Train with more workers (each holds its share), give "
-            + "the executors more memory (spark.executor.memory, or the driver's in local mode), or fewer "
-            + "categorical columns: an embedding model's rows are not spilled to disk yet", full);
-      }
-      n++;
-    }
-    return rows;
+    return CategoricalPartition.read(data, inputs, classification, outputs, partition,
+        io.sparkps.ml.data.Minibatches.Limits.IN_MEMORY, null).inMemory();
   }
 }

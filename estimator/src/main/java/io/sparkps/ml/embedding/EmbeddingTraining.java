@@ -2,10 +2,12 @@ package io.sparkps.ml.embedding;
 
 import io.sparkps.ml.checkpoint.Checkpoints;
 import io.sparkps.ml.data.LabelKind;
+import io.sparkps.ml.data.Minibatches;
 import io.sparkps.ml.network.Net;
 import io.sparkps.ml.network.NetworkVariables;
 import io.sparkps.ml.param.TrainingConfig;
 import io.sparkps.ml.scoring.ModelScoring;
+import io.sparkps.ml.training.DataConf;
 import io.sparkps.ml.training.InputChecks;
 import io.sparkps.ml.training.ModelInputs;
 import io.sparkps.ml.training.PsTrainingStep;
@@ -33,15 +35,18 @@ import org.nd4j.linalg.factory.Nd4j;
 
 /**
  * An embedding model's inputs: a label and categorical (and numeric) columns, whose ids are rows
- * of tables on the parameter servers. A worker reads its partition into categorical rows in
- * memory, and each step pulls the minibatch's table rows, runs the dense step on them and pushes
- * the rows' gradients ({@link EmbeddingStep}). At the end, each ps writes its share of every table
- * into {@link #tablesDir()}, where the model finds them.
+ * of tables on the parameter servers. A worker reads its partition into categorical rows, in
+ * memory or beyond {@code limits} in a spill file ({@link CategoricalPartition}), and each step
+ * pulls the minibatch's table rows, runs the dense step on them and pushes the rows' gradients
+ * ({@link EmbeddingStep}). At the end, each ps writes its share of every table into
+ * {@link #tablesDir()}, where the model finds them.
  *
  * @param inputs the embedding columns and the numeric ones
  * @param tablesDir where the trained tables go at the end (a Hadoop path)
+ * @param limits how much of a worker's partition stays in memory, and the shuffle window of a spilled one
  */
-public record EmbeddingTraining(EmbeddingInputs inputs, String tablesDir) implements ModelInputs {
+public record EmbeddingTraining(EmbeddingInputs inputs, String tablesDir, Minibatches.Limits limits)
+    implements ModelInputs {
   /**
    * The training of {@code inputs}: its tables go below {@code checkpointDir} when set, else
    * (local Spark only) into a temporary directory deleted when this JVM exits.
@@ -49,7 +54,8 @@ public record EmbeddingTraining(EmbeddingInputs inputs, String tablesDir) implem
   public static EmbeddingTraining of(SparkSession spark, EmbeddingInputs inputs, String checkpointDir) {
     String run = "model-tables-" + UUID.randomUUID();
     if (checkpointDir != null) {
-      return new EmbeddingTraining(inputs, new org.apache.hadoop.fs.Path(checkpointDir, run).toString());
+      return new EmbeddingTraining(inputs, new org.apache.hadoop.fs.Path(checkpointDir, run).toString(),
+          DataConf.limits(spark));
     }
     if (!spark.sparkContext().isLocal()) {
       throw new IllegalArgumentException("embedding columns need a directory every executor and the driver reach, to "
@@ -58,7 +64,7 @@ public record EmbeddingTraining(EmbeddingInputs inputs, String tablesDir) implem
     try {
       java.nio.file.Path dir = Files.createTempDirectory("sparkps-" + run);
       Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteTree(dir), "sparkps-delete-" + run));
-      return new EmbeddingTraining(inputs, dir.toUri().toString());
+      return new EmbeddingTraining(inputs, dir.toUri().toString(), DataConf.limits(spark));
     } catch (IOException e) {
       throw new UncheckedIOException("could not make a temporary directory for the trained tables", e);
     }
@@ -142,11 +148,15 @@ public record EmbeddingTraining(EmbeddingInputs inputs, String tablesDir) implem
     ps.export(tablesDir);
   }
 
-  /** The partition read into categorical rows, in memory. */
+  /** The partition read into categorical rows, in memory or, beyond {@link #limits}, a spill file. */
   @Override
   public WorkerData read(WorkerContext<Row> ctx, WorkerPlan plan) {
-    CategoricalRows data = EmbeddingStep.read(ctx.data(), inputs, plan.labelKind() != LabelKind.VALUES,
-        plan.outputs(), ctx.index());
+    // Read once into memory or a spill file that is deleted when the task ends, however it ends.
+    CategoricalPartition data = CategoricalPartition.read(ctx.data(), inputs, plan.labelKind() != LabelKind.VALUES,
+        plan.outputs(), ctx.index(), limits, DataConf.spillDir(ctx.index()));
+    if (data.spillFile() != null) {
+      ctx.progress().message("worker " + ctx.index() + " spilled its " + data.rows() + " rows to " + data.spillFile());
+    }
     return new WorkerData() {
       @Override
       public Steps steps(WorkerContext<Row> ctx, Net net, NetworkVariables variables, WorkerPlan plan) {
@@ -155,7 +165,7 @@ public record EmbeddingTraining(EmbeddingInputs inputs, String tablesDir) implem
 
       @Override
       public void close() {
-        // the rows are the task's heap, freed with it
+        data.close();
       }
     };
   }
@@ -165,11 +175,12 @@ public record EmbeddingTraining(EmbeddingInputs inputs, String tablesDir) implem
     private final WorkerContext<Row> ctx;
     private final TrainingConfig config;
     private final WorkerPlan plan;
-    private final CategoricalRows data;
+    private final CategoricalPartition data;
     private final EmbeddingStep step;
     private final StepMetrics metrics;
 
-    TableSteps(WorkerContext<Row> ctx, Net net, NetworkVariables variables, WorkerPlan plan, CategoricalRows data) {
+    TableSteps(WorkerContext<Row> ctx, Net net, NetworkVariables variables, WorkerPlan plan,
+        CategoricalPartition data) {
       this.ctx = ctx;
       this.config = plan.config();
       this.plan = plan;
@@ -182,13 +193,13 @@ public record EmbeddingTraining(EmbeddingInputs inputs, String tablesDir) implem
             .map(m -> new TableRefill.Checkpoint(m.path(), m.step())).orElse(null));
       }
       TableLookup lookup = new TableLookup(inputs, ps, config.tablesGroup(ctx.numWorkers()));
-      this.step = new EmbeddingStep(new PsTrainingStep(net, variables, ps), lookup, data, net.miniBatch());
+      this.step = new EmbeddingStep(new PsTrainingStep(net, variables, ps), lookup, net.miniBatch());
       this.metrics = new StepMetrics(ps);
     }
 
     @Override
     public Epoch epoch(int epoch, int from) {
-      Iterator<int[]> batches = data.epoch(epoch, from, plan.stepsPerEpoch(), config.batchSize(),
+      Iterator<CategoricalPartition.Batch> batches = data.epoch(epoch, from, plan.stepsPerEpoch(), config.batchSize(),
           config.seed() + ctx.index());
       return new Epoch() {
         @Override

@@ -19,13 +19,14 @@ public final class DataConf {
     return SparkPsConf.DATA_ALWAYS_SHUFFLE.get(spark.conf());
   }
 
-  static Minibatches.Limits limits(SparkSession spark) {
+  /** How much of a worker's partition stays in memory, and the shuffle window of a spilled one. */
+  public static Minibatches.Limits limits(SparkSession spark) {
     return new Minibatches.Limits(SparkPsConf.DATA_IN_MEMORY_MAX.get(spark.conf()),
         SparkPsConf.DATA_SHUFFLE_WINDOW.get(spark.conf()));
   }
 
   /** A local directory of this executor for task {@code index}'s spill file (java.io.tmpdir outside Spark). */
-  static Path spillDir(int index) {
+  public static Path spillDir(int index) {
     SparkEnv env = SparkEnv.get();
     if (env != null && env.blockManager() != null) {
       File[] dirs = env.blockManager().diskBlockManager().localDirs();
