@@ -27,8 +27,9 @@ HELD_OUT_FIRST, HELD_OUT_ROWS = 10_000_000, 50_000
 SCALE, SIGNAL_IDS, SEED = 0.001, 100, 1
 
 
-def folder(rows: int, min_count: int) -> str:
-    return os.path.join(tempfile.gettempdir(), "sparkps-peers-ctr-%d-%d" % (rows, min_count))
+def folder(rows: int, min_count: int, scale: float = SCALE, signal_ids: int = SIGNAL_IDS) -> str:
+    suffix = "" if (scale, signal_ids) == (SCALE, SIGNAL_IDS) else "-%g-%d" % (scale, signal_ids)
+    return os.path.join(tempfile.gettempdir(), "sparkps-peers-ctr-%d-%d%s" % (rows, min_count, suffix))
 
 
 def auc(scores, labels) -> float:
@@ -87,9 +88,11 @@ def sparkps_estimator(data, dim: int, table_lr: float, min_count: int, hidden: s
                          **params)
 
 
-def prepare(rows: int, min_count: int) -> str:
-    """Writes (once) the training rows 0 to ``rows`` and the held-out rows as records; returns their folder."""
-    out = folder(rows, min_count)
+def prepare(rows: int, min_count: int, scale: float = SCALE, signal_ids: int = SIGNAL_IDS) -> str:
+    """Writes (once) the training rows 0 to ``rows`` and the held-out rows as records, of a generator of ``scale``
+    and ``signal_ids`` (the benchmarks' by default; the command line's ``generate click-through`` has 2,000 signal
+    ids); returns their folder."""
+    out = folder(rows, min_count, scale, signal_ids)
     if os.path.exists(os.path.join(out, "meta.json")):
         return out
     import sparkps
@@ -100,7 +103,7 @@ def prepare(rows: int, min_count: int) -> str:
         "spark.ui.enabled": "false", "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.driver.memory": "6g"})
     spark.sparkContext.setLogLevel("ERROR")
-    data = ClickThroughData(spark, scale=SCALE, signal_ids=SIGNAL_IDS, seed=SEED)
+    data = ClickThroughData(spark, scale=scale, signal_ids=signal_ids, seed=SEED)
     numeric, categorical = data.numericColumns(), data.categoricalColumns()
 
     def columns(frame):
@@ -135,7 +138,8 @@ def prepare(rows: int, min_count: int) -> str:
         records.tofile(os.path.join(out, name + ".bin.part"))
         os.replace(os.path.join(out, name + ".bin.part"), os.path.join(out, name + ".bin"))
     with open(os.path.join(out, "meta.json"), "w") as f:
-        json.dump({"rows": rows, "held_out_rows": HELD_OUT_ROWS, "min_count": min_count, "field_rows": sizes,
+        json.dump({"rows": rows, "held_out_rows": HELD_OUT_ROWS, "min_count": min_count, "scale": scale,
+                   "signal_ids": signal_ids, "field_rows": sizes,
                    "table_rows": offset, "planted_auc": planted, "clicks": float(encoded["train"]["label"].sum())},
                   f, indent=1)
     return out
@@ -145,6 +149,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=3_000_000)
     parser.add_argument("--min-count", type=int, default=20)
+    parser.add_argument("--scale", type=float, default=SCALE)
+    parser.add_argument("--signal-ids", type=int, default=SIGNAL_IDS)
     a = parser.parse_args()
-    where = prepare(a.rows, a.min_count)
+    where = prepare(a.rows, a.min_count, a.scale, a.signal_ids)
     print(json.dumps(dict(meta(where), folder=where)))
