@@ -15,8 +15,8 @@ import org.apache.spark.sql.Row;
  * One worker's partition of an embedding model's rows, read once, served as shuffled minibatches
  * for as many epochs as asked; the categorical counterpart of {@link Minibatches}. A partition whose
  * rows take at most {@link Minibatches.Limits#inMemoryMax()} bytes stays in memory, in one
- * {@link CategoricalRows}. A larger one is written to a spill file in blocks of {@link #BLOCK_ROWS}
- * rows as it is read, and each epoch reads it back one shuffle window of blocks at a time: the
+ * {@link CategoricalRows}. A larger one is written to a spill file as it is read, in blocks of
+ * {@link #BLOCK_ROWS} rows or {@link #BLOCK_BYTES} bytes (rows with long arrays of ids), and each epoch reads it back one shuffle window of blocks at a time: the
  * blocks in a seeded order, the rows within a window shuffled. So a worker holds a window of rows
  * (about {@link Minibatches.Limits#shuffleWindowRows()} of them) and one block being written, not
  * its partition. Closing deletes the spill file.
@@ -24,6 +24,8 @@ import org.apache.spark.sql.Row;
 public final class CategoricalPartition implements AutoCloseable {
   /** Rows per block of a spill file: the unit of its writes, reads and block shuffle. */
   static final int BLOCK_ROWS = 4096;
+  /** Bytes a block of rows ends at, before it has {@link #BLOCK_ROWS} rows. */
+  static final int BLOCK_BYTES = 4 << 20;
 
   private final EmbeddingInputs inputs;
   private final int labelWidth;
@@ -36,6 +38,8 @@ public final class CategoricalPartition implements AutoCloseable {
   private SpillFile file;
   /** Where block b starts in the spill file, and (at b + 1) where it ends. */
   private long[] offsets = new long[17];
+  /** Rows in block b. */
+  private int[] blockRows = new int[16];
   private int blocks;
   private ByteBuffer buffer;
   /** The latest epoch of a spilled partition, whose window is held. */
@@ -125,10 +129,12 @@ public final class CategoricalPartition implements AutoCloseable {
           + "holds its share)", full);
     }
     rows++;
-    if (held.size() == BLOCK_ROWS && file != null) {
-      writeBlocks(held);
-      held.clear();
-    } else if (held.size() % BLOCK_ROWS == 0 && file == null && held.bytes() > limits.inMemoryMax()) {
+    if (file != null) {
+      if (held.size() == BLOCK_ROWS || held.usedBytes() >= BLOCK_BYTES) {
+        writeBlocks(held);
+        held.clear();
+      }
+    } else if (held.bytes() > limits.inMemoryMax()) {
       spill();
     }
   }
@@ -140,7 +146,7 @@ public final class CategoricalPartition implements AutoCloseable {
     held = new CategoricalRows(inputs, labelWidth);
   }
 
-  /** Writes {@code from}'s rows to the spill file as blocks of {@link #BLOCK_ROWS} rows (the last may hold fewer). */
+  /** Writes {@code from}'s rows to the spill file in blocks of {@link #BLOCK_ROWS} rows (the last may hold fewer). */
   private void writeBlocks(CategoricalRows from) {
     for (int first = 0; first < from.size(); first += BLOCK_ROWS) {
       int end = Math.min(from.size(), first + BLOCK_ROWS);
@@ -154,9 +160,11 @@ public final class CategoricalPartition implements AutoCloseable {
       buffer.flip();
       if (blocks + 1 == offsets.length) {
         offsets = Arrays.copyOf(offsets, offsets.length * 2);
+        blockRows = Arrays.copyOf(blockRows, offsets.length);
       }
       file.write(buffer, offsets[blocks]);
       offsets[blocks + 1] = offsets[blocks] + bytes;
+      blockRows[blocks] = end - first;
       blocks++;
     }
   }
@@ -254,8 +262,7 @@ public final class CategoricalPartition implements AutoCloseable {
     Spilled(int epoch, int from, int steps, int batchSize, long seed) {
       int windowBlocks = (int) Math.max(1, Math.min(blocks, ((long) limits.shuffleWindowRows() + BLOCK_ROWS - 1)
           / BLOCK_ROWS));
-      this.order = new BlockOrder(blocks, windowBlocks, b -> (int) Math.min(BLOCK_ROWS, rows - (long) b * BLOCK_ROWS),
-          seed * 31 + epoch);
+      this.order = new BlockOrder(blocks, windowBlocks, b -> blockRows[b], seed * 31 + epoch);
       this.windows = order.windows();
       this.steps = steps;
       this.batchSize = batchSize;

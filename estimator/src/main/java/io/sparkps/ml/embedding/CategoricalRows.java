@@ -78,6 +78,11 @@ public final class CategoricalRows implements java.io.Serializable {
     return 8L * keys.length + 4L * (starts.length + values.length + labels.length);
   }
 
+  /** Bytes the rows take in the arrays (their length in use, not their capacity). */
+  public long usedBytes() {
+    return 8L * keyCount + 4L * ((long) rows * (fields + numeric + labelWidth) + 1);
+  }
+
   /** Removes every row (the arrays are kept, for the next batch to score). */
   public void clear() {
     rows = 0;

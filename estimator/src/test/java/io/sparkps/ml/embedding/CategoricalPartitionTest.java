@@ -169,6 +169,32 @@ class CategoricalPartitionTest {
   }
 
   @Test
+  void rowsWithLongArraysOfIds_spillInBlocksOfBoundedBytes() throws Exception {
+    // 1,500 rows of 2,000 ids each: 24 MB of keys, 16 KB a row, so a block ends at 4 MiB (262 rows).
+    List<Row> input = new ArrayList<>();
+    for (int i = 0; i < 1500; i++) {
+      List<Object> items = new ArrayList<>();
+      for (int k = 0; k < 2000; k++) {
+        items.add((long) i * 2000 + k);
+      }
+      input.add(RowFactory.create((double) (i % 2), (long) i, scala.collection.JavaConverters.asScalaBuffer(items)
+          .toSeq(), (double) i));
+    }
+    try (CategoricalPartition spilled = read(input, 1 << 20, 1, dir)) {
+      assertTrue(spilled.spillFile() != null);
+      long read = spilled.heldBytes();
+      assertTrue(read < 3 * CategoricalPartition.BLOCK_BYTES, "read: " + read + " bytes held");
+      List<String> order = new ArrayList<>();
+      Map<String, Integer> seen = epoch(spilled, 0, 0, 1500 / 50, 50, order);
+      assertEquals(1500, seen.size(), "every row once");
+      assertTrue(seen.values().stream().allMatch(c -> c == 1), "every row once");
+      // A window of one block (the setting asks for 1 row): at most a block's ids at a time.
+      assertTrue(spilled.heldBytes() < 3 * CategoricalPartition.BLOCK_BYTES, "training: " + spilled.heldBytes()
+          + " bytes held");
+    }
+  }
+
+  @Test
   void aPartitionUnderOneBlock_spillsWhenTheLimitIsZero() throws Exception {
     try (CategoricalPartition p = read(rows(10), 0, 100, dir)) {
       assertTrue(p.spillFile() != null, "0 spills every partition");
