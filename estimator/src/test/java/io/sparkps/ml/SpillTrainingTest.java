@@ -28,7 +28,10 @@ import org.deeplearning4j.nn.conf.layers.OutputLayer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 import org.nd4j.linalg.activations.Activation;
 import org.nd4j.linalg.learning.config.Adam;
@@ -42,6 +45,7 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
  * its ids, values and labels), made in its own task too. The partition is spilled, the dense
  * worker's peak heap stays below half of it, and the model learns.
  */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SpillTrainingTest {
   private static final int HEAP_MB = 384;
   private static final int ROWS = 150_000;
@@ -73,7 +77,9 @@ class SpillTrainingTest {
     LocalClusters.stop(sc);
   }
 
+  /** First: its executors' heaps hold no other test's garbage when their peaks are read. */
   @Test
+  @Order(1)
   void aPartitionLargerThanTheHeap_isSpilled_andTrainsToTheEnd() throws Exception {
     String mlp = new NeuralNetConfiguration.Builder().seed(5).updater(new Adam(0.005)).list()
         .layer(new DenseLayer.Builder().nIn(784).nOut(32).activation(Activation.RELU).build())
@@ -109,6 +115,7 @@ class SpillTrainingTest {
   }
 
   @Test
+  @Order(2)
   void anEmbeddingModelsPartitionLargerThanTheHeap_isSpilled_andTrainsToTheEnd() throws Exception {
     int rows = 1_200_000;
     ClickThroughData click = ClickThroughData.builder().optScale(0.001).optSignalIds(100).optSeed(5).build();
