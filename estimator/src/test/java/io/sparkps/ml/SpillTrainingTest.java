@@ -100,7 +100,8 @@ class SpillTrainingTest {
     assertEquals(ROWS / 256, chief.step(), "every step of the epoch ran");
     long partitionBytes = (long) ROWS * (784 + 10) * Float.BYTES;
     assertTrue(partitionBytes > HEAP_MB * 1024L * 1024, "the partition is larger than the heap");
-    assertTrue(messages.stream().anyMatch(m -> m.startsWith("worker 0 spilled its " + ROWS + " rows to ")), messages
+    assertTrue(messages.stream().anyMatch(m -> m.matches("worker 0 spilled its " + ROWS + " rows \\(" + partitionBytes
+        / 1_000_000 + " MB\\) to .+: more than spark.sparkps.data.inMemoryMax \\(32 MiB\\)")), messages
         .toString());
     spark.sparkContext().listenerBus().waitUntilEmpty(30_000);
     ExecutorPeaks.Peak peak = PEAKS.of(chief.executor());
@@ -144,7 +145,8 @@ class SpillTrainingTest {
     // Each row: 26 keys of 8 bytes, 26 column starts of 4, 13 values and a label of 4.
     long partitionBytes = (long) rows * (26 * 8 + 26 * 4 + 13 * 4 + 4);
     assertTrue(partitionBytes > HEAP_MB * 1024L * 1024, "the partition is larger than the heap");
-    assertTrue(messages.stream().anyMatch(m -> m.startsWith("worker 0 spilled its " + rows + " rows to ")), messages
+    assertTrue(messages.stream().anyMatch(m -> m.matches("worker 0 spilled its " + rows + " rows \\(4\\d\\d MB\\) to .+: "
+        + "more than spark.sparkps.data.inMemoryMax \\(32 MiB\\)")), messages
         .toString());
     // Held in memory, the rows alone would outgrow the heap (the run fails naming inMemoryMax); the
     // heap's peak use is the GC's choice, so the rows a spilled partition holds are counted in

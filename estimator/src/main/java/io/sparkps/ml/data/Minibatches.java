@@ -117,6 +117,11 @@ public final class Minibatches implements AutoCloseable {
     return store.records();
   }
 
+  /** Bytes of the spill file (0 in memory). */
+  public long spilledBytes() {
+    return store.spilled() ? store.records() * store.recordFloats() * Float.BYTES : 0;
+  }
+
   /** The spill file, or null when the partition is held in memory. */
   public Path spillFile() {
     return store.file();

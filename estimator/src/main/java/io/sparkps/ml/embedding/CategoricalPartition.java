@@ -194,6 +194,11 @@ public final class CategoricalPartition implements AutoCloseable {
     return file == null ? null : file.path();
   }
 
+  /** Bytes of the spill file (0 in memory). */
+  public long spilledBytes() {
+    return offsets[blocks];
+  }
+
   /** Every row, when held in memory. */
   public CategoricalRows inMemory() {
     if (file != null) {

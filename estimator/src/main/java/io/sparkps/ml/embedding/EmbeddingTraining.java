@@ -47,6 +47,8 @@ import org.nd4j.linalg.factory.Nd4j;
  */
 public record EmbeddingTraining(EmbeddingInputs inputs, String tablesDir, Minibatches.Limits limits)
     implements ModelInputs {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(EmbeddingTraining.class);
+
   /**
    * The training of {@code inputs}: its tables go below {@code checkpointDir} when set, else
    * (local Spark only) into a temporary directory deleted when this JVM exits.
@@ -155,7 +157,9 @@ public record EmbeddingTraining(EmbeddingInputs inputs, String tablesDir, Miniba
     CategoricalPartition data = CategoricalPartition.read(ctx.data(), inputs, plan.labelKind() != LabelKind.VALUES,
         plan.outputs(), ctx.index(), limits, DataConf.spillDir(ctx.index()));
     if (data.spillFile() != null) {
-      ctx.progress().message("worker " + ctx.index() + " spilled its " + data.rows() + " rows to " + data.spillFile());
+      String spilled = DataConf.spilled(ctx.index(), data.rows(), data.spillFile(), data.spilledBytes(), limits);
+      LOG.info(spilled);
+      ctx.progress().message(spilled);
     }
     return new WorkerData() {
       @Override

@@ -25,6 +25,16 @@ public final class DataConf {
         SparkPsConf.DATA_SHUFFLE_WINDOW.get(spark.conf()));
   }
 
+  /**
+   * What a worker says (its log, its progress) when its partition went to a spill file: e.g. "worker
+   * 0 spilled its 1000000 rows (368 MB) to /local/dir/file: more than spark.sparkps.data.inMemoryMax
+   * (128 MiB)".
+   */
+  public static String spilled(int worker, long rows, Path file, long bytes, Minibatches.Limits limits) {
+    return "worker " + worker + " spilled its " + rows + " rows (" + (bytes + 500_000) / 1_000_000 + " MB) to " + file
+        + ": more than " + SparkPsConf.DATA_IN_MEMORY_MAX.key() + " (" + (limits.inMemoryMax() >> 20) + " MiB)";
+  }
+
   /** A local directory of this executor for task {@code index}'s spill file (java.io.tmpdir outside Spark). */
   public static Path spillDir(int index) {
     SparkEnv env = SparkEnv.get();

@@ -99,7 +99,9 @@ public final class DenseInputs implements ModelInputs {
     Minibatches data = Minibatches.of(ctx.data(), ctx.index(), config.featuresCol(), config.labelCol(), plan.inputs(),
         plan.labelKind(), plan.outputs(), limits, DataConf.spillDir(ctx.index()));
     if (data.spillFile() != null) {
-      ctx.progress().message("worker " + ctx.index() + " spilled its " + data.rows() + " rows to " + data.spillFile());
+      String spilled = DataConf.spilled(ctx.index(), data.rows(), data.spillFile(), data.spilledBytes(), limits);
+      LOG.info(spilled);
+      ctx.progress().message(spilled);
     }
     return new WorkerData() {
       @Override
