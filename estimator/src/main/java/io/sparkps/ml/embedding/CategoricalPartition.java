@@ -16,8 +16,9 @@ import org.apache.spark.sql.Row;
  * for as many epochs as asked; the categorical counterpart of {@link Minibatches}. A partition whose
  * rows take at most {@link Minibatches.Limits#inMemoryMax()} bytes stays in memory, in one
  * {@link CategoricalRows}. A larger one is written to a spill file as it is read, in blocks of
- * {@link #BLOCK_ROWS} rows or {@link #BLOCK_BYTES} bytes (rows with long arrays of ids), and each epoch reads it back one shuffle window of blocks at a time: the
- * blocks in a seeded order, the rows within a window shuffled. So a worker holds a window of rows
+ * {@link #BLOCK_ROWS} rows or {@link #BLOCK_BYTES} bytes (rows with long arrays of ids), and each
+ * epoch reads it back one shuffle window of blocks at a time: the blocks in a seeded order, the
+ * rows within a window shuffled. So a worker holds a window of rows
  * (about {@link Minibatches.Limits#shuffleWindowRows()} of them) and one block being written, not
  * its partition. Closing deletes the spill file.
  */
@@ -146,10 +147,16 @@ public final class CategoricalPartition implements AutoCloseable {
     held = new CategoricalRows(inputs, labelWidth);
   }
 
-  /** Writes {@code from}'s rows to the spill file in blocks of {@link #BLOCK_ROWS} rows (the last may hold fewer). */
+  /**
+   * Writes {@code from}'s rows to the spill file in blocks of at most {@link #BLOCK_ROWS} rows that
+   * end once they reach {@link #BLOCK_BYTES} (a block holds one row at least).
+   */
   private void writeBlocks(CategoricalRows from) {
-    for (int first = 0; first < from.size(); first += BLOCK_ROWS) {
-      int end = Math.min(from.size(), first + BLOCK_ROWS);
+    for (int first = 0, end; first < from.size(); first = end) {
+      end = first + 1;
+      while (end < from.size() && end - first < BLOCK_ROWS && from.writtenBytes(first, end) < BLOCK_BYTES) {
+        end++;
+      }
       int bytes = from.writtenBytes(first, end);
       if (buffer == null || buffer.capacity() < bytes) {
         buffer = ByteBuffer.allocate(Math.max(bytes, buffer == null ? 0 : buffer.capacity() * 2))

@@ -32,6 +32,8 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.functions;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * An embedding model's inputs: a label and categorical (and numeric) columns, whose ids are rows
@@ -47,7 +49,7 @@ import org.nd4j.linalg.factory.Nd4j;
  */
 public record EmbeddingTraining(EmbeddingInputs inputs, String tablesDir, Minibatches.Limits limits)
     implements ModelInputs {
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(EmbeddingTraining.class);
+  private static final Logger LOG = LoggerFactory.getLogger(EmbeddingTraining.class);
 
   /**
    * The training of {@code inputs}: its tables go below {@code checkpointDir} when set, else

@@ -170,7 +170,8 @@ class CategoricalPartitionTest {
 
   @Test
   void rowsWithLongArraysOfIds_spillInBlocksOfBoundedBytes() throws Exception {
-    // 1,500 rows of 2,000 ids each: 24 MB of keys, 16 KB a row, so a block ends at 4 MiB (262 rows).
+    // 1,500 rows of 2,000 ids each: 24 MB of keys, 16 KB a row, so a block ends at 4 MiB (262 rows),
+    // the rows held when the 16 MiB limit is passed as well as those read after.
     List<Row> input = new ArrayList<>();
     for (int i = 0; i < 1500; i++) {
       List<Object> items = new ArrayList<>();
@@ -180,7 +181,7 @@ class CategoricalPartitionTest {
       input.add(RowFactory.create((double) (i % 2), (long) i, scala.collection.JavaConverters.asScalaBuffer(items)
           .toSeq(), (double) i));
     }
-    try (CategoricalPartition spilled = read(input, 1 << 20, 1, dir)) {
+    try (CategoricalPartition spilled = read(input, 16 << 20, 1, dir)) {
       assertTrue(spilled.spillFile() != null);
       long read = spilled.heldBytes();
       assertTrue(read < 3 * CategoricalPartition.BLOCK_BYTES, "read: " + read + " bytes held");
