@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
 /**
  * What the shaded jar users hand to spark-submit holds: the libraries that would clash with a
  * Spark's or a notebook kernel's own copies only under {@code io.sparkps.shaded}, SparkPS's
- * classes, and ND4J's natives for linux-x86_64 alone.
+ * classes with the parameter server's provider named in its merged {@code META-INF/services}, and
+ * ND4J's natives for linux-x86_64 alone.
  */
 class ShadedJarIT {
   @Test
@@ -34,6 +35,10 @@ class ShadedJarIT {
             spark + " comes from the Spark the jar runs in");
       }
       assertTrue(names.contains("io/sparkps/cli/SparkPsCli.class") && names.contains("io/sparkps/ml/Dl4jEstimator.class"));
+      ZipEntry providers = zip.getEntry("META-INF/services/io.sparkps.ps.PsProvider");
+      assertTrue(providers != null, "the parameter server's API finds its implementation through this file");
+      assertEquals("io.sparkps.ps.host.GrpcProvider",
+          new String(zip.getInputStream(providers).readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim());
       List<String> natives = names.stream().filter(n -> n.startsWith("org/bytedeco/") && n.endsWith(".so")).toList();
       assertTrue(natives.size() >= 3, "ND4J's natives are inside: " + natives);
       assertEquals(List.of(), natives.stream().filter(n -> !n.contains("/linux-x86_64/")).limit(5).toList(),

@@ -3,7 +3,7 @@ package io.sparkps.cli;
 import io.sparkps.ml.embedding.EmbeddingInputs;
 import io.sparkps.ml.param.EmbeddingColumn;
 import io.sparkps.ml.param.TrainingConfig;
-import io.sparkps.ps.ExportedTables;
+import io.sparkps.ps.client.ExportedTables;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -1,7 +1,6 @@
 package io.sparkps.ps;
 
 import io.sparkps.ps.spec.PsToken;
-import io.sparkps.ps.wire.Internal;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -154,7 +153,7 @@ abstract class ClientOptions<B extends ClientOptions<B>> {
 
   /**
    * Sparse transfers (default 0, off): with {@code density} in (0, 1], each gradient push sends,
-   * per slice of {@value io.sparkps.ps.wire.SparseValues#MIN_ELEMENTS} elements or more, at most
+   * per slice of 4,096 elements or more, at most
    * that fraction of its elements: those of largest magnitude after adding what earlier pushes did
    * not send (kept here, one float per element of the variables pushed). Each {@code pullInto}
    * into the same arrays receives at most that fraction: the elements that moved most since this
@@ -193,7 +192,6 @@ abstract class ClientOptions<B extends ClientOptions<B>> {
    * replacement, which this client refills (see {@link ShardRecovery}). Default: none, such
    * failures are thrown.
    */
-  @Internal
   public B optRecovery(ShardRecovery recovery) {
     this.recovery = recovery;
     return self();
@@ -204,7 +202,14 @@ abstract class ClientOptions<B extends ClientOptions<B>> {
     return (B) this;
   }
 
-  void validate() {
+  /** The options, checked: what a {@link PsProvider} connects a client with. */
+  ClientSettings settings() {
+    validate();
+    return new ClientSettings(shards, token, tls, worker, callTimeout, waitTimeout, splitBytes, chunkBytes,
+        flowControlWindow, sameJvm, bulkMinBytes, rowsOverBulk, bf16, sparseDensity, sparsePullDensity, recovery);
+  }
+
+  private void validate() {
     if (shards == null || shards.isEmpty()) {
       throw new IllegalArgumentException("shards must list at least one ps address");
     }

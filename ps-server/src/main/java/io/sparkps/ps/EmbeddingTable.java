@@ -1,7 +1,6 @@
 package io.sparkps.ps;
 
 import io.sparkps.ps.spec.EmbeddingSpec;
-import io.sparkps.ps.wire.Ids;
 
 /**
  * A client's handle on an embedding table ({@link PsClient#embeddingTable}): pulls the rows of a
@@ -11,23 +10,20 @@ import io.sparkps.ps.wire.Ids;
  * A model of several tables pulls and pushes them together, one call per ps: {@link EmbeddingTableSet}.
  * Thread-safe as its client is; closing the client ends it.
  */
-public final class EmbeddingTable {
-  /** This table alone, the calls' one implementation. */
-  private final EmbeddingTableSet alone;
-
-  EmbeddingTable(EmbeddingTableSet alone) {
-    this.alone = alone;
+public interface EmbeddingTable {
+  /**
+   * The ps that holds {@code id}'s row, of {@code numShards}: a hash of the id (SplitMix64's
+   * finalizer, a bijection of the longs), so neighbouring ids spread.
+   */
+  static int shardOf(long id, int numShards) {
+    long z = id;
+    z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+    z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+    return (int) Math.floorMod(z ^ (z >>> 31), (long) numShards);
   }
 
   /** The table's spec. */
-  public EmbeddingSpec spec() {
-    return alone.specs().get(0);
-  }
-
-  /** The ps that holds {@code id}'s row, of {@code numShards}: a hash of the id, so neighbouring ids spread. */
-  public static int shardOf(long id, int numShards) {
-    return Ids.shardOf(id, numShards);
-  }
+  EmbeddingSpec spec();
 
   /**
    * The rows of {@code ids} for training step {@code step}, row after row ({@code ids.length * dim}
@@ -35,14 +31,10 @@ public final class EmbeddingTable {
    * For a SYNC table it waits until every worker's step {@code step - 1} is applied (SSP: until the
    * slowest is within the staleness), at most the client's wait timeout.
    */
-  public float[] pull(long[] ids, long step) {
-    return alone.pull(new long[][] {ids}, step)[0];
-  }
+  float[] pull(long[] ids, long step);
 
   /** The rows of {@code ids} without creating any (inference): an id the table does not hold reads the default row. */
-  public float[] read(long[] ids) {
-    return alone.read(new long[][] {ids})[0];
-  }
+  float[] read(long[] ids);
 
   /**
    * Applies {@code gradients} ({@code ids.length * dim} floats, row after row) to the rows of
@@ -50,7 +42,5 @@ public final class EmbeddingTable {
    * mean, once every worker pushed the step; a SYNC or SSP push goes to every ps, empty where it
    * holds none of the ids, so each ps knows the worker's step is done).
    */
-  public void push(long[] ids, float[] gradients, long step) {
-    alone.push(new long[][] {ids}, new float[][] {gradients}, step);
-  }
+  void push(long[] ids, float[] gradients, long step);
 }

@@ -1,178 +1,42 @@
 package io.sparkps.ps;
 
-import io.grpc.Server;
-import io.grpc.ServerInterceptors;
-import io.grpc.inprocess.InProcessServerBuilder;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
-import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
-import io.sparkps.ps.bulk.BulkServer;
-import io.sparkps.ps.grpc.Auth;
-import io.sparkps.ps.grpc.PsMethods;
-import io.sparkps.ps.grpc.PsService;
-import io.sparkps.ps.server.EmbeddingTables;
-import io.sparkps.ps.server.Reads;
-import io.sparkps.ps.server.ShardStore;
-import io.sparkps.ps.server.TableCalls;
-import io.sparkps.ps.server.Updates;
-import io.sparkps.ps.server.Waiters;
 import io.sparkps.ps.spec.PsToken;
-import io.sparkps.ps.wire.FloatPool;
-import io.sparkps.ps.wire.WireLimits;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * One parameter-server shard: a gRPC server (Netty on a host and port, or in-process for tests)
- * hosting the slices of variables that the placement gives to shard {@code shardIndex}.
+ * One parameter-server shard: it hosts the slices of variables, and the rows of embedding tables,
+ * that the placement gives to shard {@code shardIndex}, and serves them to the run's
+ * {@link PsClient}s over gRPC and a bulk port (or in process, for tests). Made by
+ * {@link #builder()}, started by {@link #start()}.
  *
- * <p>The server owns its threads (event loops, handler pool, wait timer) and releases them all
- * in {@link #close()}; it stops by itself when a client with the run's token calls
- * {@code PsClient.shutdownServers()}.
+ * <p>A server owns its threads and ports and releases them all in {@link #close()}; it stops by
+ * itself when a client with the run's token calls {@link PsClient#shutdownServers()}.
  */
-public final class ParameterServer implements AutoCloseable {
-  private static final Logger LOG = LoggerFactory.getLogger(ParameterServer.class);
-  /** Seconds a connection may take to finish its TLS and HTTP/2 handshakes. */
-  public static final int HANDSHAKE_SECONDS = 5;
-  /** Minutes a connection may stay without calls before the server closes it. */
-  public static final int MAX_IDLE_MINUTES = 10;
-  /** Calls one connection may have open at once. */
-  public static final int MAX_CALLS_PER_CONNECTION = 1024;
-
-  private final Builder config;
-  private final CountDownLatch terminated = new CountDownLatch(1);
-  private final Map<String, LongAdder> calls = new ConcurrentHashMap<>();
-  private Server server;
-  /** The bound port, kept at start (gRPC refuses to tell it once the server terminated); 0 before, -1 in process. */
-  private volatile int port;
-  private ExecutorService executor;
-  private ScheduledExecutorService timer;
-  private EventLoopGroup eventLoops;
-  private volatile BulkServer bulk;
-  private Waiters waiters;
-  private boolean closed;
-
-  private ParameterServer(Builder config) {
-    this.config = config;
-  }
+public interface ParameterServer extends AutoCloseable {
+  /** The most elements a variable may have by default ({@link Builder#optMaxVariableElements}): 2^30, 4 GiB of float32. */
+  long DEFAULT_MAX_VARIABLE_ELEMENTS = 1L << 30;
 
   /** A builder; {@link Builder#setShardIndex} and {@link Builder#setToken} are required. */
-  public static Builder builder() {
+  static Builder builder() {
     return new Builder();
   }
 
   /** Binds and starts serving; returns this server. */
-  public synchronized ParameterServer start() {
-    if (server != null || closed) {
-      throw new IllegalStateException("ps " + config.shardIndex + " was already started");
-    }
-    String name = "sparkps-ps-" + config.shardIndex;
-    executor = Executors.newFixedThreadPool(config.threads, new DefaultThreadFactory(name + "-handler", true));
-    timer = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory(name + "-timer", true));
-    waiters = new Waiters(timer, executor);
-    ShardStore store = new ShardStore(config.shardIndex, waiters, new WireLimits(config.maxVariableElements));
-    FloatPool pool = new FloatPool(256L << 20);
-    TableCalls tableCalls = new TableCalls(new EmbeddingTables(config.shardIndex, store::groupSpec), waiters,
-        config.maxWait.toMillis(), "ps " + config.shardIndex);
-    int bulkPort = 0;
-    String localId = "";
-    if (config.inProcessName == null) {
-      try {
-        bulk = new BulkServer(config.host, config.token, config.tls, new Updates(store), new Reads(store, config.chunkBytes / 4),
-            tableCalls, pool, new DefaultThreadFactory(name + "-bulk", true), config.maxBulkConnections);
-        bulkPort = bulk.port();
-        localId = bulk.localId();
-      } catch (IOException e) {
-        releaseThreads();
-        throw new UncheckedIOException("ps " + config.shardIndex + " could not open its bulk port on "
-            + config.host + " (" + e.getMessage() + ")", e);
-      }
-    }
-    PsService service = new PsService(store, waiters, tableCalls, pool, config.chunkBytes / 4,
-        config.inProcessName != null, config.maxWait.toMillis(), bulkPort, localId, this::closeInBackground);
-    // Interceptors run last-added first: the token is checked before a call is counted and logged.
-    var definition = ServerInterceptors.intercept(service.definition(), new io.sparkps.ps.grpc.CallLog(
-        "ps " + config.shardIndex), countCalls(), Auth.server(config.token, "ps " + config.shardIndex));
-    try {
-      if (config.inProcessName != null) {
-        server = InProcessServerBuilder.forName(config.inProcessName).executor(executor)
-            .addService(definition).build().start();
-      } else {
-        eventLoops = new NioEventLoopGroup(config.threads, new DefaultThreadFactory(name + "-netty", true));
-        NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.host, config.port));
-        if (config.tls != null) {
-          builder.sslContext(config.tls.grpcServer());
-        }
-        server = hardened(builder).channelType(NioServerSocketChannel.class).bossEventLoopGroup(eventLoops)
-            .workerEventLoopGroup(eventLoops).executor(executor)
-            .flowControlWindow(config.flowControlWindow)
-            .maxInboundMessageSize(PsMethods.MAX_SERVER_MESSAGE_BYTES)
-            .addService(definition).build().start();
-      }
-    } catch (IOException e) {
-      releaseThreads();
-      throw new UncheckedIOException("ps " + config.shardIndex + " could not bind " + config.host + ":"
-          + config.port + " (" + e.getMessage() + "); choose another port or 0 for any free port", e);
-    }
-    port = config.inProcessName != null ? -1 : server.getPort();
-    LOG.info("ps {} serving at {}{}", config.shardIndex, address(),
-        config.tls == null || config.inProcessName != null ? " (plaintext)" : " (TLS by " + io.sparkps.ps.tls.PsTls.provider() + ", certificate " + config.tls + ")");
-    return this;
-  }
-
-  /**
-   * What a server on a shared network needs: a connection that has not finished its TLS and
-   * HTTP/2 handshakes within {@value #HANDSHAKE_SECONDS} s is closed (so idle strangers hold
-   * nothing for long); one without calls for {@value #MAX_IDLE_MINUTES} min is closed too (a
-   * client reconnects on its next call); keepalive pings more often than clients send them are
-   * refused, and so are streams beyond {@value #MAX_CALLS_PER_CONNECTION} per connection.
-   */
-  public static NettyServerBuilder hardened(NettyServerBuilder builder) {
-    return builder.handshakeTimeout(HANDSHAKE_SECONDS, TimeUnit.SECONDS)
-        .maxConnectionIdle(MAX_IDLE_MINUTES, TimeUnit.MINUTES)
-        .permitKeepAliveTime(io.sparkps.ps.grpc.Connections.KEEPALIVE_SECONDS / 2, TimeUnit.SECONDS)
-        .permitKeepAliveWithoutCalls(true)
-        .maxConcurrentCallsPerConnection(MAX_CALLS_PER_CONNECTION);
-  }
+  ParameterServer start();
 
   /** The bound port (the real one when 0 was asked for), also after the server stopped; -1 in process. */
-  public int port() {
-    int bound = port;
-    if (bound == 0) {
-      throw new IllegalStateException("ps " + config.shardIndex + " has no port before start(): start it first");
-    }
-    return bound;
-  }
+  int port();
 
   /** The bulk port (its number is in the hello reply); -1 in process. */
-  public int bulkPort() {
-    return bulk == null ? -1 : bulk.port();
-  }
+  int bulkPort();
 
   /** Where clients reach this shard: {@code host:port}, or {@code inprocess:name}. */
-  public String address() {
-    return config.inProcessName != null ? "inprocess:" + config.inProcessName : config.host + ":" + port();
-  }
+  String address();
 
   /** Calls waiting on this shard right now (SYNC/SSP reads, initialization waits): for inspection. */
-  public int pendingWaits() {
-    return waiters == null ? 0 : waiters.size();
-  }
+  int pendingWaits();
 
   /**
    * The calls this shard took so far, by gRPC method ({@code PullEmbeddings}, {@code Update}, ...;
@@ -180,89 +44,23 @@ public final class ParameterServer implements AutoCloseable {
    * through the bulk data plane counted under their methods' names too: for inspection, e.g. round
    * trips per step.
    */
-  public Map<String, Long> callsServed() {
-    Map<String, Long> out = new java.util.TreeMap<>();
-    calls.forEach((method, n) -> out.put(method, n.sum()));
-    BulkServer b = bulk;
-    if (b != null) {
-      b.rowCallsServed().forEach((method, n) -> out.merge(method, n, Long::sum));
-    }
-    return out;
-  }
+  Map<String, Long> callsServed();
 
   /** The batches of table rows this shard took through its bulk data plane, by method (see {@link #callsServed}). */
-  public Map<String, Long> rowCallsOverBulk() {
-    BulkServer b = bulk;
-    return b == null ? Map.of() : new java.util.TreeMap<>(b.rowCallsServed());
-  }
-
-  private io.grpc.ServerInterceptor countCalls() {
-    return new io.grpc.ServerInterceptor() {
-      @Override
-      public <Q, A> io.grpc.ServerCall.Listener<Q> interceptCall(io.grpc.ServerCall<Q, A> call,
-          io.grpc.Metadata headers, io.grpc.ServerCallHandler<Q, A> next) {
-        calls.computeIfAbsent(call.getMethodDescriptor().getBareMethodName(), m -> new LongAdder()).increment();
-        return next.startCall(call, headers);
-      }
-    };
-  }
+  Map<String, Long> rowCallsOverBulk();
 
   /** This shard's index. */
-  public int shardIndex() {
-    return config.shardIndex;
-  }
+  int shardIndex();
 
   /** Waits until the server has stopped (by {@link #close()} or a client's shutdown call). */
-  public boolean awaitTermination(Duration timeout) throws InterruptedException {
-    return terminated.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
-  }
+  boolean awaitTermination(Duration timeout) throws InterruptedException;
 
   /** Stops accepting calls, ends pending calls and waits, and releases every thread and port. */
   @Override
-  public synchronized void close() {
-    if (closed) {
-      return;
-    }
-    closed = true;
-    try {
-      if (server != null) {
-        server.shutdown();
-        if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
-          server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-        }
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } finally {
-      releaseThreads();
-      terminated.countDown();
-      LOG.info("ps {} stopped", config.shardIndex);
-    }
-  }
-
-  private void closeInBackground() {
-    Thread t = new Thread(this::close, "sparkps-ps-" + config.shardIndex + "-shutdown");
-    t.setDaemon(true);
-    t.start();
-  }
-
-  private void releaseThreads() {
-    if (bulk != null) {
-      bulk.close();
-    }
-    if (eventLoops != null) {
-      eventLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
-    }
-    if (executor != null) {
-      executor.shutdownNow();
-    }
-    if (timer != null) {
-      timer.shutdownNow();
-    }
-  }
+  void close();
 
   /** Configures a {@link ParameterServer}. */
-  public static final class Builder {
+  final class Builder {
     private int shardIndex = -1;
     private PsToken token;
     private String host = "127.0.0.1";
@@ -274,7 +72,7 @@ public final class ParameterServer implements AutoCloseable {
     private int flowControlWindow = 32 << 20;
     private int maxBulkConnections = 64;
     private io.sparkps.ps.tls.PsTls tls;
-    private long maxVariableElements = WireLimits.DEFAULT_MAX_VARIABLE_ELEMENTS;
+    private long maxVariableElements = DEFAULT_MAX_VARIABLE_ELEMENTS;
 
     private Builder() {}
 
@@ -340,7 +138,7 @@ public final class ParameterServer implements AutoCloseable {
 
     /**
      * Authenticated connections the bulk port serves at once (default 64); size it from the
-     * clients (a few per worker). Strangers are capped apart (see {@code BulkServer}).
+     * clients (a few per worker). Strangers are capped apart (apart from the bulk port's authenticated ones).
      */
     public Builder optMaxBulkConnections(int n) {
       if (n < 1) {
@@ -380,7 +178,7 @@ public final class ParameterServer implements AutoCloseable {
       return this;
     }
 
-    /** Validates and creates the (not yet started) server. */
+    /** Validates and creates the (not yet started) server, of the class path's {@link PsProvider}. */
     public ParameterServer build() {
       if (shardIndex < 0) {
         throw new IllegalArgumentException("shardIndex must be >= 0, got " + shardIndex);
@@ -388,7 +186,8 @@ public final class ParameterServer implements AutoCloseable {
       if (token == null) {
         throw new IllegalArgumentException("token is required: every call to the server must carry the run's PsToken");
       }
-      return new ParameterServer(this);
+      return PsProvider.load().server(new ServerSettings(shardIndex, token, host, port, inProcessName, threads, maxWait,
+          chunkBytes, flowControlWindow, maxBulkConnections, tls, maxVariableElements));
     }
   }
 }

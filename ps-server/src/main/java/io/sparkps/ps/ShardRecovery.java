@@ -1,7 +1,6 @@
 package io.sparkps.ps;
 
 import io.sparkps.ps.spec.PsUnavailableException;
-import io.sparkps.ps.wire.Internal;
 
 /**
  * How a {@link PsClient} survives the loss of a ps shard: the run's supervisor (the coordinator
@@ -12,7 +11,6 @@ import io.sparkps.ps.wire.Internal;
  * for that refill. Then the failed part of the call is repeated. Without a {@code ShardRecovery}
  * such failures are thrown as they are.
  */
-@Internal
 public interface ShardRecovery {
   /**
    * The address of shard {@code shard}'s replacement once it serves (an address other than

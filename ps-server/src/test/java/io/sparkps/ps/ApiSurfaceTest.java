@@ -35,7 +35,8 @@ import org.junit.jupiter.api.Test;
  */
 class ApiSurfaceTest {
   private static final Set<String> INTERNAL_PACKAGES =
-      Set.of("io.sparkps.ps.wire", "io.sparkps.ps.server", "io.sparkps.ps.bulk", "io.sparkps.ps.grpc");
+      Set.of("io.sparkps.ps.wire", "io.sparkps.ps.server", "io.sparkps.ps.bulk", "io.sparkps.ps.grpc",
+          "io.sparkps.ps.client", "io.sparkps.ps.host");
   private static final Set<String> API_PACKAGES = Set.of("io.sparkps.ps", "io.sparkps.ps.spec", "io.sparkps.ps.tls");
 
   @Test

@@ -3,6 +3,7 @@ package io.sparkps.ps;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkps.ps.client.RunChannels;
 import io.sparkps.ps.spec.Initializer;
 import io.sparkps.ps.spec.VariableSpec;
 import java.lang.management.ManagementFactory;
@@ -65,7 +66,7 @@ class FloodTest {
         // An idle stranger is cut off once the handshake deadline passes.
         SocketChannel first = strangers.get(0);
         first.configureBlocking(false);
-        long deadline = System.nanoTime() + 3L * ParameterServer.HANDSHAKE_SECONDS * 1_000_000_000L;
+        long deadline = System.nanoTime() + 3L * RunChannels.HANDSHAKE_SECONDS * 1_000_000_000L;
         int read = 0;
         while (read >= 0 && System.nanoTime() < deadline) {
           read = first.read(java.nio.ByteBuffer.allocate(4096));

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkps.ps.client.GrpcPsClient;
+import io.sparkps.ps.client.LastCopy;
 import io.sparkps.ps.spec.ConsistencyGroup;
 import io.sparkps.ps.spec.EmbeddingSpec;
 import io.sparkps.ps.spec.Initializer;
@@ -26,7 +28,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 
 /**
- * A worker's copy that outlives its client: taken when its task ends ({@link PsClient#lastCopy()}),
+ * A worker's copy that outlives its client: taken when its task ends ({@link GrpcPsClient#lastCopy()}),
  * handed to a client of the next attempt, which refills the shards whose state was lost, and only
  * those, over real sockets.
  */
@@ -105,7 +107,7 @@ class LastCopyTest {
         worker1.push(gradients(1));
       }
       worker1.pullInto(held); // 1 - 3 * 0.5 everywhere: the copy's values
-      copy = worker1.lastCopy();
+      copy = GrpcPsClient.of(worker1).lastCopy();
     }
     assertEquals(Set.of(0, 1), copy.shards());
     assertEquals(3, copy.newestStep());
@@ -117,14 +119,14 @@ class LastCopyTest {
     Reports reports = new Reports();
     try (PsClient next = client(List.of(s0.address(), replacement.address()), 0, reports)) {
       declare(next); // as a worker of the next attempt declares them: uninitialized on the replacement
-      assertEquals(List.of(1), next.refillLost(copy, " kept by executor 7"));
-      assertEquals(List.of(), next.refillLost(copy, " kept by executor 7"), "a refilled shard is refilled once");
+      assertEquals(List.of(1), GrpcPsClient.of(next).refillLost(copy, " kept by executor 7"));
+      assertEquals(List.of(), GrpcPsClient.of(next).refillLost(copy, " kept by executor 7"), "a refilled shard is refilled once");
       assertArrayEquals(held.get("b").ravel().toFloatVector(), next.pull("b").ravel().toFloatVector(), 0f);
       assertArrayEquals(held.get("w").ravel().toFloatVector(), next.pull("w").ravel().toFloatVector(), 0f);
       // Shard 0 was not lost: a push after the copy stays there, the refill leaves it alone.
       next.push(gradients(2));
       INDArray w = next.pull("w");
-      next.refillLost(copy, " kept by executor 7");
+      GrpcPsClient.of(next).refillLost(copy, " kept by executor 7");
       assertArrayEquals(w.ravel().toFloatVector(), next.pull("w").ravel().toFloatVector(), 0f);
     }
     assertEquals(1, reports.restored.size(), reports.restored.toString());
@@ -157,7 +159,7 @@ class LastCopyTest {
       }
       pulled = table.pull(ids, 3); // every row -3 after three SGD steps of rate 1 from 0
       worker1.pullInto(arrays());
-      copy = worker1.lastCopy();
+      copy = GrpcPsClient.of(worker1).lastCopy();
     }
     assertEquals(-3f, pulled[0], 0f);
     s1.close();
@@ -165,7 +167,7 @@ class LastCopyTest {
     Reports reports = new Reports();
     try (PsClient next = client(List.of(s0.address(), replacement.address()), 0, reports)) {
       declare(next);
-      assertEquals(List.of(1), next.refillLost(copy, ""));
+      assertEquals(List.of(1), GrpcPsClient.of(next).refillLost(copy, ""));
       float[] now = next.embeddingTable(items).read(ids);
       assertArrayEquals(pulled, now, 0f, "every row as the worker last pulled it, on both shards");
     }
@@ -184,10 +186,10 @@ class LastCopyTest {
       declare(worker).initializeAll();
       Map<String, INDArray> held = arrays();
       worker.pullInto(held);
-      assertTrue(worker.lastCopy().cutOff().isEmpty());
+      assertTrue(GrpcPsClient.of(worker).lastCopy().cutOff().isEmpty());
       s1.close(); // the next pull fails half way: shard 0's part of w may be new, shard 1's not
       assertThrows(PsException.class, () -> worker.pullInto(held));
-      LastCopy copy = worker.lastCopy();
+      LastCopy copy = GrpcPsClient.of(worker).lastCopy();
       assertEquals(Set.of("b", "w"), copy.cutOff());
       assertTrue(copy.toString().contains("[b, w] partly of the next: its pull was cut off"), copy.toString());
     }
@@ -203,13 +205,13 @@ class LastCopyTest {
          PsClient worker = client(List.of(s0.address(), s1.address()), 0, new Reports())) {
       declare(worker).initializeAll();
       reader.pullInto(held);
-      assertNull(reader.lastCopy(), "a reader's copy is older than the workers': it never refills");
-      assertNull(worker.lastCopy(), "no pull yet: nothing but the initializers");
+      assertNull(GrpcPsClient.of(reader).lastCopy(), "a reader's copy is older than the workers': it never refills");
+      assertNull(GrpcPsClient.of(worker).lastCopy(), "no pull yet: nothing but the initializers");
       worker.pullInto(held);
-      copy = worker.lastCopy();
+      copy = GrpcPsClient.of(worker).lastCopy();
     }
     try (PsClient other = client(List.of(s0.address()), 0, new Reports())) {
-      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> other.refillLost(copy, ""));
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> GrpcPsClient.of(other).refillLost(copy, ""));
       assertTrue(e.getMessage().contains("the copy is of 2 ps shards, this client has 1"), e.getMessage());
     }
   }

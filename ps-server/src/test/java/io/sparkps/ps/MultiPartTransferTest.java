@@ -2,6 +2,7 @@ package io.sparkps.ps;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.sparkps.ps.client.GrpcPsClient;
 import io.sparkps.ps.spec.Initializer;
 import io.sparkps.ps.spec.OptimizerConfig;
 import io.sparkps.ps.spec.VariableSpec;
@@ -51,7 +52,7 @@ class MultiPartTransferTest {
         gradients.put(e.getKey(), gradient(v++, e.getValue()));
       }
       c.initializeAll();
-      assertEquals(transport, c.bulkTransport(0));
+      assertEquals(transport, GrpcPsClient.of(c).bulkTransport(0));
       c.push(gradients); // SGD with rate 1 from zeros: every value is -gradient
       c.push(gradients);
       Map<String, INDArray> pulled = new LinkedHashMap<>();

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkps.ps.client.GrpcPsClient;
 import io.sparkps.ps.spec.ConsistencyGroup;
 import io.sparkps.ps.spec.Initializer;
 import io.sparkps.ps.spec.OptimizerConfig;
@@ -30,7 +31,7 @@ class NettyTransportTest {
   @ValueSource(strings = {"tcp", "same-jvm", "tls"})
   void assignAndPull_24MiBVariableOverTwoShards_roundTripsExactly(String transport) {
     try (TestCluster cluster = TestCluster.netty(2, transport); PsClient c = cluster.client(0)) {
-      assertEquals(transport, c.bulkTransport(1));
+      assertEquals(transport, GrpcPsClient.of(c).bulkTransport(1));
       c.create(VariableSpec.of("big", 3000, 2048));
       c.initializeAll();
       INDArray values = Nd4j.rand(DataType.FLOAT, 3000, 2048);
@@ -102,7 +103,7 @@ class NettyTransportTest {
       c.initializeAll();
       INDArray g = Nd4j.ones(DataType.FLOAT, 1024, 1024);
       c.push(Map.of("w", g));
-      assertEquals("same-jvm", c.bulkTransport(0));
+      assertEquals("same-jvm", GrpcPsClient.of(c).bulkTransport(0));
       cluster.servers.get(0).close();
       RuntimeException e = assertThrows(RuntimeException.class, () -> c.push(Map.of("w", g)));
       assertTrue(e.getMessage().contains("ps 0"), e.getMessage());

@@ -3,6 +3,8 @@ package io.sparkps.ps;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkps.ps.client.GrpcPsClient;
+import io.sparkps.ps.client.StepParts;
 import io.sparkps.ps.spec.ConsistencyGroup;
 import io.sparkps.ps.spec.Initializer;
 import io.sparkps.ps.spec.OptimizerConfig;
@@ -160,7 +162,7 @@ class ShardRecoveryTest {
           .optOptimizer(OptimizerConfig.sgd(0.5)).optGroup("g").optPinnedShard(name.equals("a") ? 1 : 0).build());
     }
     Supervisor supervisor = train(ConsistencyGroup.sync("g", 2), specs, (ps, held) -> {
-      StepParts parts = ps.stepParts();
+      StepParts parts = GrpcPsClient.of(ps).stepParts();
       parts.pull(Map.of("a", held.get("a")));
       parts.pull(Map.of("b", held.get("b")));
       parts.push(Map.of("b", Nd4j.ones(DataType.FLOAT, 8)));

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkps.ps.client.GrpcPsClient;
+import io.sparkps.ps.client.StepParts;
 import io.sparkps.ps.spec.ConsistencyGroup;
 import io.sparkps.ps.spec.Initializer;
 import io.sparkps.ps.spec.OptimizerConfig;
@@ -62,8 +64,8 @@ class StepPartsTest {
     PsClient w0 = worker(0);
     PsClient w1 = worker(1);
     w0.initializeAll();
-    StepParts p0 = w0.stepParts();
-    StepParts p1 = w1.stepParts();
+    StepParts p0 = GrpcPsClient.of(w0).stepParts();
+    StepParts p1 = GrpcPsClient.of(w1).stepParts();
     // Step 0: worker 0 pushes both parts (b first, as a backward pass would) and ends its step.
     p0.push(filled("b", 2));
     p0.push(filled("a", 4));
@@ -97,7 +99,7 @@ class StepPartsTest {
     PsClient w0 = worker(0);
     worker(1);
     w0.initializeAll();
-    StepParts p0 = w0.stepParts();
+    StepParts p0 = GrpcPsClient.of(w0).stepParts();
     p0.end();
     p0.end(); // step 2 while the variables are at 0: SYNC refuses a gradient from the future
     IllegalStateException e = assertThrows(IllegalStateException.class, () -> p0.push(filled("a", 1)));

@@ -3,6 +3,8 @@ package io.sparkps.ps;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkps.ps.client.GrpcPsClient;
+import io.sparkps.ps.client.TableRefill;
 import io.sparkps.ps.spec.ConsistencyGroup;
 import io.sparkps.ps.spec.EmbeddingSpec;
 import io.sparkps.ps.spec.Initializer;
@@ -99,7 +101,7 @@ class TableRefillTest {
       EmbeddingTable table = ps.embeddingTable(EmbeddingSpec.builder().setName("items").setDim(1)
           .optOptimizer("SGD", 1).optInit(0, 1).build());
       java.util.concurrent.atomic.AtomicBoolean saved = new java.util.concurrent.atomic.AtomicBoolean();
-      ps.setTableRefill(() -> saved.get() ? new TableRefill.Checkpoint(ckpt, SAVE_AT) : null);
+      GrpcPsClient.of(ps).setTableRefill(() -> saved.get() ? new TableRefill.Checkpoint(ckpt, SAVE_AT) : null);
       INDArray copy = Nd4j.create(DataType.FLOAT, 8, 4);
       float[] minusOnes = new float[IDS.length];
       java.util.Arrays.fill(minusOnes, -1);

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.sparkps.ps.bulk.BulkClient;
+import io.sparkps.ps.client.GrpcPsClient;
 import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.spec.PsToken;
 import io.sparkps.ps.spec.PsUnavailableException;
@@ -60,7 +61,7 @@ class TlsTest {
         c.assign("big", big);
         assertEquals(small, c.pull("small"));
         assertEquals(big, c.pull("big"));
-        assertEquals(tls ? "tls" : "tcp", c.bulkTransport(0));
+        assertEquals(tls ? "tls" : "tcp", GrpcPsClient.of(c).bulkTransport(0));
       }
       byte[] secret = token.secret().getBytes(StandardCharsets.US_ASCII);
       byte[] smallBytes = bytes(small, 32);

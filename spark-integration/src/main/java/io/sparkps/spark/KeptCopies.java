@@ -1,8 +1,9 @@
 package io.sparkps.spark;
 
 import io.grpc.StatusRuntimeException;
-import io.sparkps.ps.LastCopy;
 import io.sparkps.ps.PsClient;
+import io.sparkps.ps.client.GrpcPsClient;
+import io.sparkps.ps.client.LastCopy;
 import io.sparkps.spark.coord.CoordinatorClient;
 import io.sparkps.spark.coord.proto.AwaitRefillReply;
 import io.sparkps.spark.recovery.CoordinatorRecovery;
@@ -16,7 +17,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The executor's keeper of workers' last copies: when a worker task ends early (its stage attempt
  * failed, often because another executor died with a worker and a ps), its client's copy of the
- * shards it pulled ({@link PsClient#lastCopy()}) stays here, keyed by run, instead of dying with
+ * shards it pulled ({@link GrpcPsClient#lastCopy()}) stays here, keyed by run, instead of dying with
  * the task. If the chief of the next attempt finds ps whose state was lost, it asks the
  * coordinator for them to be refilled; each keeper of a copy of the attempt before, on whichever
  * executor it is, refills them in memory before anyone trains (the first refill wins). This does
@@ -99,7 +100,7 @@ final class KeptCopies {
       try (PsClient ps = env.psClientBuilder(addresses).optWorker(copy.worker()).optCallTimeout(spec.callTimeout())
           .optWaitTimeout(spec.syncWaitTimeout()).optRecovery(recovery).build()) {
         String where = " kept by executor " + executor + " since stage attempt " + attempt + " ended";
-        List<Integer> refilled = ps.refillLost(copy, where);
+        List<Integer> refilled = GrpcPsClient.of(ps).refillLost(copy, where);
         LOG.info("SparkPS run {}: asked to refill ps {}; {} from {}{}", run, order.getShardsList(),
             refilled.isEmpty() ? "none needed it (refilled already)" : "refilled ps " + refilled, copy, where);
       }
@@ -113,7 +114,7 @@ final class KeptCopies {
    */
   static void keep(String run, int attempt, PsClient ps, TaskEnv env) {
     try {
-      LastCopy copy = ps.lastCopy();
+      LastCopy copy = GrpcPsClient.of(ps).lastCopy();
       if (copy == null) {
         return;
       }

@@ -7,9 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sparkps.ps.LastCopy;
 import io.sparkps.ps.ParameterServer;
 import io.sparkps.ps.PsClient;
+import io.sparkps.ps.client.GrpcPsClient;
+import io.sparkps.ps.client.LastCopy;
 import io.sparkps.ps.spec.ConsistencyGroup;
 import io.sparkps.ps.spec.Initializer;
 import io.sparkps.ps.spec.OptimizerConfig;
@@ -146,7 +147,7 @@ class KeptCopiesTest {
       ps.create(VariableSpec.builder().setName("w").setShape(8, 4).optInitializer(Initializer.constant(0))
           .optOptimizer(OptimizerConfig.sgd(1)).optGroup("g").build());
       ps.initializeAll();
-      assertNull(ps.lastCopy());
+      assertNull(GrpcPsClient.of(ps).lastCopy());
       KeptCopies.keep(run, 0, ps, env(addresses));
       assertNull(KeptCopies.kept(run), "nothing pulled: nothing kept");
       train(ps, 1);

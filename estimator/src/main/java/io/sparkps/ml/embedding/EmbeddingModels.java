@@ -70,7 +70,7 @@ public final class EmbeddingModels {
         }
       }
       for (int ps = 0; ps < tables.numPs(); ps++) {
-        tableFiles += from.exists(io.sparkps.ps.ExportedTables.file(from, tables.dir(), ps)) ? 1 : 0;
+        tableFiles += from.exists(io.sparkps.ps.client.ExportedTables.file(from, tables.dir(), ps)) ? 1 : 0;
       }
     }
     if (tableFiles != tables.numPs()) {

@@ -13,7 +13,8 @@ import io.sparkps.ml.training.ModelInputs;
 import io.sparkps.ml.training.PsTrainingStep;
 import io.sparkps.ml.training.StepMetrics;
 import io.sparkps.ps.PsClient;
-import io.sparkps.ps.TableRefill;
+import io.sparkps.ps.client.GrpcPsClient;
+import io.sparkps.ps.client.TableRefill;
 import io.sparkps.spark.WorkerContext;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -195,7 +196,7 @@ public record EmbeddingTraining(EmbeddingInputs inputs, String tablesDir, Miniba
       String checkpoints = config.checkpointDir();
       if (checkpoints != null) {
         // No worker holds a copy of a table: a replaced ps gets its rows back from the newest checkpoint.
-        ps.setTableRefill(() -> Checkpoints.latest(checkpoints)
+        GrpcPsClient.of(ps).setTableRefill(() -> Checkpoints.latest(checkpoints)
             .map(m -> new TableRefill.Checkpoint(m.path(), m.step())).orElse(null));
       }
       TableLookup lookup = new TableLookup(inputs, ps, config.tablesGroup(ctx.numWorkers()));

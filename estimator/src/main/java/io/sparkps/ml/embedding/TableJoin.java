@@ -5,7 +5,7 @@ import io.sparkps.ml.embedding.EmbeddingInputs;
 import io.sparkps.ml.embedding.KeySlots;
 import io.sparkps.ml.embedding.TableLookup;
 import io.sparkps.ps.EmbeddingTable;
-import io.sparkps.ps.ExportedTables;
+import io.sparkps.ps.client.ExportedTables;
 import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
@@ -92,7 +92,7 @@ public final class TableJoin {
       org.apache.hadoop.fs.FileSystem fs = dir.getFileSystem(spark.sparkContext().hadoopConfiguration());
       long bytes = 0;
       for (int ps = 0; ps < tables.numPs(); ps++) {
-        bytes += fs.getFileStatus(io.sparkps.ps.ExportedTables.file(fs, tables.dir(), ps)).getLen();
+        bytes += fs.getFileStatus(io.sparkps.ps.client.ExportedTables.file(fs, tables.dir(), ps)).getLen();
       }
       return bytes;
     } catch (IOException e) {

@@ -3,7 +3,8 @@ package io.sparkps.ml.training;
 import io.sparkps.ml.network.LayerPasses;
 import io.sparkps.ml.network.NetworkVariables;
 import io.sparkps.ps.PsClient;
-import io.sparkps.ps.StepParts;
+import io.sparkps.ps.client.GrpcPsClient;
+import io.sparkps.ps.client.StepParts;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -64,7 +65,7 @@ public final class OverlappedTransfers implements LayerPasses, AutoCloseable {
    */
   OverlappedTransfers(PsClient ps, List<Unit> units, Map<String, INDArray> paramViews, NetworkVariables variables,
       boolean divideByMinibatch, String worker) {
-    this.parts = ps.stepParts();
+    this.parts = GrpcPsClient.of(ps).stepParts();
     this.units = List.copyOf(units);
     for (Unit u : this.units) {
       Map<String, INDArray> into = new LinkedHashMap<>();

@@ -12,6 +12,7 @@ import io.sparkps.ml.training.Dl4jTrainer;
 import io.sparkps.ps.ParameterServer;
 import io.sparkps.ps.PsClient;
 import io.sparkps.ps.ShardRecovery;
+import io.sparkps.ps.client.GrpcPsClient;
 import io.sparkps.ps.spec.ConsistencyGroup;
 import io.sparkps.ps.spec.PsToken;
 import io.sparkps.ps.spec.VariableInfo;
@@ -122,10 +123,10 @@ class ServerStateTest {
   }
 
   /** A worker's copy of what the servers hold now (its last pull), as it leaves it when its task ends. */
-  private io.sparkps.ps.LastCopy workerCopy() {
+  private io.sparkps.ps.client.LastCopy workerCopy() {
     try (PsClient worker = client()) {
       worker.pullInto(variables.views(Net.fromJson(NETWORK).params().ulike()));
-      return worker.lastCopy();
+      return GrpcPsClient.of(worker).lastCopy();
     }
   }
 
@@ -136,7 +137,7 @@ class ServerStateTest {
    */
   @Test
   void everyShardLostAtARetriedStage_theKeptCopyRefillsThem_notTheInitializers() throws Exception {
-    io.sparkps.ps.LastCopy copy;
+    io.sparkps.ps.client.LastCopy copy;
     try (PsClient first = client()) {
       first.initializeAll();
       fill(first, 5);
@@ -148,7 +149,7 @@ class ServerStateTest {
     try (PsClient chief = client(shards -> {
       Thread keeper = new Thread(() -> {
         try (PsClient held = client()) {
-          held.refillLost(copy, " kept by executor 9");
+          GrpcPsClient.of(held).refillLost(copy, " kept by executor 9");
         }
       });
       keepers.add(keeper);

@@ -9,7 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sparkps.ml.network.NetworkVariables;
 import io.sparkps.ps.ParameterServer;
 import io.sparkps.ps.PsClient;
-import io.sparkps.ps.StepParts;
+import io.sparkps.ps.client.GrpcPsClient;
+import io.sparkps.ps.client.StepParts;
 import io.sparkps.ps.spec.ConsistencyGroup;
 import io.sparkps.ps.spec.Initializer;
 import io.sparkps.ps.spec.OptimizerConfig;
@@ -102,7 +103,7 @@ class OverlappedTransfersTest {
     try (OverlappedTransfers t = transfers(null)) {
       firstWorkersStep0(t);
       assertEquals(1, first.step(), "the step ended on the shards");
-      StepParts other = second.stepParts();
+      StepParts other = GrpcPsClient.of(second).stepParts();
       other.push(filled("0_W", 8)); // the second worker's layer 0, and its layer 1 held
       t.begin(1, 8, () -> gradients);
       java.util.concurrent.CountDownLatch layerZero = new java.util.concurrent.CountDownLatch(1);

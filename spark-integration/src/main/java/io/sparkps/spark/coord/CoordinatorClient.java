@@ -3,7 +3,7 @@ package io.sparkps.spark.coord;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.sparkps.ps.RunChannels;
+import io.sparkps.ps.client.RunChannels;
 import io.sparkps.ps.spec.PsToken;
 import io.sparkps.ps.tls.PsTls;
 import io.sparkps.spark.coord.proto.AwaitWorkersRequest;

@@ -11,7 +11,7 @@ import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import io.grpc.stub.StreamObserver;
 import io.sparkps.ps.ParameterServer;
-import io.sparkps.ps.RunChannels;
+import io.sparkps.ps.client.RunChannels;
 import io.sparkps.ps.spec.PsToken;
 import io.sparkps.ps.tls.PsTls;
 import io.sparkps.spark.coord.proto.Ack;
@@ -59,7 +59,7 @@ public final class CoordinatorServer implements AutoCloseable {
       if (tls != null) {
         builder.sslContext(tls.grpcServer());
       }
-      server = ParameterServer.hardened(builder).channelType(NioServerSocketChannel.class)
+      server = RunChannels.hardened(builder).channelType(NioServerSocketChannel.class)
           .bossEventLoopGroup(loops).workerEventLoopGroup(loops).executor(executor)
           .addService(ServerInterceptors.intercept(new Service(), RunChannels.requireToken(token, "the SparkPS coordinator")))
           .build().start();

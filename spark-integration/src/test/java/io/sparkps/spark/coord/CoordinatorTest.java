@@ -174,19 +174,19 @@ class CoordinatorTest {
     assertTrue(methods.size() >= 6, "the coordinator's methods: " + methods.size());
     try (CoordinatorServer server = new CoordinatorServer("127.0.0.1", token, tls, new Registry(1, 2))) {
       int port = Integer.parseInt(server.address().substring(server.address().lastIndexOf(':') + 1));
-      io.grpc.ManagedChannel own = io.sparkps.ps.RunChannels.secured(
+      io.grpc.ManagedChannel own = io.sparkps.ps.client.RunChannels.secured(
           io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder.forAddress("127.0.0.1", port), tls).build();
-      io.grpc.ManagedChannel stranger = io.sparkps.ps.RunChannels.secured(
+      io.grpc.ManagedChannel stranger = io.sparkps.ps.client.RunChannels.secured(
           io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder.forAddress("127.0.0.1", port), PsTls.generate()).build();
       try {
         for (io.grpc.MethodDescriptor<?, ?> m : methods) {
           Status none = RawCalls.call(own, m.getFullMethodName(), m.getType(), new byte[0]);
           assertEquals(Status.Code.UNAUTHENTICATED, none.getCode(), m.getFullMethodName() + ": " + none);
           Status wrong = RawCalls.call(io.grpc.ClientInterceptors.intercept(own,
-              io.sparkps.ps.RunChannels.tokenOnEveryCall(PsToken.of("guess"))), m.getFullMethodName(), m.getType(), new byte[0]);
+              io.sparkps.ps.client.RunChannels.tokenOnEveryCall(PsToken.of("guess"))), m.getFullMethodName(), m.getType(), new byte[0]);
           assertEquals(Status.Code.UNAUTHENTICATED, wrong.getCode(), m.getFullMethodName() + ": " + wrong);
           Status certificate = RawCalls.call(io.grpc.ClientInterceptors.intercept(stranger,
-              io.sparkps.ps.RunChannels.tokenOnEveryCall(token)), m.getFullMethodName(), m.getType(), new byte[0]);
+              io.sparkps.ps.client.RunChannels.tokenOnEveryCall(token)), m.getFullMethodName(), m.getType(), new byte[0]);
           assertEquals(Status.Code.UNAVAILABLE, certificate.getCode(), m.getFullMethodName() + ": " + certificate);
         }
         assertTrue(server.registry().members().isEmpty(), "nothing got through");

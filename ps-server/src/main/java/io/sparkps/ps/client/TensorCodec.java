@@ -1,4 +1,4 @@
-package io.sparkps.ps;
+package io.sparkps.ps.client;
 
 import io.sparkps.ps.grpc.Frame;
 import io.sparkps.ps.grpc.proto.FrameHeader;

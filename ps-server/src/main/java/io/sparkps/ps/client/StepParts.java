@@ -1,5 +1,6 @@
-package io.sparkps.ps;
+package io.sparkps.ps.client;
 
+import io.sparkps.ps.PsClient;
 import io.sparkps.ps.wire.Internal;
 import java.util.Map;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -18,12 +19,12 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * is refilled from what the worker holds, as after a whole pull. The version sent with the
  * gradients (for staleness-aware updates) is the lowest any part of the step read.
  *
- * <p>Obtained from {@link PsClient#stepParts()}; as thread-safe as the client, though a step's parts
+ * <p>Obtained from {@link GrpcPsClient#stepParts()}; as thread-safe as the client, though a step's parts
  * are meant to go from one thread, in order.
  */
 @Internal
 public final class StepParts {
-  private final PsClient client;
+  private final GrpcPsClient client;
   private final VariableCatalog catalog;
   private final Transfers transfers;
   private final Pulls pulls;
@@ -32,7 +33,7 @@ public final class StepParts {
   private long readStep = -1;
   private long lowestRead = -1;
 
-  StepParts(PsClient client, VariableCatalog catalog, Transfers transfers, Pulls pulls, Recovery recovery) {
+  StepParts(GrpcPsClient client, VariableCatalog catalog, Transfers transfers, Pulls pulls, Recovery recovery) {
     this.client = client;
     this.catalog = catalog;
     this.transfers = transfers;

@@ -1,4 +1,4 @@
-package io.sparkps.ps;
+package io.sparkps.ps.client;
 
 import io.sparkps.ps.grpc.ShardStub;
 import io.sparkps.ps.spec.PsException;

@@ -1,5 +1,7 @@
-package io.sparkps.ps;
+package io.sparkps.ps.client;
 
+import io.sparkps.ps.Placement;
+import io.sparkps.ps.ShardRecovery;
 import io.sparkps.ps.grpc.Connections;
 import io.sparkps.ps.grpc.ShardStub;
 import io.sparkps.ps.grpc.proto.CreateRequest;

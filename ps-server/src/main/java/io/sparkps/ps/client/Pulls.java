@@ -1,5 +1,7 @@
-package io.sparkps.ps;
+package io.sparkps.ps.client;
 
+import io.sparkps.ps.Placement;
+import io.sparkps.ps.PsClient;
 import io.sparkps.ps.bulk.BulkChannel;
 import io.sparkps.ps.bulk.BulkClient;
 import io.sparkps.ps.grpc.Connections;

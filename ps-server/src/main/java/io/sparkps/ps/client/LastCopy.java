@@ -1,5 +1,8 @@
-package io.sparkps.ps;
+package io.sparkps.ps.client;
 
+import io.sparkps.ps.EmbeddingTable;
+import io.sparkps.ps.Placement;
+import io.sparkps.ps.PsClient;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.spec.EmbeddingSpec;
 import io.sparkps.ps.wire.Internal;
@@ -12,8 +15,8 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * A training worker's copy of the shards it pulled whole: for each such shard, the values of its
  * slices as of the worker's last pull and what recreates the shard's groups and slices (and its
  * embedding tables) on a replacement. A worker hands it on when its task ends early
- * ({@link PsClient#lastCopy()}), so that a worker of the next attempt on the same executor can
- * refill a shard lost meanwhile ({@link PsClient#refillLost(LastCopy, String)}).
+ * ({@link GrpcPsClient#lastCopy()}), so that a worker of the next attempt on the same executor can
+ * refill a shard lost meanwhile ({@link GrpcPsClient#refillLost(LastCopy, String)}).
  *
  * <p>It holds references to the arrays the worker pulled into, not copies: it is taken when no
  * pull writes into them any more (the worker's task has ended), and its arrays then outlive the

@@ -1,7 +1,9 @@
-package io.sparkps.ps;
+package io.sparkps.ps.client;
 
+import io.sparkps.ps.PsClient;
 import io.sparkps.ps.server.ExportedRows;
 import io.sparkps.ps.server.Snapshots;
+import io.sparkps.ps.wire.Internal;
 import java.io.IOException;
 import java.util.Map;
 
@@ -11,6 +13,7 @@ import java.util.Map;
  * this way by as many tasks as there were ps (Spark's join of a model's tables with the rows it
  * scores).
  */
+@Internal
 public final class ExportedTables {
   private ExportedTables() {}
 

@@ -1,5 +1,6 @@
-package io.sparkps.ps;
+package io.sparkps.ps.client;
 
+import io.sparkps.ps.ShardRecovery;
 import io.sparkps.ps.wire.Internal;
 
 /**
@@ -8,7 +9,7 @@ import io.sparkps.ps.wire.Internal;
  * {@link ShardRecovery}) recreates the shard's tables and restores its share of their rows from the
  * newest checkpoint this names (rows, optimizer state and update counts as of that step), then sets
  * the rows it last pulled to the values it pulled (fresher); the other rows' updates since the
- * checkpoint are lost, and said so. Set it with {@link PsClient#setTableRefill}; without one, or
+ * checkpoint are lost, and said so. Set it with {@link GrpcPsClient#setTableRefill}; without one, or
  * with no checkpoint yet, the tables start empty on the replacement but for the rows the refilling
  * worker last pulled (the others are lost, and said so).
  */

@@ -1,5 +1,7 @@
-package io.sparkps.ps;
+package io.sparkps.ps.client;
 
+import io.sparkps.ps.PsClient;
+import io.sparkps.ps.ShardSnapshot;
 import io.sparkps.ps.grpc.ShardStub;
 import io.sparkps.ps.grpc.proto.SnapshotReply;
 import io.sparkps.ps.grpc.proto.SnapshotRequest;

@@ -1,5 +1,6 @@
-package io.sparkps.ps;
+package io.sparkps.ps.client;
 
+import io.sparkps.ps.Placement;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.grpc.proto.ListVariablesReply;
 import io.sparkps.ps.grpc.proto.SliceDecl;

@@ -1,5 +1,7 @@
-package io.sparkps.ps;
+package io.sparkps.ps.client;
 
+import io.sparkps.ps.EmbeddingTable;
+import io.sparkps.ps.EmbeddingTableSet;
 import io.sparkps.ps.grpc.Connections;
 import io.sparkps.ps.grpc.ShardStub;
 import io.sparkps.ps.spec.EmbeddingSpec;
@@ -39,7 +41,7 @@ final class TableHandles {
 
   /** Creates {@code spec} on every shard (the same spec again is kept) and returns a handle on it. */
   EmbeddingTable open(EmbeddingSpec spec) {
-    return new EmbeddingTable(openAll(List.of(spec)));
+    return new OneTable(openAll(List.of(spec)));
   }
 
   /** Creates each of {@code specs} on every shard and returns a handle that pulls and pushes them together. */
@@ -56,7 +58,7 @@ final class TableHandles {
           callTimeout, recovery);
       recovery.tableCreated(spec);
     }
-    return new EmbeddingTableSet(specs, shards, bulk, worker, callTimeout, waitTimeout, recovery, bytes);
+    return new GrpcEmbeddingTableSet(specs, shards, bulk, worker, callTimeout, waitTimeout, recovery, bytes);
   }
 
   /** Where a replaced shard's share of the tables comes back from. */
