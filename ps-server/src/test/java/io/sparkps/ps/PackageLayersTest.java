@@ -11,16 +11,17 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * The parameter server's packages are layers without cycles: the public API at the bottom (what a
- * run declares, {@code spec}; TLS; then {@code io.sparkps.ps} itself, the client and server
- * interfaces), so it names nothing internal; above it the wire toolbox, the shard, the bulk data
+ * The parameter server's packages are layers without cycles: the public API at the bottom (the
+ * annotation that marks what is internal, and what a run declares, {@code spec}; TLS; then
+ * {@code io.sparkps.ps} itself, the client and server interfaces), so it names nothing internal;
+ * above it the wire toolbox, the shard, the bulk data
  * plane, the gRPC adapters, and the implementations of the client and of the server on top. The
  * seed example, user code, sits with the API: it names nothing internal either. A class may name
  * classes of its own layer and those below, never above (the generated protos are below the
  * internal packages).
  */
 class PackageLayersTest {
-  private static final Map<String, Integer> LAYER = Map.ofEntries(Map.entry("spec", 0), Map.entry("tls", 1),
+  private static final Map<String, Integer> LAYER = Map.ofEntries(Map.entry("annotation", 0), Map.entry("spec", 0), Map.entry("tls", 1),
       Map.entry("", 2), Map.entry("example", 2), Map.entry("wire", 3), Map.entry("server", 4), Map.entry("bulk", 5),
       Map.entry("grpc", 6), Map.entry("client", 7), Map.entry("host", 8));
 
@@ -30,6 +31,6 @@ class PackageLayersTest {
     assertTrue(found.files() > 80, "the sources were found: " + found.files());
     assertEquals(List.of(), found.upward(),
         "references from a lower layer to a higher one "
-            + "(spec < tls < io.sparkps.ps, example < wire < server < bulk < grpc < client < host)");
+            + "(annotation, spec < tls < io.sparkps.ps, example < wire < server < bulk < grpc < client < host)");
   }
 }

@@ -1,6 +1,6 @@
 package io.sparkps.ps.bulk;
 
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 

@@ -12,7 +12,7 @@ import io.sparkps.ps.grpc.proto.UpdateReply;
 import io.sparkps.ps.grpc.proto.WireEncoding;
 import io.sparkps.ps.spec.PsToken;
 import io.sparkps.ps.tls.PsTls;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import io.sparkps.ps.wire.SparseValues;
 import java.io.IOException;
 import java.net.InetSocketAddress;

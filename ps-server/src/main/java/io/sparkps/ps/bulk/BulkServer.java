@@ -7,7 +7,7 @@ import io.sparkps.ps.server.Updates;
 import io.sparkps.ps.spec.PsToken;
 import io.sparkps.ps.tls.PsTls;
 import io.sparkps.ps.wire.FloatPool;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;

@@ -12,7 +12,7 @@ import io.sparkps.ps.grpc.proto.WireEncoding;
 import io.sparkps.ps.server.Reads;
 import io.sparkps.ps.spec.PsToken;
 import io.sparkps.ps.wire.FloatRange;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import io.sparkps.ps.wire.SparseValues;
 import io.sparkps.ps.wire.StatusMapping;
 import java.io.IOException;

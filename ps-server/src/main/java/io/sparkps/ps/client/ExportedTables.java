@@ -3,7 +3,7 @@ package io.sparkps.ps.client;
 import io.sparkps.ps.PsClient;
 import io.sparkps.ps.server.ExportedRows;
 import io.sparkps.ps.server.Snapshots;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import java.io.IOException;
 import java.util.Map;
 

@@ -18,7 +18,7 @@ import io.sparkps.ps.spec.EmbeddingSpec;
 import io.sparkps.ps.spec.OptimizerConfig;
 import io.sparkps.ps.spec.VariableInfo;
 import io.sparkps.ps.spec.VariableSpec;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import io.sparkps.ps.wire.ProtoConvert;
 import java.time.Duration;
 import java.util.Collection;

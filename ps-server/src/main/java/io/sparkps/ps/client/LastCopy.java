@@ -5,7 +5,7 @@ import io.sparkps.ps.Placement;
 import io.sparkps.ps.PsClient;
 import io.sparkps.ps.grpc.proto.CreateRequest;
 import io.sparkps.ps.spec.EmbeddingSpec;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;

@@ -8,7 +8,7 @@ import io.sparkps.ps.grpc.Auth;
 import io.sparkps.ps.grpc.Connections;
 import io.sparkps.ps.spec.PsToken;
 import io.sparkps.ps.tls.PsTls;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import java.util.concurrent.TimeUnit;
 
 /**

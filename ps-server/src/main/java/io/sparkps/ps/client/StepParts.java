@@ -1,7 +1,7 @@
 package io.sparkps.ps.client;
 
 import io.sparkps.ps.PsClient;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import java.util.Map;
 import org.nd4j.linalg.api.ndarray.INDArray;
 

@@ -1,7 +1,7 @@
 package io.sparkps.ps.client;
 
 import io.sparkps.ps.ShardRecovery;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 
 /**
  * Where a replaced ps's embedding tables come back from: a worker holds no copy of a whole table

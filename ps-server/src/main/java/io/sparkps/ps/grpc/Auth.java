@@ -12,7 +12,7 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import io.sparkps.ps.spec.PsToken;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 

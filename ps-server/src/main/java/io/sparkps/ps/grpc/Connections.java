@@ -14,7 +14,7 @@ import io.sparkps.ps.bulk.LocalBulk;
 import io.sparkps.ps.grpc.proto.HelloReply;
 import io.sparkps.ps.spec.PsToken;
 import io.sparkps.ps.tls.PsTls;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -2,7 +2,7 @@ package io.sparkps.ps.grpc;
 
 import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.wire.FloatRange;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import java.nio.ByteBuffer;
 import java.util.List;
 

@@ -8,7 +8,7 @@ import io.sparkps.ps.grpc.proto.FrameHeader;
 import io.sparkps.ps.wire.FiniteCheck;
 import io.sparkps.ps.wire.FloatPool;
 import io.sparkps.ps.wire.FloatRange;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.IOException;

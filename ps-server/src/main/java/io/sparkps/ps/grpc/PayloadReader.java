@@ -2,7 +2,7 @@ package io.sparkps.ps.grpc;
 
 import io.grpc.HasByteBuffer;
 import io.sparkps.ps.wire.FloatRange;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;

@@ -34,7 +34,7 @@ import io.sparkps.ps.server.Updates;
 import io.sparkps.ps.server.Waiters;
 import io.sparkps.ps.wire.FloatPool;
 import io.sparkps.ps.wire.FloatRange;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import io.sparkps.ps.wire.Payload;
 import io.sparkps.ps.wire.StatusMapping;
 import java.io.IOException;

@@ -25,7 +25,7 @@ import io.sparkps.ps.grpc.proto.ShutdownRequest;
 import io.sparkps.ps.grpc.proto.SnapshotReply;
 import io.sparkps.ps.grpc.proto.SnapshotRequest;
 import io.sparkps.ps.grpc.proto.UpdateReply;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

@@ -6,7 +6,7 @@ import io.sparkps.ps.PsClient;
 import io.sparkps.ps.PsProvider;
 import io.sparkps.ps.ServerSettings;
 import io.sparkps.ps.client.GrpcPsClient;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 
 /** ps-server's {@link PsProvider}: gRPC clients and servers, named in {@code META-INF/services}. */
 @Internal

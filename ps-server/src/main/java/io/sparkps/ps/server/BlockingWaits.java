@@ -1,6 +1,6 @@
 package io.sparkps.ps.server;
 
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import io.sparkps.ps.wire.PsError;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;

@@ -5,7 +5,7 @@ import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
 import io.sparkps.ps.grpc.proto.GroupSpec;
 import io.sparkps.ps.spec.EmbeddingSpec;
 import io.sparkps.ps.spec.Optimizer;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import io.sparkps.ps.wire.PsError;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;

@@ -1,7 +1,7 @@
 package io.sparkps.ps.server;
 
 import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import io.sparkps.ps.wire.PsError;
 import java.io.DataInputStream;
 import java.io.EOFException;

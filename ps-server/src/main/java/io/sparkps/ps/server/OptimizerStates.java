@@ -3,7 +3,7 @@ package io.sparkps.ps.server;
 import io.sparkps.ps.grpc.proto.OptimizerState;
 import io.sparkps.ps.grpc.proto.OptimizerStateRequest;
 import io.sparkps.ps.grpc.proto.UpdateReply;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import io.sparkps.ps.wire.PackedArrays;
 import io.sparkps.ps.wire.PsError;
 import java.util.Arrays;

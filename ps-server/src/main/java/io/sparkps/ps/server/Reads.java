@@ -6,7 +6,7 @@ import io.sparkps.ps.grpc.proto.PullItem;
 import io.sparkps.ps.grpc.proto.PullRequest;
 import io.sparkps.ps.grpc.proto.Segment;
 import io.sparkps.ps.wire.FloatRange;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import io.sparkps.ps.wire.PsError;
 import io.sparkps.ps.wire.SparseValues;
 import java.util.ArrayList;

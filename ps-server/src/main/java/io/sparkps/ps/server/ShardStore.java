@@ -7,7 +7,7 @@ import io.sparkps.ps.grpc.proto.ListVariablesReply;
 import io.sparkps.ps.grpc.proto.SliceDecl;
 import io.sparkps.ps.grpc.proto.VariableInfoProto;
 import io.sparkps.ps.spec.ConsistencyGroup;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import io.sparkps.ps.wire.ProtoConvert;
 import io.sparkps.ps.wire.PsError;
 import io.sparkps.ps.wire.WireLimits;

@@ -4,7 +4,7 @@ import io.sparkps.ps.grpc.proto.GroupSpec;
 import io.sparkps.ps.grpc.proto.SnapshotReply;
 import io.sparkps.ps.grpc.proto.SnapshotRequest;
 import io.sparkps.ps.grpc.proto.VariableInfoProto;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import io.sparkps.ps.wire.ProtoConvert;
 import io.sparkps.ps.wire.PsError;
 import java.io.DataInputStream;

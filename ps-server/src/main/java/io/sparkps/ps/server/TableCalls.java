@@ -6,7 +6,7 @@ import io.sparkps.ps.grpc.proto.EmbeddingPushRequest;
 import io.sparkps.ps.grpc.proto.EmbeddingRows;
 import io.sparkps.ps.grpc.proto.EmbeddingRowsBatch;
 import io.sparkps.ps.grpc.proto.UpdateReply;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import io.sparkps.ps.wire.PackedArrays;
 import io.sparkps.ps.wire.PsError;
 import java.util.ArrayList;

@@ -7,7 +7,7 @@ import io.sparkps.ps.grpc.proto.Segment;
 import io.sparkps.ps.grpc.proto.UpdateOp;
 import io.sparkps.ps.grpc.proto.UpdateReply;
 import io.sparkps.ps.wire.FiniteCheck;
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import io.sparkps.ps.wire.Payload;
 import io.sparkps.ps.wire.PsError;
 import java.util.ArrayList;

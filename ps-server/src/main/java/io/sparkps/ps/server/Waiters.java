@@ -1,6 +1,6 @@
 package io.sparkps.ps.server;
 
-import io.sparkps.ps.wire.Internal;
+import io.sparkps.ps.annotation.Internal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;

@@ -5,6 +5,7 @@ import io.grpc.netty.shaded.io.netty.buffer.ByteBufAllocator;
 import io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
+import io.sparkps.ps.annotation.Internal;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.Serializable;
@@ -100,22 +101,26 @@ public final class PsTls implements Serializable {
   }
 
   /** For a gRPC server (HTTP/2 over TLS, client certificate required). */
+  @Internal
   public SslContext grpcServer() {
     return contexts().grpcServer;
   }
 
   /** For a gRPC channel; set its authority to {@link #AUTHORITY}. */
+  @Internal
   public SslContext grpcClient() {
     return contexts().grpcClient;
   }
 
   /** The server end of a bulk connection: handshakes on {@code ch} (blocking) and returns the encrypted channel. */
+  @Internal
   public TlsChannel acceptBulk(SocketChannel ch) throws IOException {
     SSLEngine engine = contexts().bulkServer.newEngine(ByteBufAllocator.DEFAULT);
     return TlsChannel.handshake(ch, engine);
   }
 
   /** The client end of a bulk connection. */
+  @Internal
   public TlsChannel connectBulk(SocketChannel ch) throws IOException {
     SSLEngine engine = contexts().bulkClient.newEngine(ByteBufAllocator.DEFAULT, AUTHORITY, 443);
     SSLParameters parameters = engine.getSSLParameters();

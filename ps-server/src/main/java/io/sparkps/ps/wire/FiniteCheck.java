@@ -1,5 +1,7 @@
 package io.sparkps.ps.wire;
 
+import io.sparkps.ps.annotation.Internal;
+
 /**
  * Finds NaN and infinite floats fast: one branch-free pass over the values' bits (an exponent of
  * all ones, NaN's and infinity's, carries into the sign bit when its lowest bit is added, and the

@@ -1,5 +1,6 @@
 package io.sparkps.ps.wire;
 
+import io.sparkps.ps.annotation.Internal;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;

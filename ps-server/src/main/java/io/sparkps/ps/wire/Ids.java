@@ -1,5 +1,7 @@
 package io.sparkps.ps.wire;
 
+import io.sparkps.ps.annotation.Internal;
+
 /** How the ps hashes embedding ids (their initial values, admission); which ps holds an id is {@code EmbeddingTable.shardOf}. */
 @Internal
 public final class Ids {

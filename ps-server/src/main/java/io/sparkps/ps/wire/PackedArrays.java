@@ -2,6 +2,7 @@ package io.sparkps.ps.wire;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.UnsafeByteOperations;
+import io.sparkps.ps.annotation.Internal;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 

@@ -1,5 +1,6 @@
 package io.sparkps.ps.wire;
 
+import io.sparkps.ps.annotation.Internal;
 import io.sparkps.ps.grpc.proto.ConsistencyMode;
 import io.sparkps.ps.grpc.proto.EmbeddingSpecProto;
 import io.sparkps.ps.grpc.proto.GroupSpec;

@@ -1,5 +1,7 @@
 package io.sparkps.ps.wire;
 
+import io.sparkps.ps.annotation.Internal;
+
 /** A request a shard refuses, with the kind of refusal and a message for the user. */
 @Internal
 public final class PsError extends RuntimeException {

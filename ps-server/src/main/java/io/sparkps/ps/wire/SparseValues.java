@@ -1,5 +1,6 @@
 package io.sparkps.ps.wire;
 
+import io.sparkps.ps.annotation.Internal;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;

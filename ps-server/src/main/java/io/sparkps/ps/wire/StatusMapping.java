@@ -2,6 +2,7 @@ package io.sparkps.ps.wire;
 
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.sparkps.ps.annotation.Internal;
 import io.sparkps.ps.spec.EmbeddingTableFullException;
 import io.sparkps.ps.spec.PsAuthenticationException;
 import io.sparkps.ps.spec.PsException;

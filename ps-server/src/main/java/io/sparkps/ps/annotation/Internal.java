@@ -1,4 +1,4 @@
-package io.sparkps.ps.wire;
+package io.sparkps.ps.annotation;
 
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
@@ -10,8 +10,9 @@ import java.lang.annotation.Target;
  * Not part of SparkPS's public API, though public: SparkPS's own packages and modules (the Spark
  * integration, the estimator) use it, users do not. It may change or go in any release. Every
  * public class of the parameter server's internal packages carries it, and so do the few public
- * classes and members of {@code io.sparkps.ps} that only the Spark integration calls; no public
- * signature of the API names a class that carries it ({@code ApiSurfaceTest}).
+ * members of the API's classes that only SparkPS's own packages call (the TLS contexts and
+ * handshakes a {@code PsTls} makes for them); no public signature of the API names a class that
+ * carries it, or a gRPC or Netty type, unless it carries it itself ({@code ApiSurfaceTest}).
  */
 @Documented
 @Retention(RetentionPolicy.RUNTIME)
