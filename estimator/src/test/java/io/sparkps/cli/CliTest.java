@@ -283,10 +283,15 @@ class CliTest {
     Result usage = child("train", "--data", csv.toString(), "--bogus");
     assertEquals(2, usage.code(), usage.err());
     assertTrue(usage.err().contains("Unknown option: '--bogus'"), usage.err());
-    Result ok = child("train", "--data", csv.toString(), "--feature-cols", "x,y", "--workers", "1", "--network", "mlp:4",
-        "--epochs", "1", "--no-progress", "--output", dir.resolve("ok").toString());
+    // Without OMP_NUM_THREADS, as a user's spark-submit often is: the worker gives OpenBLAS its task's one core.
+    Result ok = child(List.of("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"), "train", "--data", csv.toString(),
+        "--feature-cols", "x,y", "--workers", "1", "--network", "mlp:4", "--epochs", "1", "--no-progress", "--output",
+        dir.resolve("ok").toString(), "--conf", "spark.sparkps.cli.logLevel=INFO");
     assertEquals(0, ok.code(), ok.err() + ok.out());
     assertTrue(Files.exists(dir.resolve("ok").resolve("summary.json")), ok.out());
+    int cores = Runtime.getRuntime().availableProcessors();
+    assertEquals(cores > 1, (ok.out() + ok.err()).contains("worker 0 on ") && (ok.out() + ok.err()).contains(
+        "ND4J's OpenBLAS now computes with 1 thread, the task's cores, instead of " + cores), ok.err());
     Path nan = dir.resolve("nan.parquet");
     spark.sql("select array(cast(id % 2 as double), case when id = 50 then double('NaN') else 0.5 end) as features, "
         + "cast(id % 2 as double) as label from range(0, 100, 1, 1)").write().parquet(nan.toString());
@@ -306,6 +311,11 @@ class CliTest {
 
   /** Runs {@code SparkPsCli.main} in a new JVM with this one's class path and Spark's opens; at most 3 minutes. */
   private Result child(String... args) throws Exception {
+    return child(List.of(), args);
+  }
+
+  /** {@link #child(String...)} without the environment variables {@code unset} (OMP_NUM_THREADS is 1 otherwise). */
+  private Result child(List<String> unset, String... args) throws Exception {
     List<String> command = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
         .toString(), "-Xmx1g"));
     java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
@@ -317,6 +327,7 @@ class CliTest {
     Path err = Files.createTempFile(dir, "err", ".txt");
     ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
     pb.environment().put("OMP_NUM_THREADS", "1");
+    unset.forEach(pb.environment()::remove);
     Process p = pb.start();
     try {
       if (!p.waitFor(3, java.util.concurrent.TimeUnit.MINUTES)) {

@@ -1,5 +1,6 @@
 package io.sparkps.ml.scoring;
 
+import io.sparkps.ml.network.BlasThreads;
 import io.sparkps.ml.network.Net;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -23,9 +24,12 @@ import org.apache.spark.sql.types.StructType;
 import org.nd4j.common.util.ArrayUtil;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** A model's batched inference over a partition's rows, with no parameter server. */
 public final class Predictions {
+  private static final Logger LOG = LoggerFactory.getLogger(Predictions.class);
   static final int BATCH = 256;
 
   private Predictions() {}
@@ -158,6 +162,7 @@ public final class Predictions {
   public static <R> Iterator<R> of(Iterator<R> rows, java.util.function.UnaryOperator<R> keep,
       java.util.function.Function<List<R>, INDArray> inputs, Scored<R> scored, String json, float[] params,
       Runnable done) {
+    BlasThreads.fitToThisTask(false).ifPresent(line -> LOG.info("scoring: {}", line));
     Net net = Net.fromJson(json);
     net.setParams(params);
     boolean classifier = net.classification();

@@ -1,5 +1,6 @@
 package io.sparkps.ml.training;
 
+import io.sparkps.ml.network.BlasThreads;
 import io.sparkps.ml.network.Net;
 import io.sparkps.ml.network.NetworkVariables;
 import io.sparkps.ps.PsClient;
@@ -13,6 +14,8 @@ import org.nd4j.evaluation.regression.RegressionEvaluation;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The evaluator of a fit: whenever the variables' version moves (at most once per
@@ -27,6 +30,7 @@ import org.nd4j.linalg.factory.Nd4j;
  * one is dropped and the interval between copies doubles, so they still span the whole run.
  */
 public final class EvalWorker implements EvaluatorFunction {
+  private static final Logger LOG = LoggerFactory.getLogger(EvalWorker.class);
   private static final long serialVersionUID = 1L;
   private final String networkJson;
   private final ModelInputs.HeldOut heldOut;
@@ -51,6 +55,7 @@ public final class EvalWorker implements EvaluatorFunction {
 
   @Override
   public void run(EvaluatorContext ctx) throws Exception {
+    BlasThreads.fitToThisTask(false).ifPresent(line -> LOG.info("the evaluator: {}", line));
     Net net = Net.fromJson(networkJson);
     NetworkVariables variables = NetworkVariables.of(net, null);
     String probe = variables.names().get(0);

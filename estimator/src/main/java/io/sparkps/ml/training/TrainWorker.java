@@ -5,6 +5,7 @@ import io.sparkps.ml.checkpoint.SaveClock;
 import io.sparkps.ml.checkpoint.ServerState;
 import io.sparkps.ml.data.Prefetched;
 import io.sparkps.ml.network.BlasKernels;
+import io.sparkps.ml.network.BlasThreads;
 import io.sparkps.ml.network.ForwardReuse;
 import io.sparkps.ml.network.Net;
 import io.sparkps.ml.network.NetworkVariables;
@@ -92,6 +93,7 @@ public final class TrainWorker implements WorkerFunction<Row, float[]> {
       LOG.warn("worker {} on {}: {}", ctx.index(), ctx.host(), advice);
       ctx.progress().message("worker " + ctx.index() + " on " + ctx.host() + ": " + advice);
     });
+    BlasThreads.fitToThisTask(true).ifPresent(line -> LOG.info("worker {} on {}: {}", ctx.index(), ctx.host(), line));
     try (ModelInputs.WorkerData data = model.read(ctx, plan)) {
       Start s = await(start, starter.getName());
       try (ModelInputs.Steps steps = data.steps(ctx, s.net(), s.variables(), plan)) {
