@@ -139,7 +139,7 @@ public final class ExportedRows {
    * The default row of each of ps {@code shard}'s tables below {@code dir} (what an id the ps does
    * not hold reads), by table name. Reads each table's head and first row and seeks past the rest,
    * so it costs little whatever the tables' size; it does not check the file's SHA-256
-   * ({@link #forEach} does).
+   * (reading every row with {@link #open} does, at the end).
    */
   public static Map<String, float[]> defaults(String dir, int shard) throws IOException {
     FileSystem fs = new Path(dir).getFileSystem(new Configuration());
