@@ -198,6 +198,42 @@ public final class DataBenchmark {
     return new Run(start, first.get(), last.get(), steps.get(), params, job.progress());
   }
 
+  /** A timed fit: its training examples/s, and what else to print of it. */
+  private record Timed(double examplesPerSecond, String more) {}
+
+  /** Something to run that may throw. */
+  private interface Action<T> {
+    T run() throws Exception;
+  }
+
+  /**
+   * Fits with every partition spilled ({@code spark.sparkps.data.inMemoryMax} 0) and held in memory
+   * ({@code inMemory}), each path warmed up once untimed, then taking turns for {@code rounds}
+   * rounds; prints every fit and the median of the rounds' spilled / in-memory ratios.
+   */
+  private static void spilledAgainstInMemory(SparkSession spark, int rounds, String inMemory, Action<?> warmUp,
+      Action<Timed> fit) throws Exception {
+    for (String max : new String[] {"0", inMemory}) {
+      spark.conf().set("spark.sparkps.data.inMemoryMax", max);
+      warmUp.run();
+    }
+    List<Double> ratios = new ArrayList<>();
+    for (int r = 0; r < rounds; r++) {
+      double[] rate = new double[2];
+      for (int k = 0; k < 2; k++) {
+        boolean spill = (r + k) % 2 == 0;
+        spark.conf().set("spark.sparkps.data.inMemoryMax", spill ? "0" : inMemory);
+        Timed t = fit.run();
+        rate[spill ? 1 : 0] = t.examplesPerSecond();
+        System.out.printf(Locale.ROOT, "  round %d %-9s %8.0f examples/s training, %s%n", r, spill ? "spill" : "in-memory",
+            t.examplesPerSecond(), t.more());
+      }
+      ratios.add(rate[1] / rate[0]);
+    }
+    spark.conf().unset("spark.sparkps.data.inMemoryMax");
+    System.out.printf(Locale.ROOT, "  spill / in-memory examples/s: median %.3f (rounds %s)%n", median(ratios), ratios);
+  }
+
   private static void spillVsMemory(SparkSession spark, int rounds) throws Exception {
     Dataset<Row> train = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "train", 2).cache();
     Dataset<Row> test = IdxDataFrames.fashionMnist(spark, IdxDataFrames.FASHION_MNIST, "t10k", 2).cache();
@@ -205,26 +241,11 @@ public final class DataBenchmark {
         + "batch %d, 2 workers, 2 epochs%n", train.count(), train.rdd().getNumPartitions(), BATCH);
     test.count();
     String json = mlp(256);
-    for (String max : new String[] {"0", "1g"}) { // warm-up of both paths, untimed
-      spark.conf().set("spark.sparkps.data.inMemoryMax", max);
-      train(spark, json, train, 1, 100);
-    }
-    List<Double> ratios = new ArrayList<>();
-    for (int r = 0; r < rounds; r++) {
-      double[] rate = new double[2];
-      for (int k = 0; k < 2; k++) {
-        boolean spill = (r + k) % 2 == 0;
-        spark.conf().set("spark.sparkps.data.inMemoryMax", spill ? "0" : "1g");
-        Run run = train(spark, json, train, 2, 0);
-        rate[spill ? 1 : 0] = run.trainingExamplesPerSecond();
-        System.out.printf(Locale.ROOT, "  round %d %-9s %8.0f examples/s training, fit %.1f s, accuracy %.4f%n", r,
-            spill ? "spill" : "in-memory", run.trainingExamplesPerSecond(), run.seconds(),
-            accuracy(json, run.params(), test));
-      }
-      ratios.add(rate[1] / rate[0]);
-    }
-    spark.conf().unset("spark.sparkps.data.inMemoryMax");
-    System.out.printf(Locale.ROOT, "  spill / in-memory examples/s: median %.3f (rounds %s)%n", median(ratios), ratios);
+    spilledAgainstInMemory(spark, rounds, "1g", () -> train(spark, json, train, 1, 100), () -> {
+      Run run = train(spark, json, train, 2, 0);
+      return new Timed(run.trainingExamplesPerSecond(), String.format(Locale.ROOT, "fit %.1f s, accuracy %.4f",
+          run.seconds(), accuracy(json, run.params(), test)));
+    });
     train.unpersist();
     test.unpersist();
   }
@@ -272,25 +293,11 @@ public final class DataBenchmark {
         + "partitions, 26 fields of dim 8, 64-32, 2 ASYNC workers x 256 + 1 ps, 1 epoch%n", train.count(),
         train.rdd().getNumPartitions());
     test.count();
-    for (String max : new String[] {"0", "4g"}) { // warm-up of both paths, untimed
-      spark.conf().set("spark.sparkps.data.inMemoryMax", max);
-      fitClicks(data, train.limit(100_000), test);
-    }
-    List<Double> ratios = new ArrayList<>();
-    for (int r = 0; r < rounds; r++) {
-      double[] rate = new double[2];
-      for (int k = 0; k < 2; k++) {
-        boolean spill = (r + k) % 2 == 0;
-        spark.conf().set("spark.sparkps.data.inMemoryMax", spill ? "0" : "4g");
-        Fit fit = fitClicks(data, train, test);
-        rate[spill ? 1 : 0] = fit.examplesPerSecond();
-        System.out.printf(Locale.ROOT, "  round %d %-9s %8.0f examples/s training, fit %.1f s, AUC %.4f%n", r,
-            spill ? "spill" : "in-memory", fit.examplesPerSecond(), fit.seconds(), fit.auc());
-      }
-      ratios.add(rate[1] / rate[0]);
-    }
-    spark.conf().unset("spark.sparkps.data.inMemoryMax");
-    System.out.printf(Locale.ROOT, "  spill / in-memory examples/s: median %.3f (rounds %s)%n", median(ratios), ratios);
+    spilledAgainstInMemory(spark, rounds, "4g", () -> fitClicks(data, train.limit(100_000), test), () -> {
+      Fit fit = fitClicks(data, train, test);
+      return new Timed(fit.examplesPerSecond(), String.format(Locale.ROOT, "fit %.1f s, AUC %.4f", fit.seconds(),
+          fit.auc()));
+    });
     train.unpersist();
     test.unpersist();
   }

@@ -87,16 +87,11 @@ class SpillTrainingTest {
             .activation(Activation.SOFTMAX).build())
         .build().toJson();
     Dataset<Row> data = Prototypes.dataFrame(spark, ROWS, 1, 1);
-    List<String> messages = new CopyOnWriteArrayList<>();
-    FitJob job = new Dl4jEstimator().setNetworkJson(mlp).setNumWorkers(1).setNumPs(1).setBatchSize(256).setEpochs(1)
-        .fitAsync(data);
-    job.addListener(p -> {
-      if (p.message() != null) {
-        messages.add(p.message());
-      }
-    });
-    Dl4jModel model = job.get(Duration.ofMinutes(10));
-    TaskProgress chief = job.progress().stream().filter(p -> p.role() == Role.CHIEF).findFirst().orElseThrow();
+    Fitted fitted = fit(new Dl4jEstimator().setNetworkJson(mlp).setNumWorkers(1).setNumPs(1).setBatchSize(256)
+        .setEpochs(1), data);
+    Dl4jModel model = fitted.model();
+    TaskProgress chief = fitted.chief();
+    List<String> messages = fitted.messages();
     assertEquals(ROWS / 256, chief.step(), "every step of the epoch ran");
     long partitionBytes = (long) ROWS * (784 + 10) * Float.BYTES;
     assertTrue(partitionBytes > HEAP_MB * 1024L * 1024, "the partition is larger than the heap");
@@ -129,18 +124,13 @@ class SpillTrainingTest {
         .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(32).nOut(2)
             .activation(Activation.SOFTMAX).build())
         .build().toJson();
-    List<String> messages = new CopyOnWriteArrayList<>();
-    FitJob job = new Dl4jEstimator().setEmbeddingColumns(columns, click.numericColumns().toArray(new String[0]))
+    Fitted fitted = fit(new Dl4jEstimator().setEmbeddingColumns(columns, click.numericColumns().toArray(new String[0]))
         .setNumericTransform(NumericTransform.LOG1P).setNetworkJson(network).setNumWorkers(1).setNumPs(1)
-        .setBatchSize(2048).setEpochs(1).setCheckpointDir(home.resolve("tables").toUri().toString())
-        .fitAsync(click.rows(spark, 0, rows, 1));
-    job.addListener(p -> {
-      if (p.message() != null) {
-        messages.add(p.message());
-      }
-    });
-    Dl4jModel model = job.get(Duration.ofMinutes(10));
-    TaskProgress chief = job.progress().stream().filter(p -> p.role() == Role.CHIEF).findFirst().orElseThrow();
+        .setBatchSize(2048).setEpochs(1).setCheckpointDir(home.resolve("tables").toUri().toString()),
+        click.rows(spark, 0, rows, 1));
+    Dl4jModel model = fitted.model();
+    TaskProgress chief = fitted.chief();
+    List<String> messages = fitted.messages();
     assertEquals(rows / 2048, chief.step(), "every step of the epoch ran");
     // Each row: 26 keys of 8 bytes, 26 column starts of 4, 13 values and a label of 4.
     long partitionBytes = (long) rows * (26 * 8 + 26 * 4 + 13 * 4 + 4);
@@ -160,5 +150,22 @@ class SpillTrainingTest {
     double planted = click.plantedAuc(test);
     System.out.printf("held-out AUC %.4f, the planted model's %.4f%n", auc, planted);
     assertTrue(auc > planted - 0.03, "AUC " + auc + " against the planted model's " + planted);
+  }
+
+  /** A fit's model, its chief's last report, and every message its tasks sent. */
+  private record Fitted(Dl4jModel model, TaskProgress chief, List<String> messages) {}
+
+  /** Fits {@code data}, at most 10 minutes, keeping the tasks' messages. */
+  private static Fitted fit(Dl4jEstimator estimator, Dataset<Row> data) throws Exception {
+    List<String> messages = new CopyOnWriteArrayList<>();
+    FitJob job = estimator.fitAsync(data);
+    job.addListener(p -> {
+      if (p.message() != null) {
+        messages.add(p.message());
+      }
+    });
+    Dl4jModel model = job.get(Duration.ofMinutes(10));
+    TaskProgress chief = job.progress().stream().filter(p -> p.role() == Role.CHIEF).findFirst().orElseThrow();
+    return new Fitted(model, chief, messages);
   }
 }
