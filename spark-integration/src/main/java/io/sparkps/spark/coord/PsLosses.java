@@ -77,18 +77,18 @@ final class PsLosses {
   }
 
   /**
-   * Suspects not heard from since, for longer than {@code graceNanos}; {@code member} gives each
-   * index's current registration (or null).
+   * The registrations of the suspects not heard from since, for longer than {@code graceNanos};
+   * {@code member} gives each index's current registration (or null).
    */
-  List<Integer> unreachable(long graceNanos, IntFunction<Member> member, long now) {
+  List<Member> unreachable(long graceNanos, IntFunction<Member> member, long now) {
     suspects.entrySet().removeIf(e -> {
       Member m = member.apply(e.getKey());
       return m == null || m.lastSeenNanos() > e.getValue() || isLost(e.getKey(), m.address());
     });
-    List<Integer> out = new ArrayList<>();
+    List<Member> out = new ArrayList<>();
     suspects.forEach((index, since) -> {
       if (now - since > graceNanos) {
-        out.add(index);
+        out.add(member.apply(index));
       }
     });
     return out;

@@ -138,6 +138,25 @@ public final class Registry {
   }
 
   /**
+   * The supervisor's declaration, in one step under this registry's lock: ps {@code index} is
+   * declared lost because {@code reason} if it still serves at {@code address} (null: wherever it
+   * serves), and its registrations from attempts before {@code firstAttempt} are refused from then
+   * on (the relaunch's). A registration that came after the supervisor looked, such as Spark's own
+   * retry of the lost task, is therefore neither declared lost for what its predecessor did nor
+   * left to register after the relaunch was decided. Returns the registration declared lost, or
+   * null when there was none to declare (gone, replaced since, or declared lost already).
+   */
+  public synchronized Member declarePsLost(int index, String address, String reason, int firstAttempt) {
+    Member m = roster.ps(index);
+    if (m == null || (address != null && !address.equals(m.address())) || !declarePsLost(index, reason,
+        maxWorkerStep())) {
+      return null;
+    }
+    losses.retireAttemptsBefore(index, firstAttempt);
+    return m;
+  }
+
+  /**
    * Declares ps {@code index} lost at its current address (once): clients are told to fail their
    * calls there, and its loss is recorded. Returns false when it was declared lost already.
    */
@@ -239,7 +258,7 @@ public final class Registry {
    * Ps that a client found unreachable and that have not been heard from since, for longer than
    * {@code grace} (a few heartbeats): a killed process is lost at once, not after the role timeout.
    */
-  public synchronized List<Integer> unreachable(java.time.Duration grace) {
+  public synchronized List<Member> unreachable(java.time.Duration grace) {
     return losses.unreachable(grace.toNanos(), roster::ps, clock.getAsLong());
   }
 

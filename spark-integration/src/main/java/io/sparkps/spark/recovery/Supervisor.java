@@ -86,14 +86,15 @@ public final class Supervisor {
       String ended = actions.psEnded(i);
       if (ended != null) {
         String address = registry.psAddresses().get(i);
-        replace(i, "its task ended" + ended + (address == null ? "" : " at " + address), false);
+        replace(i, null, "its task ended" + ended + (address == null ? "" : " at " + address), false);
       }
     }
     // Three heartbeats, and never under 1.5 s: a loaded executor may miss a short beat or two.
     Duration grace = spec.heartbeatInterval().multipliedBy(3);
     grace = grace.compareTo(MIN_UNREACHABLE_GRACE) < 0 ? MIN_UNREACHABLE_GRACE : grace;
-    for (int i : registry.unreachable(grace)) {
-      replace(i, "a worker could not reach it and it was silent for " + grace.toMillis() + " ms since", true);
+    for (Member m : registry.unreachable(grace)) {
+      replace(m.index(), m.address(), "a worker could not reach it and it was silent for " + grace.toMillis()
+          + " ms since", true);
     }
     long now = registry.now();
     for (Member m : registry.silent(spec.roleTimeout())) {
@@ -101,7 +102,7 @@ public final class Supervisor {
           + m.executorId() + ") was silent for " + String.format("%.1f", (now - m.lastSeenNanos()) / 1e9)
           + " s, longer than the role timeout of " + spec.roleTimeout().toMillis() / 1000.0 + " s";
       if (m.role() == io.sparkps.spark.coord.proto.Role.PS) {
-        replace(m.index(), "it was silent: " + silence, true);
+        replace(m.index(), m.address(), "it was silent: " + silence, true);
       } else if (killedAttempts.add(m.attempt())) {
         killAttempt(m, silence);
         actions.killExecutor(m.executorId(), "sparkps: " + silence);
@@ -110,27 +111,28 @@ public final class Supervisor {
   }
 
   /**
-   * Declares ps {@code index} lost and relaunches it. With {@code killExecutor} (its task did not
-   * end: the process is hung, or gone without Spark knowing yet), its executor is killed and
-   * replaced through Spark first: a hung process keeps its task slot until Spark's own heartbeat
-   * timeout (120 s), and with every slot busy the relaunch would wait for it.
+   * Declares ps {@code index} lost, if it still serves at {@code address} (null: wherever it
+   * serves), and relaunches it. With {@code killExecutor} (its task did not end: the process is
+   * hung, or gone without Spark knowing yet), its executor is killed and replaced through Spark
+   * first: a hung process keeps its task slot until Spark's own heartbeat timeout (120 s), and with
+   * every slot busy the relaunch would wait for it. A ps registered anew at another address since
+   * the supervisor looked (Spark retried its task) is left serving.
    */
-  private void replace(int index, String reason, boolean killExecutor) {
-    Member lost = registry.members().stream()
-        .filter(m -> m.role() == io.sparkps.spark.coord.proto.Role.PS && m.index() == index).findFirst().orElse(null);
-    boolean declared = registry.declarePsLost(index, reason, registry.maxWorkerStep());
-    if (declared && killExecutor && lost != null) {
+  private void replace(int index, String address, String reason, boolean killExecutor) {
+    int launches = actions.psLaunches(index);
+    Member lost = registry.declarePsLost(index, address, reason, launches * spec.attemptsPerLaunch());
+    if (lost != null && killExecutor) {
       actions.killExecutor(lost.executorId(), "sparkps: ps " + index + " was declared lost because " + reason);
     }
-    if (!declared && actions.psLaunches(index) > 0 && actions.psEnded(index) == null) {
-      return; // declared lost already and its replacement is on its way
+    if (lost == null && launches > 0 && actions.psEnded(index) == null) {
+      return; // replaced since, or declared lost already and its replacement is on its way
     }
-    if (actions.psLaunches(index) > spec.maxStageAttempts()) {
-      throw new PsLostTooOftenException(index, actions.psLaunches(index), "ps " + index + " was lost "
-          + actions.psLaunches(index) + " times, more than maxStageAttempts (" + spec.maxStageAttempts()
-          + ") allows; the last time because " + reason + ". See its executors' logs");
+    if (launches > spec.maxStageAttempts()) {
+      throw new PsLostTooOftenException(index, launches, "ps " + index + " was lost " + launches
+          + " times, more than maxStageAttempts (" + spec.maxStageAttempts() + ") allows; the last time because "
+          + reason + ". See its executors' logs");
     }
-    registry.retirePsAttemptsBefore(index, actions.psLaunches(index) * spec.attemptsPerLaunch());
+    registry.retirePsAttemptsBefore(index, launches * spec.attemptsPerLaunch());
     LOG.info("SparkPS run {}: ps {}{} declared lost at worker step {} because {}; relaunching it (launch {})",
         actions.runId(), index, lost == null ? "" : " on " + lost.host() + " (executor " + lost.executorId() + ")",
         registry.maxWorkerStep(), reason, actions.psLaunches(index));

@@ -36,6 +36,8 @@ class SupervisorTest {
     final List<String> log = new ArrayList<>();
     final Map<Integer, Integer> launches = new HashMap<>(Map.of(0, 1));
     String ended;
+    /** Runs once, the first time the supervisor asks how often a ps was launched: while it acts on a decision. */
+    Runnable whileDeciding;
 
     @Override
     public String runId() {
@@ -49,6 +51,11 @@ class SupervisorTest {
 
     @Override
     public int psLaunches(int index) {
+      if (whileDeciding != null) {
+        Runnable r = whileDeciding;
+        whileDeciding = null;
+        r.run();
+      }
       return launches.getOrDefault(index, 0);
     }
 
@@ -125,6 +132,50 @@ class SupervisorTest {
     pass(Duration.ofSeconds(5), Role.PS, Role.CHIEF, Role.WORKER);
     supervisor.check();
     assertEquals(2, actions.log.size(), "the replacement beats: " + actions.log);
+  }
+
+  /**
+   * Spark's own retry of a killed ps's task registers at another address after the supervisor saw
+   * the ps unreachable and before it declared the loss (held there by the test): the decision was
+   * about the old address, so the retry keeps serving as the replacement. Declaring the current
+   * address lost instead killed the retry's executor and relaunched over it, so that the workers
+   * that had moved to it lost it too (a second loss of the shard in PsFailureTest).
+   */
+  @Test
+  void aRetryRegisteredWhileTheSupervisorActs_isNotDeclaredLostNorRelaunchedOver() throws Exception {
+    assertEquals(null, tasks.suspect(0, "h1:7000"));
+    pass(Duration.ofMillis(3100), Role.CHIEF, Role.WORKER);
+    actions.whileDeciding = () -> tasks.register(Role.PS, 0, 1, "h4", 7001, "4", 13);
+    supervisor.check();
+    assertEquals(List.of(), actions.log, "the retry serves: no executor killed, nothing relaunched");
+    List<PsRecovery> recoveries = PsRecoveries.of(registry);
+    assertEquals(1, recoveries.size(), recoveries.toString());
+    assertEquals("h1:7000", recoveries.get(0).lostAddress());
+    assertEquals("h4:7001", recoveries.get(0).replacement());
+    assertTrue(recoveries.get(0).reason().startsWith("its task failed and Spark retried it (attempt 1)"),
+        recoveries.toString());
+    assertEquals(List.of("h4:7001"), registry.psAddresses());
+    pass(Duration.ofSeconds(1), Role.PS, Role.CHIEF, Role.WORKER);
+    supervisor.check();
+    assertEquals(List.of(), actions.log);
+  }
+
+  /**
+   * The other order: the supervisor declares the unreachable ps lost and relaunches it before
+   * Spark's retry of the old launch registers. The retry is refused (its job was cancelled), so
+   * the slot waits for the relaunch's task.
+   */
+  @Test
+  void aRetryRegisteringAfterTheSupervisorRelaunched_isRefused() throws Exception {
+    assertEquals(null, tasks.suspect(0, "h1:7000"));
+    pass(Duration.ofMillis(3100), Role.CHIEF, Role.WORKER);
+    supervisor.check();
+    assertEquals(List.of("kill executor 1", "relaunch ps 0"), actions.log);
+    RuntimeException refused = assertThrows(RuntimeException.class,
+        () -> tasks.register(Role.PS, 0, 1, "h4", 7001, "4", 13));
+    assertTrue(refused.getMessage().contains("only attempts from 100 on may register"), refused.getMessage());
+    tasks.register(Role.PS, 0, 100, "h5", 7002, "5", 14);
+    assertEquals(List.of("h5:7002"), registry.psAddresses());
   }
 
   @Test
