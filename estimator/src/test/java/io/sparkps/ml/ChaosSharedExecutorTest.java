@@ -186,7 +186,7 @@ class ChaosSharedExecutorTest {
         .setCheckpointDir(checkpoints.resolve("clean").toUri().toString()).fit(cluster.train));
     LocalClusters.awaitExecutors(cluster.sc, 3, 180);
     FitJob job = sync.fitAsync(cluster.train);
-    List<TaskProgress> roles = Faults.awaitChiefStep(job, job.totalSteps() / 2);
+    List<TaskProgress> roles = Faults.awaitSyncStep(job, job.totalSteps() / 2);
     Set<ProcessHandle> victims = new LinkedHashSet<>();
     roles.stream().filter(r -> r.role() == Role.PS && r.index() > 0)
         .forEach(r -> victims.add(LocalClusters.executorProcess(cluster.sc, r.executor())));

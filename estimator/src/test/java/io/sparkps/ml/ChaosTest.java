@@ -85,7 +85,7 @@ class ChaosTest {
     long[] times = {-1, -1};
     try {
       if (fault != null) {
-        List<TaskProgress> roles = Faults.awaitChiefStep(job, (long) (job.totalSteps() * fault.at()));
+        List<TaskProgress> roles = Faults.awaitSyncStep(job, (long) (job.totalSteps() * fault.at()));
         TaskProgress target = roles.stream().filter(r -> r.role() == fault.role() && r.index() == fault.index())
             .findFirst().orElseThrow(() -> new AssertionError("no " + fault.role() + " " + fault.index() + ": " + roles));
         victim = LocalClusters.executorProcess(cluster.sc, target.executor());
@@ -126,11 +126,11 @@ class ChaosTest {
   }
 
   /**
-   * The points are of the chief's steps as its heartbeats report them, which lag the run: kills
-   * "at 60%" of these 10-15 s runs landed at steps 102-154 of 156, and one after the last push;
-   * with every transfer on the bulk port the steps got faster, and "45%" landed after the last
-   * push, "15%" at step 82. A late fault is at 30% here (30-50% for the SIGSTOPs below, whose
-   * loss is found later).
+   * The points are of the run's SYNC steps as the ps's variables count them
+   * ({@link Faults#awaitSyncStep}). As the chief's heartbeats reported them, a second apart, they
+   * lagged the run by most of its training: "45%" landed after the last push, and in one .ci/run
+   * "30%" did, leaving no worker to refill the ps. A late fault is at 30% here (30-50% for the
+   * SIGSTOPs below).
    */
   @Test
   void psKilled_earlyAndLate_withEverySlotBusy_survivedAndRecorded() throws Exception {
@@ -184,7 +184,7 @@ class ChaosTest {
     TrainingJob<float[]> job = Dl4jTrainer.trainAsync(cluster.spark, spec, cluster.train, FashionMnistTestSet.mlp(),
         config);
     long total = cluster.trainRows / (2 * BATCH);
-    List<TaskProgress> roles = Faults.awaitChiefStep(job, total * 3 / 10);
+    List<TaskProgress> roles = Faults.awaitSyncStep(job, total * 3 / 10);
     TaskProgress ps = roles.stream().filter(r -> r.role() == Role.PS && r.index() == kill).findFirst().orElseThrow();
     LocalClusters.signal(LocalClusters.executorProcess(cluster.sc, ps.executor()), "KILL");
     RunResult<float[]> result = job.get(Duration.ofMinutes(8));
@@ -265,7 +265,7 @@ class ChaosTest {
         .setBatchSize(128).setSeed(7).setCheckpointDir(home.resolve("embeddings-" + name).toUri().toString())
         .setCheckpointInterval(20).fitAsync(train);
     if (kill >= 0) {
-      List<TaskProgress> roles = Faults.awaitChiefStep(job, job.totalSteps() / 2);
+      List<TaskProgress> roles = Faults.awaitSyncStep(job, job.totalSteps() / 2);
       TaskProgress ps = roles.stream().filter(r -> r.role() == Role.PS && r.index() == kill).findFirst().orElseThrow();
       LocalClusters.signal(LocalClusters.executorProcess(cluster.sc, ps.executor()), "KILL");
     }

@@ -98,7 +98,7 @@ public final class FaultSoak {
     long[] times = {-1, -1};
     try {
       if (fault != null) {
-        List<TaskProgress> roles = Faults.awaitChiefStep(job, (long) (job.totalSteps() * at));
+        List<TaskProgress> roles = Faults.awaitSyncStep(job, (long) (job.totalSteps() * at));
         for (String executor : executors(roles, fault)) {
           victims.add(LocalClusters.executorProcess(cluster.sc, executor));
         }

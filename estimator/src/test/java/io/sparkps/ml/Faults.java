@@ -80,6 +80,41 @@ final class Faults {
     return awaitChiefStep(job::progress, job::isDone, () -> job.status().toString(), step);
   }
 
+  /**
+   * Waits (5 minutes at most) until a SYNC run is at step {@code step}, as the ps's variables'
+   * versions count it (one update a step), or as the chief's heartbeats report it; returns every
+   * role's progress then. Heartbeats come a second apart, about as long as the fault tests' runs
+   * train on this machine: signals sent "at 30%" of those steps landed after the last push (a
+   * ps declared lost at step 156 of 156, with no worker left to refill it). The versions are read
+   * from the ps as the run's {@code inspect()} reads them, a few milliseconds behind.
+   */
+  static List<TaskProgress> awaitSyncStep(FitJob job, long step) throws InterruptedException {
+    return awaitSyncStep(job::inspect, () -> job.status().isDone(), step);
+  }
+
+  /** As above, for a run of the trainer alone. */
+  static List<TaskProgress> awaitSyncStep(io.sparkps.spark.TrainingJob<?> job, long step)
+      throws InterruptedException {
+    return awaitSyncStep(job::inspect, job::isDone, step);
+  }
+
+  private static List<TaskProgress> awaitSyncStep(java.util.function.Supplier<io.sparkps.spark.ClusterView> inspect,
+      java.util.function.BooleanSupplier done, long step) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+    io.sparkps.spark.ClusterView now = inspect.get();
+    while (System.nanoTime() < deadline && !done.getAsBoolean()) {
+      now = inspect.get();
+      long versions = now.variables().stream().mapToLong(io.sparkps.ps.spec.VariableInfo::version).max().orElse(0);
+      long reported = now.roles().stream().filter(p -> p.role() == Role.CHIEF).mapToLong(TaskProgress::step).max()
+          .orElse(0);
+      if (Math.max(versions, reported) >= step && now.roles().stream().anyMatch(p -> p.role() == Role.PS)) {
+        return now.roles();
+      }
+      Thread.sleep(10);
+    }
+    throw new AssertionError("the run did not reach step " + step + ": " + now);
+  }
+
   private static List<TaskProgress> awaitChiefStep(java.util.function.Supplier<List<TaskProgress>> progress,
       java.util.function.BooleanSupplier done, java.util.function.Supplier<String> status, long step)
       throws InterruptedException {
