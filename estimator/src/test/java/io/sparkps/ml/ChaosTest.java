@@ -100,8 +100,8 @@ class ChaosTest {
       return new Outcome(cluster.accuracy(model), summary.psRecoveries(), summary.stageAttempts(),
           (System.nanoTime() - started) / 1_000_000_000L, times[0], times[1], summary.recoveredFailures());
     } finally {
-      if (victim != null && victim.isAlive()) {
-        LocalClusters.signal(victim, "KILL"); // a stopped process never comes back
+      if (victim != null) {
+        LocalClusters.killIfAlive(victim);
       }
     }
   }

@@ -120,9 +120,7 @@ public final class FaultSoak {
           e.toString().lines().findFirst().orElse(""));
     } finally {
       for (ProcessHandle p : victims) {
-        if (p.isAlive()) {
-          LocalClusters.signal(p, "KILL"); // a stopped process never comes back (unless the run replaced it)
-        }
+        LocalClusters.killIfAlive(p);
       }
     }
   }

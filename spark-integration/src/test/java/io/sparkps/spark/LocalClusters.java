@@ -116,6 +116,24 @@ public final class LocalClusters {
     }
   }
 
+  /**
+   * Kills {@code process} if it still lives (a stopped executor never comes back on its own): a
+   * kill that fails because the process ended meanwhile (the run had its executor killed, as it does
+   * a silent one's) is no failure.
+   */
+  public static void killIfAlive(ProcessHandle process) throws IOException, InterruptedException {
+    if (!process.isAlive()) {
+      return;
+    }
+    try {
+      signal(process, "KILL");
+    } catch (IOException e) {
+      if (process.isAlive()) {
+        throw e;
+      }
+    }
+  }
+
   /** This JVM's --add-opens list (Spark's, from the build), for the executor JVMs. */
   private static String moduleOptions() {
     return java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
