@@ -101,7 +101,7 @@ final class Faults {
   private static List<TaskProgress> awaitSyncStep(java.util.function.Supplier<io.sparkps.spark.ClusterView> inspect,
       java.util.function.BooleanSupplier done, long step) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
-    io.sparkps.spark.ClusterView now = inspect.get();
+    io.sparkps.spark.ClusterView now = null;
     while (System.nanoTime() < deadline && !done.getAsBoolean()) {
       now = inspect.get();
       long versions = now.variables().stream().mapToLong(io.sparkps.ps.spec.VariableInfo::version).max().orElse(0);

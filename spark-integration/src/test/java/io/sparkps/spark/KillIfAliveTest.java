@@ -3,10 +3,8 @@ package io.sparkps.spark;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
+import java.lang.reflect.Proxy;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -15,73 +13,17 @@ import org.junit.jupiter.api.Test;
  * holds the look here: the handle says alive once, for a process that has already ended.
  */
 class KillIfAliveTest {
-  /** A handle of {@code real} whose first {@link #isAlive()} says yes, whatever the process is. */
-  private static final class SeenAliveOnce implements ProcessHandle {
-    private final ProcessHandle real;
-    private boolean seen;
-
-    SeenAliveOnce(ProcessHandle real) {
-      this.real = real;
-    }
-
-    @Override
-    public boolean isAlive() {
-      if (!seen) {
-        seen = true;
-        return true;
-      }
-      return real.isAlive();
-    }
-
-    @Override
-    public long pid() {
-      return real.pid();
-    }
-
-    @Override
-    public Optional<ProcessHandle> parent() {
-      return real.parent();
-    }
-
-    @Override
-    public Stream<ProcessHandle> children() {
-      return real.children();
-    }
-
-    @Override
-    public Stream<ProcessHandle> descendants() {
-      return real.descendants();
-    }
-
-    @Override
-    public Info info() {
-      return real.info();
-    }
-
-    @Override
-    public CompletableFuture<ProcessHandle> onExit() {
-      return real.onExit();
-    }
-
-    @Override
-    public boolean supportsNormalTermination() {
-      return real.supportsNormalTermination();
-    }
-
-    @Override
-    public boolean destroy() {
-      return real.destroy();
-    }
-
-    @Override
-    public boolean destroyForcibly() {
-      return real.destroyForcibly();
-    }
-
-    @Override
-    public int compareTo(ProcessHandle other) {
-      return real.compareTo(other);
-    }
+  /** A handle of {@code real} whose first {@code isAlive()} says yes, whatever the process is. */
+  private static ProcessHandle seenAliveOnce(ProcessHandle real) {
+    boolean[] seen = {false};
+    return (ProcessHandle) Proxy.newProxyInstance(ProcessHandle.class.getClassLoader(),
+        new Class<?>[] {ProcessHandle.class}, (proxy, method, args) -> {
+          if (method.getName().equals("isAlive") && !seen[0]) {
+            seen[0] = true;
+            return true;
+          }
+          return method.invoke(real, args);
+        });
   }
 
   @Test
@@ -91,7 +33,7 @@ class KillIfAliveTest {
     // Sending the signal to it fails (the test's own process reaped it: no such process)...
     assertThrows(java.io.IOException.class, () -> LocalClusters.signal(ended.toHandle(), "KILL"));
     // ...and is no failure once it is seen gone after the look.
-    LocalClusters.killIfAlive(new SeenAliveOnce(ended.toHandle()));
+    LocalClusters.killIfAlive(seenAliveOnce(ended.toHandle()));
 
     Process live = new ProcessBuilder("sleep", "60").start();
     LocalClusters.killIfAlive(live.toHandle());
